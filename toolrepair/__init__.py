@@ -1,0 +1,62 @@
+"""toolrepair: repairs LLM tool calls.
+
+Name drift, broken arguments, tool calls written as text, unserialisable results, and typos
+in tool lists: fixed where the intent is unambiguous, or answered with a message that tells
+the model exactly what to fix. Sans-I/O: it never calls a model.
+"""
+
+from __future__ import annotations
+
+from ._bind import bind_check
+from ._errors import ArgumentError, InputTooLargeError, ToolExecutionError, ToolRepairError, ToolResolutionError
+from ._names import normalize_name, resolve_tool_names, suggest_names
+from ._registry import ToolRegistry
+from ._repair import repair_call
+from ._result import serialize_result
+from ._salvage import (
+    ANY_TOOL,
+    DIALECTS,
+    AnyTool,
+    Dialect,
+    StreamSalvager,
+    TagDialect,
+    TextDelta,
+    ToolCallReady,
+    salvage_text,
+)
+from ._types import BindFailure, Rejection, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome, ToolSpec
+
+__version__ = "0.1.0"
+
+__all__ = (
+    "ANY_TOOL",
+    "DIALECTS",
+    "AnyTool",
+    "ArgumentError",
+    "BindFailure",
+    "Dialect",
+    "InputTooLargeError",
+    "Rejection",
+    "Repair",
+    "RepairEvent",
+    "SalvageResult",
+    "StreamSalvager",
+    "TagDialect",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallReady",
+    "ToolExecutionError",
+    "ToolOutcome",
+    "ToolRegistry",
+    "ToolRepairError",
+    "ToolResolutionError",
+    "ToolSpec",
+    "__version__",
+    "bind_check",
+    "normalize_name",
+    "repair_call",
+    "resolve_tool_names",
+    "salvage_text",
+    "serialize_result",
+    "suggest_names",
+)

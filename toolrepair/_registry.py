@@ -1,0 +1,336 @@
+"""ToolRegistry: the one stateful object. It wraps a framework's own dispatch loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import threading
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any, Literal
+
+from ._bind import split_positional
+from ._errors import ToolExecutionError, ToolRepairError, format_expected
+from ._repair import ToolIndex, coerce_call
+from ._result import serialize_result
+from ._salvage import Dialect, StreamSalvager, salvage_text
+from ._spec import ToolInfo
+from ._types import Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
+
+__all__ = ["ToolRegistry"]
+
+Profile = Literal["local", "hosted"]
+_DEFAULT_BUDGET: dict[str, int] = {"local": 2, "hosted": 0}
+
+
+class _Turn:
+    """The silent-repair budget of one turn; shared by the threads and tasks of that turn."""
+
+    __slots__ = ("_lock", "remaining")
+
+    def __init__(self, budget: int) -> None:
+        self.remaining = budget
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.remaining <= 0:
+                return False
+            self.remaining -= 1
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            self.remaining += 1
+
+
+class ToolRegistry:
+    """Tools by name, with repair, policy, salvage and dispatch around them.
+
+    >>> def web_search(query: str) -> str:
+    ...     return f"results for {query}"
+    >>> ToolRegistry([web_search]).execute("WebSearch", {"query": "cats"})
+    'results for cats'
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Any],
+        *,
+        profile: Profile = "local",
+        max_repairs: int | None = None,
+        allow: Collection[str] | None = None,
+        deny: Collection[str] | None = None,
+        before_call: Callable[[ToolCall], bool | None] | None = None,
+        on_repair: Callable[[RepairEvent], None] | None = None,
+        dialects: Sequence[str | Dialect] | None = None,
+        max_result_chars: int | None = None,
+    ) -> None:
+        if profile not in _DEFAULT_BUDGET:
+            raise ValueError(f"profile must be 'local' or 'hosted', not {profile!r}")
+        if max_repairs is not None and max_repairs < 0:
+            raise ValueError("max_repairs must be >= 0")
+        self._index = ToolIndex(tools)
+        self.profile: Profile = profile
+        self.max_repairs = _DEFAULT_BUDGET[profile] if max_repairs is None else max_repairs
+        self.allow = frozenset(allow) if allow is not None else None
+        self.deny = frozenset(deny or ())
+        self.before_call = before_call
+        self.on_repair = on_repair
+        self.dialects = dialects
+        self.max_result_chars = max_result_chars
+        self._events: list[RepairEvent] = []
+        self._lock = threading.Lock()
+        self._turn: ContextVar[_Turn | None] = ContextVar(f"toolrepair_turn_{id(self)}", default=None)
+
+    # -- introspection -------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        """The offered tool names, in registration order."""
+        return list(self._index.names)
+
+    @property
+    def events(self) -> list[RepairEvent]:
+        """Every silent repair so far, in order (a copy)."""
+        with self._lock:
+            return list(self._events)
+
+    def info(self, name: str) -> ToolInfo:
+        return self._index.info(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    @contextlib.contextmanager
+    def turn(self) -> Iterator[None]:
+        """One model turn: silent repairs inside it share one budget of ``max_repairs``."""
+        token = self._turn.set(_Turn(self.max_repairs))
+        try:
+            yield
+        finally:
+            self._turn.reset(token)
+
+    # -- repair --------------------------------------------------------------------------
+    def _record(self, events: Sequence[RepairEvent]) -> None:
+        if not events:
+            return
+        with self._lock:
+            self._events.extend(events)
+        if self.on_repair is not None:
+            for event in events:
+                self.on_repair(event)
+
+    def _policy_error(self, call: ToolCall) -> ToolExecutionError | None:
+        # Policy sees the resolved name: `DeleteFile` and `functions.delete_file` are `delete_file`.
+        if (self.allow is not None and call.name not in self.allow) or call.name in self.deny:
+            return ToolExecutionError(f"Tool {call.name!r} is not allowed.", kind="denied", tool_name=call.name)
+        if self.before_call is not None and self.before_call(call) is False:
+            return ToolExecutionError(f"Tool {call.name!r} was refused by policy.", kind="denied",
+                                      tool_name=call.name)
+        return None
+
+    def repair(self, call: ToolCall | Mapping[str, Any]) -> Repair:
+        """Resolve the name, decode and coerce the arguments, apply policy; never runs the tool."""
+        turn = self._turn.get()
+        if turn is None:
+            turn = _Turn(self.max_repairs)  # outside `turn()` every call has a budget of its own
+        reserved = turn.take()
+        repair, silent = coerce_call(self._index, call, allow_silent=reserved)
+        if reserved and not silent:
+            turn.give_back()
+        if repair.call is not None:
+            denied = self._policy_error(repair.call)
+            if denied is not None:
+                return Repair(None, denied, ())
+        self._record(repair.events)
+        return repair
+
+    # -- dispatch ------------------------------------------------------------------------
+    def _prepare(self, name: str | ToolCall | Mapping[str, Any], arguments: Any) -> tuple[Repair, ToolInfo]:
+        call = name if isinstance(name, (ToolCall, Mapping)) else {"name": name, "arguments": arguments}
+        repair = self.repair(call)
+        if repair.error is not None:
+            raise repair.error
+        assert repair.call is not None
+        info = self._index.info(repair.call.name)
+        if info.target is None:
+            raise ToolExecutionError(f"Tool {info.name!r} has no implementation to run.",
+                                     kind="no-implementation", tool_name=info.name)
+        if info.signature is not None and info.call_style == "kwargs":
+            positional, rest = split_positional(info.signature, repair.call.arguments)
+            try:
+                info.signature.bind(*positional, **rest)
+            except TypeError as exc:
+                expected = info.expected or {"required": [], "optional": []}
+                raise ToolExecutionError(f"{exc}. {format_expected(info.name, expected)}", kind="bind",
+                                         tool_name=info.name, expected_parameters=expected) from None
+        return repair, info
+
+    @staticmethod
+    def _invoke(info: ToolInfo, target: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+        if info.call_style == "dict":
+            return target(arguments)
+        if info.signature is not None:
+            positional, rest = split_positional(info.signature, arguments)
+            return target(*positional, **rest)
+        return target(**arguments)
+
+    def execute(self, name: str | ToolCall | Mapping[str, Any], arguments: Any = None) -> Any:
+        """Run one call and return the tool's raw value; raise ``ToolExecutionError`` otherwise.
+
+        An async tool is run to completion here; inside a running event loop use ``aexecute``.
+        """
+        repair, info = self._prepare(name, arguments)
+        assert repair.call is not None and info.target is not None
+        try:
+            value = self._invoke(info, info.target, repair.call.arguments)
+        except ToolRepairError:
+            raise
+        except Exception as exc:
+            raise ToolExecutionError(str(exc), kind="tool-error", tool_name=info.name) from exc
+        if inspect.isawaitable(value):
+            value = self._await_sync(info, value)
+        return value
+
+    @staticmethod
+    def _await_sync(info: ToolInfo, awaitable: Any) -> Any:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            close = getattr(awaitable, "close", None)
+            if callable(close):
+                close()
+            raise ToolRepairError(
+                f"Tool {info.name!r} is async and an event loop is running in this thread: "
+                "use `await registry.aexecute(...)` or `await registry.arun(...)`."
+            )
+
+        async def _wait() -> Any:
+            return await awaitable
+
+        try:
+            return asyncio.run(_wait())
+        except ToolRepairError:
+            raise
+        except Exception as exc:
+            raise ToolExecutionError(str(exc), kind="tool-error", tool_name=info.name) from exc
+
+    async def aexecute(self, name: str | ToolCall | Mapping[str, Any], arguments: Any = None) -> Any:
+        """The async twin of ``execute``: async tools are awaited, sync tools run as they are."""
+        repair, info = self._prepare(name, arguments)
+        assert repair.call is not None and info.target is not None
+        target = info.async_target or info.target
+        try:
+            value = self._invoke(info, target, repair.call.arguments)
+            if inspect.isawaitable(value):
+                value = await value
+        except ToolRepairError:
+            raise
+        except Exception as exc:
+            raise ToolExecutionError(str(exc), kind="tool-error", tool_name=info.name) from exc
+        return value
+
+    def _outcome(self, call: ToolCall | Mapping[str, Any], value: Any = None,
+                 error: ToolExecutionError | None = None, repaired: ToolCall | None = None) -> ToolOutcome:
+        original = call if isinstance(call, ToolCall) else _to_call(call)
+        final = repaired or original
+        if error is not None:
+            return ToolOutcome(final, False, None, str(error), error, ())
+        return ToolOutcome(final, True, value, serialize_result(value, max_chars=self.max_result_chars), None, ())
+
+    def run(self, call: ToolCall | Mapping[str, Any]) -> ToolOutcome:
+        """Run one call; tool failures come back as an outcome (``ok=False``), never raised."""
+        try:
+            repair, info = self._prepare(call, None)
+        except ToolExecutionError as exc:
+            return self._outcome(call, error=exc)
+        assert repair.call is not None and info.target is not None
+        try:
+            value = self._invoke(info, info.target, repair.call.arguments)
+            if inspect.isawaitable(value):
+                value = self._await_sync(info, value)
+        except ToolExecutionError as exc:
+            return _with_events(self._outcome(call, error=exc, repaired=repair.call), repair.events)
+        except ToolRepairError:
+            raise
+        except Exception as exc:
+            error = ToolExecutionError(str(exc), kind="tool-error", tool_name=info.name)
+            error.__cause__ = exc
+            return _with_events(self._outcome(call, error=error, repaired=repair.call), repair.events)
+        return _with_events(self._outcome(call, value, repaired=repair.call), repair.events)
+
+    async def arun(self, call: ToolCall | Mapping[str, Any]) -> ToolOutcome:
+        """The async twin of ``run``."""
+        try:
+            repair, info = self._prepare(call, None)
+        except ToolExecutionError as exc:
+            return self._outcome(call, error=exc)
+        assert repair.call is not None and info.target is not None
+        target = info.async_target or info.target
+        try:
+            value = self._invoke(info, target, repair.call.arguments)
+            if inspect.isawaitable(value):
+                value = await value
+        except ToolRepairError as exc:
+            if not isinstance(exc, ToolExecutionError):
+                raise
+            return _with_events(self._outcome(call, error=exc, repaired=repair.call), repair.events)
+        except Exception as exc:
+            error = ToolExecutionError(str(exc), kind="tool-error", tool_name=info.name)
+            error.__cause__ = exc
+            return _with_events(self._outcome(call, error=error, repaired=repair.call), repair.events)
+        return _with_events(self._outcome(call, value, repaired=repair.call), repair.events)
+
+    # -- text ----------------------------------------------------------------------------
+    def salvage(self, text: str) -> SalvageResult:
+        """Tool calls written as text, against this registry's names; nothing under ``hosted``."""
+        if self.profile == "hosted":
+            return SalvageResult((), text, ())
+        return salvage_text(text, self._index.names, dialects=self.dialects)
+
+    def calls(
+        self, text: str | None, native: Sequence[ToolCall | Mapping[str, Any]] | None = None
+    ) -> list[ToolCall | Mapping[str, Any]]:
+        """The native calls (unchanged) when there are any, else the calls salvaged from ``text``.
+
+        Either kind can be passed to ``run``/``arun``, which repairs it.
+        """
+        if native:
+            return list(native)
+        if not text:
+            return []
+        return list(self.salvage(text).calls)
+
+    def stream(self) -> StreamSalvager:
+        """A StreamSalvager bound to this registry's names (salvaging nothing under ``hosted``)."""
+        if self.profile == "hosted":
+            return StreamSalvager(self._index.names, dialects=())
+        return StreamSalvager(self._index.names, dialects=self.dialects)
+
+
+def _with_events(outcome: ToolOutcome, events: tuple[RepairEvent, ...]) -> ToolOutcome:
+    if not events:
+        return outcome
+    return ToolOutcome(outcome.call, outcome.ok, outcome.value, outcome.content, outcome.error, events)
+
+
+def _to_call(call: Mapping[str, Any]) -> ToolCall:
+    fn = call.get("function")
+    src = fn if isinstance(fn, Mapping) else call
+    name = src.get("name")
+    args = src.get("arguments", src.get("args", src.get("input")))
+    if isinstance(args, str):
+        # Only a record of what was asked (for ToolOutcome.call); the repair decodes for real.
+        with contextlib.suppress(ValueError, RecursionError):
+            args = json.loads(args)
+    if not isinstance(args, dict):
+        args = {}
+    ident = call.get("id")
+    return ToolCall(name if isinstance(name, str) else "", args, ident if isinstance(ident, str) else None)

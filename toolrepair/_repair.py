@@ -1,0 +1,140 @@
+"""repair_call: one call in, a call the tool can take (or the message that says why not) out."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._args import CompiledSchema, compile_schema, decode_arguments
+from ._errors import ArgumentError, ToolExecutionError, format_expected
+from ._names import NameTable, suggest_names
+from ._spec import ToolInfo, inspect_tool, iter_tools
+from ._types import Repair, RepairEvent, ToolCall
+
+__all__ = ["ToolIndex", "coerce_call", "not_found_error", "repair_call"]
+
+logger = logging.getLogger("toolrepair")
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    info: ToolInfo
+    schema: CompiledSchema
+
+
+class ToolIndex:
+    """Immutable look-up tables over a set of tools, built once: exact names, normalised keys.
+
+    Name resolution is O(len(name)) after construction: two dict look-ups and one split.
+    """
+
+    __slots__ = ("_entries", "_table", "names", "sorted_names")
+
+    def __init__(self, tools: Iterable[Any]) -> None:
+        entries: dict[str, _Entry] = {}
+        for tool in iter_tools(tools):
+            info = inspect_tool(tool)
+            if info.name in entries:
+                raise ValueError(f"two tools are named {info.name!r}")
+            entries[info.name] = _Entry(info, compile_schema(info.schema))
+        self._entries = entries
+        self._table = NameTable(entries)
+        self.names: tuple[str, ...] = tuple(entries)
+        self.sorted_names: list[str] = sorted(entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def info(self, name: str) -> ToolInfo:
+        return self._entries[name].info
+
+    def schema(self, name: str) -> CompiledSchema:
+        return self._entries[name].schema
+
+    def maybe_resolve(self, name: str) -> tuple[str | None, bool]:
+        """(offered name, repaired?) or (None, False). Exact names always win; drift to a
+        normalised key two tools share never dispatches."""
+        return self._table.resolve(name)
+
+
+def not_found_error(name: str, index: ToolIndex) -> ToolExecutionError:
+    """`Tool 'X' not found. Did you mean 'y'? Available tools: [...]`"""
+    hints = suggest_names(name, index.names, n=1)
+    suggestion = hints[0] if hints else None
+    hint = f" Did you mean {suggestion!r}?" if suggestion else ""
+    return ToolExecutionError(
+        f"Tool {name!r} not found.{hint} Available tools: {index.sorted_names!r}",
+        kind="not-found", tool_name=name, available_tools=index.sorted_names, suggestion=suggestion,
+    )
+
+
+def _as_call(call: ToolCall | Mapping[str, Any]) -> tuple[str, Any, str | None, str, tuple[int, int] | None]:
+    if isinstance(call, ToolCall):
+        return call.name, call.arguments, call.id, call.dialect, call.span
+    if not isinstance(call, Mapping):
+        raise TypeError(f"a call is a ToolCall or a mapping, not {type(call).__name__}")
+    fn = call.get("function")
+    if isinstance(fn, Mapping):  # OpenAI shape {"id", "type", "function": {"name", "arguments"}}
+        name, arguments = fn.get("name"), fn.get("arguments")
+    else:
+        name = call.get("name")
+        arguments = call.get("arguments", call.get("args", call.get("input", call.get("parameters"))))
+    ident = call.get("id")
+    return (name if isinstance(name, str) else "", arguments,
+            ident if isinstance(ident, str) else None, "native", None)
+
+
+def coerce_call(
+    index: ToolIndex, call: ToolCall | Mapping[str, Any], *, allow_silent: bool = True
+) -> tuple[Repair, bool]:
+    """The repair, and whether it was silent (name or arguments changed). With
+    ``allow_silent=False`` a call that would need any repair gets the corrective error."""
+    raw_name, raw_args, ident, dialect, span = _as_call(call)
+    events: list[RepairEvent] = []
+    name, renamed = index.maybe_resolve(raw_name)
+    if name is None or (renamed and not allow_silent):
+        return Repair(None, not_found_error(raw_name, index), ()), False
+    if renamed:
+        message = f"Self-repaired tool name {raw_name!r} -> {name!r}"
+        logger.debug(message)
+        events.append(RepairEvent("name", message, name, raw_name, name))
+    expected = index.info(name).expected or {"required": [], "optional": []}
+    try:
+        arguments, decode_events = decode_arguments(raw_args)
+        arguments, schema_events = index.schema(name).apply(arguments, tool=name)
+    except ArgumentError as exc:
+        message = exc.message if exc.message.endswith(".") else exc.message + "."
+        error = ToolExecutionError(
+            f"{message} {format_expected(name, expected)}", kind="arguments", tool_name=name,
+            expected_parameters=expected, path=exc.path,
+        )
+        error.__cause__ = exc
+        return Repair(None, error, tuple(events)), False
+    events.extend(decode_events)
+    events.extend(schema_events)
+    if events and not allow_silent:
+        changes = "; ".join(e.message for e in events)
+        return Repair(None, ToolExecutionError(
+            f"Arguments for {name!r} need correcting: {changes}. {format_expected(name, expected)}",
+            kind="arguments", tool_name=name, expected_parameters=expected,
+        ), ()), False
+    return Repair(ToolCall(name, arguments, ident, dialect, span), None, tuple(events)), bool(events)
+
+
+def repair_call(call: ToolCall | Mapping[str, Any], tools: Any) -> Repair:
+    """Repair one call against ``tools`` (a ToolRegistry, or any iterable of tools).
+
+    >>> def web_search(query: str) -> str: ...
+    >>> repair_call({"name": "WebSearch", "arguments": '{"query": "cats",}'}, [web_search]).call.name
+    'web_search'
+    """
+    repair = getattr(tools, "repair", None)
+    if callable(repair) and hasattr(tools, "_index"):
+        result: Repair = repair(call)
+        return result
+    return coerce_call(ToolIndex(tools), call)[0]

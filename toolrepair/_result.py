@@ -1,0 +1,141 @@
+"""serialize_result: every tool result becomes a string a model can read. It never raises."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as _dt
+import enum
+import json
+import math
+import pathlib
+import uuid
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+__all__ = ["EMPTY_OUTPUT", "serialize_result"]
+
+EMPTY_OUTPUT = "Function returned an empty output"
+_TRUNCATED = "… [truncated {n} characters]"
+# Conversions of exotic objects recurse through containers; cut here, not at RecursionError.
+_MAX_DEPTH = 200
+
+
+def _error_message(value: Any) -> str | None:
+    """The message of an `{"error": msg}` result, or of a list that starts with one."""
+    if isinstance(value, list) and value:
+        value = value[0]
+    if isinstance(value, Mapping) and "error" in value:
+        msg = value["error"]
+        if msg is None or msg is False or msg == "":
+            return None
+        return msg if isinstance(msg, str) else _plain(msg)
+    return None
+
+
+def _readable(value: Any, depth: int = 0) -> Any:
+    """A JSON-compatible stand-in for one value; containers are converted recursively."""
+    if depth > _MAX_DEPTH:
+        return "…"
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)  # NaN/inf are not JSON
+    if isinstance(value, Mapping):
+        return {k if isinstance(k, str) else _plain(k): _readable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_readable(v, depth + 1) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [_readable(v, depth + 1) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return sorted(items, key=repr)
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, _dt.timedelta):
+        return value.total_seconds()
+    if isinstance(value, enum.Enum):
+        return _readable(value.value, depth + 1)
+    if isinstance(value, (pathlib.PurePath, uuid.UUID, Decimal, complex)):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return "base64:" + base64.b64encode(raw).decode("ascii")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
+        return _readable(fields, depth + 1)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):  # pydantic v2
+        try:
+            return _readable(dump(mode="json"), depth + 1)
+        except Exception:
+            pass
+    return _plain(value)
+
+
+def _plain(value: Any) -> str:
+    for convert in (str, repr):
+        try:
+            text = convert(value)
+        except Exception:
+            continue
+        if isinstance(text, str):
+            return text
+    return f"<unprintable {type(value).__name__} object>"
+
+
+def _truncate(text: str, max_chars: int | None) -> str:
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    marker = _TRUNCATED.format(n=len(text) - max_chars)
+    keep = max(0, max_chars - len(marker))
+    marker = _TRUNCATED.format(n=len(text) - keep)
+    return text[:keep] + marker
+
+
+def serialize_result(value: Any, *, max_chars: int | None = None) -> str:
+    """The string a model sees for a tool's return value.
+
+    ``str`` unchanged; None -> ``Function returned an empty output``; ``{"error": msg}`` (or
+    a list starting with one) -> ``Error: msg. Please inform the user ...``; JSON-serialisable
+    values -> ``json.dumps(..., ensure_ascii=False)``; dates, paths, enums, dataclasses,
+    pydantic models, sets and bytes get a readable encoding; anything else ``str(value)``.
+    With ``max_chars``, longer text is cut and ends with a visible marker.
+
+    >>> serialize_result({"temp": 21})
+    '{"temp": 21}'
+    """
+    try:
+        text = _serialize(value)
+    except Exception:  # last line of defence: the contract is "never raises"
+        text = f"<unprintable {type(value).__name__} object>"
+    return _truncate(text, max_chars)
+
+
+def _serialize(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return EMPTY_OUTPUT
+    try:
+        error = _error_message(value)
+    except Exception:
+        error = None
+    if error is not None:
+        return f"Error: {error.rstrip('.')}. Please inform the user that the operation could not be completed."
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        readable = _readable(value)
+        if isinstance(readable, str):
+            return readable
+        return json.dumps(readable, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return _plain(value)

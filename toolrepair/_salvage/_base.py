@@ -1,0 +1,143 @@
+"""What a dialect is: literal markers plus one small bounded reader, and the reader's results.
+
+A reader is called at one marker occurrence and reads forward only as far as its payload
+goes. It answers with a ``Found`` (a span and the calls in it, or the reason it is refused),
+``None`` (not this dialect's payload: let the next dialect for this marker try), or, while
+streaming (``ctx.final`` is False), ``NEED_MORE`` when the answer depends on text not yet
+seen. Readers must be *prefix-stable*: a definite answer on a prefix is the answer on the
+whole text. Every reader is linear in what it reads and never recurses with input depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, runtime_checkable
+
+__all__ = [
+    "ANY_TOOL",
+    "NEED_MORE",
+    "AnyTool",
+    "Dialect",
+    "Found",
+    "NeedMore",
+    "RawCall",
+    "ReadContext",
+    "expect_literal",
+    "skip_ws",
+    "startswith_ci",
+]
+
+
+class AnyTool:
+    """The type of ``ANY_TOOL``: accept every name (an explicit opt-out of the allowlist)."""
+
+    _instance: AnyTool | None = None
+
+    def __new__(cls) -> AnyTool:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ANY_TOOL"
+
+    def __reduce__(self) -> str:
+        return "ANY_TOOL"
+
+
+ANY_TOOL: Final = AnyTool()
+
+
+class NeedMore:
+    """Streaming only: the reader cannot decide until more text arrives."""
+
+    _instance: NeedMore | None = None
+
+    def __new__(cls) -> NeedMore:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NEED_MORE"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+NEED_MORE: Final = NeedMore()
+
+
+@dataclass(frozen=True, slots=True)
+class RawCall:
+    """A call as the dialect wrote it, before the allowlist. ``error`` refuses this call alone."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A candidate spanning ``[start, end)``: its calls, or ``error`` refusing all of it.
+
+    On an error, scanning resumes right after the marker (so a valid call nested in a broken
+    one is still found) unless the reader says ``resume``.
+    """
+
+    end: int
+    calls: tuple[RawCall, ...] = ()
+    error: str | None = None
+    resume: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadContext:
+    """What a reader may know besides the text: limits, and whether the text is complete."""
+
+    final: bool = True
+    max_depth: int = 64
+    max_call_chars: int = 1_000_000
+    first_nonspace: int = 0
+
+
+@runtime_checkable
+class Dialect(Protocol):
+    """A text tool-call format: a name, literal opening markers, and a reader.
+
+    Markers are matched case-insensitively (give them in lower case) and must contain a
+    character that is not a letter or digit. ``reasoning`` lists extra (open, close) pairs of
+    reasoning markers that join the mask (open may be None: a close alone masks what precedes).
+    """
+
+    name: str
+    markers: Sequence[str]
+
+    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        ...
+
+
+def skip_ws(text: str, i: int) -> int:
+    """Index of the first non-whitespace character at or after ``i`` (O(whitespace run))."""
+    n = len(text)
+    while i < n and text[i].isspace():
+        i += 1
+    return i
+
+
+def startswith_ci(text: str, literal: str, i: int) -> bool:
+    """``text[i:]`` starts with ``literal`` (given in lower case), ignoring case."""
+    return text[i : i + len(literal)].lower() == literal
+
+
+def expect_literal(text: str, i: int, literal: str, ctx: ReadContext) -> bool | NeedMore:
+    """True when ``literal`` (lower case) is at ``i``; NEED_MORE when the text ends inside a
+    prefix of it and more may come; False otherwise."""
+    got = text[i : i + len(literal)].lower()
+    if got == literal:
+        return True
+    if not ctx.final and len(got) < len(literal) and literal.startswith(got):
+        return NEED_MORE
+    return False

@@ -1,0 +1,314 @@
+"""The salvage engine: one pass over a reply, masks and dialect readers, in text order.
+
+``SalvagePass`` holds the whole state of a pass, so ``salvage_text`` runs it once over a
+complete text and ``StreamSalvager`` runs the same pass over a growing text. Work per pass:
+the marker scan is O(A·n) (see ``_scan``); each marker is popped once; each reader is linear
+in what it reads and readers never overlap except after a refusal (then the next candidate
+starts after the refused marker, and refused spans are bounded by the reader's failure
+position), so a complete pass is O(n) for a fixed set of dialects.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._names import NameTable
+from .._types import Rejection, SalvageResult, ToolCall
+from ._base import ANY_TOOL, NEED_MORE, AnyTool, Dialect, Found, ReadContext, skip_ws
+from ._mask import DEFAULT_REASONING, fence_closer_at, fence_opener_at
+from ._scan import MarkerFinder
+
+__all__ = [
+    "DEFAULT_MAX_CALL_CHARS",
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_INPUT_CHARS",
+    "REJECTION_TEXT_CHARS",
+    "SalvageConfig",
+    "SalvagePass",
+    "build_content",
+    "config_for",
+    "salvage_text",
+]
+
+DEFAULT_MAX_INPUT_CHARS = 32_000_000
+DEFAULT_MAX_CALL_CHARS = 1_000_000
+DEFAULT_MAX_DEPTH = 64
+# A Rejection quotes at most this much of its candidate (its span gives the true extent).
+REJECTION_TEXT_CHARS = 1_000
+
+_FENCE = ("fence",)
+
+
+@dataclass(frozen=True, slots=True)
+class SalvageConfig:
+    """Dialects, masks and the marker table they compile to; built once and cached."""
+
+    dialects: tuple[Dialect, ...]
+    mask_fences: bool
+    mask_reasoning: bool
+    finder: MarkerFinder
+    reasoning: tuple[tuple[str | None, str], ...]
+
+
+def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect, ...]:
+    from ._registry import BUILTIN, by_name  # the table of built-ins imports every family
+
+    if dialects is None:
+        return BUILTIN
+    out: list[Dialect] = []
+    for d in dialects:
+        out.append(by_name(d) if isinstance(d, str) else d)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bool) -> SalvageConfig:
+    entries: list[tuple[str, Any]] = []
+    by_marker: dict[str, list[Dialect]] = {}
+    for d in dialects:
+        for m in d.markers:
+            by_marker.setdefault(m.lower(), []).append(d)
+    entries.extend((m, ("d", tuple(ds))) for m, ds in by_marker.items())
+    if mask_fences:
+        entries.extend([("```", _FENCE), ("~~~", _FENCE)])
+    pairs: list[tuple[str | None, str]] = []
+    if mask_reasoning:
+        pairs.extend(DEFAULT_REASONING)
+        for d in dialects:
+            for pair in getattr(d, "reasoning", ()):
+                if pair not in pairs:
+                    pairs.append(pair)
+        for i, (open_, close) in enumerate(pairs):
+            if open_ is not None:
+                entries.append((open_.lower(), ("open", i)))
+            entries.append((close.lower(), ("close", i)))
+    return SalvageConfig(dialects, mask_fences, mask_reasoning, MarkerFinder(entries), tuple(pairs))
+
+
+def config_for(
+    dialects: Sequence[str | Dialect] | None, mask_fences: bool = True, mask_reasoning: bool = True
+) -> SalvageConfig:
+    return _config(_resolve_dialects(dialects), bool(mask_fences), bool(mask_reasoning))
+
+
+def _allowlist(allowed: Collection[str] | AnyTool) -> NameTable | None:
+    if isinstance(allowed, AnyTool):
+        return None
+    if isinstance(allowed, NameTable):
+        return allowed
+    if isinstance(allowed, str):  # one name, not a collection of its letters
+        return NameTable([allowed])
+    return NameTable(allowed)
+
+
+class SalvagePass:
+    """The state of one pass over a (possibly growing) text. See module docstring for cost."""
+
+    __slots__ = (
+        "_retry",
+        "blocked",
+        "calls",
+        "config",
+        "cuts",
+        "floor",
+        "limits",
+        "mode",
+        "names",
+        "pos",
+        "rejected",
+        "scan",
+        "seen",
+        "work",
+    )
+
+    def __init__(self, config: SalvageConfig, allowed: Collection[str] | AnyTool, text: str = "", *,
+                 max_depth: int = DEFAULT_MAX_DEPTH, max_call_chars: int = DEFAULT_MAX_CALL_CHARS) -> None:
+        self.config = config
+        self.names = _allowlist(allowed)
+        self.scan = config.finder.scan(text)
+        self.limits = (max_depth, max_call_chars)
+        self.pos = 0
+        self.mode: tuple[Any, ...] | None = None  # ("fence", ch, len) | ("reason", pair index)
+        self.cuts: list[tuple[int, int]] = []
+        self.calls: list[ToolCall] = []
+        self.rejected: list[Rejection] = []
+        self.seen: set[int] = set()
+        self.floor = 0
+        self.blocked: int | None = None  # start of a marker waiting for more text
+        self._retry: tuple[int, str, Any] | None = None
+        self.work = 0  # markers handled: a cost counter for linear-time tests
+
+    @property
+    def text(self) -> str:
+        return self.scan.text
+
+    def extend(self, more: str) -> None:
+        self.scan.extend(more)
+
+    def _ctx(self, final: bool) -> ReadContext:
+        text = self.scan.text
+        return ReadContext(final, self.limits[0], self.limits[1], skip_ws(text, 0))
+
+    def advance(self, final: bool) -> None:
+        """Handle markers until the text ends or one needs more text (``blocked``)."""
+        self.blocked = None
+        ctx: ReadContext | None = None
+        while True:
+            item = self._retry or self.scan.pop(self.pos)
+            self._retry = None
+            if item is None:
+                return
+            self.work += 1
+            s, marker, payload = item
+            kind = payload[0]
+            text = self.scan.text
+            mode = self.mode
+            if mode is not None:
+                if mode[0] == "fence" and kind == "fence":
+                    closed = fence_closer_at(text, s, mode[1], mode[2], final)
+                    if closed is NEED_MORE:
+                        self._block(item)
+                        return
+                    if isinstance(closed, int):
+                        self.mode, self.pos = None, closed
+                elif mode[0] == "reason" and kind == "close" and payload[1] == mode[1]:
+                    self.mode, self.pos = None, s + len(marker)
+                continue
+            if kind == "fence":
+                opened = fence_opener_at(text, s, final)
+                if opened is NEED_MORE:
+                    self._block(item)
+                    return
+                if isinstance(opened, tuple):
+                    self.mode, self.pos = ("fence", *opened), s + opened[1]
+                continue
+            if kind == "open":
+                self.seen.add(payload[1])
+                self.mode, self.pos = ("reason", payload[1]), s + len(marker)
+                continue
+            if kind == "close":
+                if payload[1] not in self.seen:
+                    # Forced-open reasoning: the reply began inside a reasoning block.
+                    self.seen.add(payload[1])
+                    self.cuts.clear()
+                    self.calls.clear()
+                    self.rejected.clear()
+                    self.floor = s + len(marker)
+                self.pos = max(self.pos, s + len(marker))
+                continue
+            if ctx is None or ctx.final != final:
+                ctx = self._ctx(final)
+            for dialect in payload[1]:
+                found = dialect.read(text, s, s + len(marker), ctx)
+                if found is None:
+                    continue
+                if found is NEED_MORE:
+                    self._block(item)
+                    return
+                assert isinstance(found, Found)
+                self._take(dialect, s, s + len(marker), found)
+                break
+
+    def _block(self, item: tuple[int, str, Any]) -> None:
+        self.blocked = item[0]
+        self._retry = item
+
+    def _take(self, dialect: Dialect, s: int, marker_end: int, found: Found) -> None:
+        text = self.scan.text
+        end = max(found.end, marker_end)
+        quoted = text[s : min(end, s + REJECTION_TEXT_CHARS)]
+        if found.error is not None:
+            self.rejected.append(Rejection(quoted, (s, end), dialect.name, found.error, None))
+            self.pos = found.resume if found.resume is not None and found.resume > s else marker_end
+            return
+        if not found.calls:  # a silent skip: data, not a candidate (e.g. JSON in prose)
+            self.pos = max(found.resume or found.end, s + 1)
+            return
+        accepted: list[ToolCall] = []
+        for raw in found.calls:
+            if raw.error is not None:
+                self.rejected.append(Rejection(quoted, (s, end), dialect.name, raw.error, raw.name or None))
+                continue
+            if self.names is None:
+                offered: str | None = raw.name if raw.name else None
+            else:
+                offered = self.names.resolve(raw.name)[0]
+            if offered is None:
+                self.rejected.append(Rejection(quoted, (s, end), dialect.name, "not-offered", raw.name))
+                continue
+            accepted.append(ToolCall(offered, raw.arguments, raw.id, dialect.name, (s, end)))
+        if accepted:
+            self.cuts.append((s, end))
+            self.calls.extend(accepted)
+        self.pos = end
+
+    def result(self) -> SalvageResult:
+        text = self.scan.text
+        return SalvageResult(tuple(self.calls), build_content(text, self.cuts), tuple(self.rejected))
+
+
+def build_content(text: str, cuts: Sequence[tuple[int, int]]) -> str:
+    """The text with the cut spans removed, tidied where the cuts were.
+
+    Whitespace just before a cut goes; whitespace just after one goes when nothing precedes
+    it or nothing follows it. With no cut the text comes back unchanged.
+    """
+    if not cuts:
+        return text
+    out: list[str] = []
+    prev = 0
+    empty = True  # nothing kept so far
+    for s, e in cuts:
+        piece = text[prev:s]
+        if prev > 0 and empty:
+            piece = piece.lstrip()
+        piece = piece.rstrip()
+        empty = empty and not piece
+        out.append(piece)
+        prev = e
+    tail = text[prev:]
+    if empty:
+        tail = tail.lstrip()
+    if not tail.strip():
+        tail = ""
+    out.append(tail)
+    return "".join(out)
+
+
+def salvage_text(
+    text: str,
+    allowed: Collection[str] | AnyTool,
+    *,
+    dialects: Sequence[str | Dialect] | None = None,
+    mask_fences: bool = True,
+    mask_reasoning: bool = True,
+    max_input_chars: int = DEFAULT_MAX_INPUT_CHARS,
+    max_call_chars: int = DEFAULT_MAX_CALL_CHARS,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> SalvageResult:
+    """Tool calls written as text in a model's reply, in text order, and the reply without them.
+
+    ``allowed`` is required: the names offered to the model (``ANY_TOOL`` to opt out). A call
+    inside a Markdown fence or a reasoning block, or naming a tool not offered, is never a
+    call; it is listed in ``rejected`` (not-offered) or left as text (masked).
+
+    >>> r = salvage_text('Sure.<tool_call>{"name": "web_search", "arguments": {"q": "x"}}</tool_call>',
+    ...                  ["web_search"])
+    >>> r.calls[0].name, r.content
+    ('web_search', 'Sure.')
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"salvage_text takes a str, not {type(text).__name__}")
+    if len(text) > max_input_chars:
+        return SalvageResult((), text, (Rejection(
+            "", (0, len(text)), "", "input-too-large", None),))
+    config = config_for(dialects, mask_fences, mask_reasoning)
+    run = SalvagePass(config, allowed, text, max_depth=max_depth, max_call_chars=max_call_chars)
+    run.advance(final=True)
+    return run.result()
+
+
+_ = ANY_TOOL  # re-exported through the package

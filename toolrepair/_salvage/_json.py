@@ -1,0 +1,159 @@
+"""JSON payloads in text: decode one value in place, and read call-shaped objects.
+
+Decoding is ``json.JSONDecoder.raw_decode`` from the opening bracket, so a valid payload
+costs what ``json.loads`` costs and its end is exact (markers inside strings are data).
+Failures are classified without guessing: ``truncated`` when the text ends inside the value,
+``undecodable`` otherwise, ``too-deep`` and ``too-large`` past the named limits.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ._base import NEED_MORE, NeedMore, RawCall, ReadContext
+
+__all__ = ["JsonFailure", "call_from_object", "calls_from_value", "decode_at", "exceeds_depth"]
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(strict=False, parse_constant=_reject_constant)
+# Partial literals and numbers a streaming text may end inside: `tru`, `-`, `1.`, `1e+`.
+_PARTIAL_TAIL = 6
+_LITERALS = ("true", "false", "null")
+
+
+class JsonFailure:
+    """Why a JSON value at a position could not be read; ``pos`` is where it went wrong."""
+
+    __slots__ = ("pos", "reason")
+
+    def __init__(self, reason: str, pos: int) -> None:
+        self.reason = reason
+        self.pos = pos
+
+    def __repr__(self) -> str:
+        return f"JsonFailure({self.reason!r}, {self.pos})"
+
+
+def _is_partial_tail(rest: str) -> bool:
+    """The text ends inside a literal or a number: more text could complete it."""
+    rest = rest.strip()
+    if not rest:
+        return True
+    if any(lit.startswith(rest) for lit in _LITERALS):
+        return True
+    return len(rest) <= _PARTIAL_TAIL and all(c in "0123456789+-.eE" for c in rest)
+
+
+def exceeds_depth(value: Any, limit: int) -> bool:
+    """True when containers nest deeper than ``limit``. Iterative: O(size of value)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            if depth >= limit:
+                return True
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            if depth >= limit:
+                return True
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+def decode_at(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | JsonFailure | NeedMore:
+    """The JSON value starting at ``text[i]`` and the index after it.
+
+    O(length of the value) on success; on failure O(distance to the failure). The C decoder
+    raises RecursionError on very deep input: that is ``too-deep``, never an escape.
+    """
+    try:
+        value, end = _DECODER.raw_decode(text, i)
+    except json.JSONDecodeError as exc:
+        truncated = exc.msg.startswith("Unterminated string") or _is_partial_tail(text[exc.pos :])
+        if truncated and not ctx.final:
+            return NEED_MORE
+        return JsonFailure("truncated" if truncated else "undecodable", exc.pos)
+    except RecursionError:
+        return JsonFailure("too-deep", i)
+    except ValueError:  # NaN/Infinity, or an integer past Python's digit limit
+        return JsonFailure("undecodable", i)
+    if end - i > ctx.max_call_chars:
+        return JsonFailure("too-large", i)
+    if isinstance(value, (dict, list)) and exceeds_depth(value, ctx.max_depth):
+        return JsonFailure("too-deep", i)
+    return value, end
+
+
+_NAME_KEYS = ("name", "tool", "tool_name", "function_name")
+_ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
+
+
+def _arguments(raw: Any) -> dict[str, Any] | None:
+    """Arguments as an object, or as a JSON string holding one (Granite 4); else None."""
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def call_from_object(obj: Any, *, require_arguments: bool) -> RawCall | None:
+    """A call from a call-shaped object, a refused RawCall, or None when not call-shaped.
+
+    Call-shaped: a string ``name`` (or ``tool``) and, when ``require_arguments``, an
+    ``arguments`` (or ``parameters``) object or JSON string holding one. OpenAI's
+    ``{"type": "function", "function": {...}}`` is unwrapped. ``{"name": "Alice", "age": 30}``
+    is not a call.
+    """
+    if not isinstance(obj, Mapping):
+        return None
+    fn = obj.get("function")
+    if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
+        ident = obj.get("id")
+        inner = call_from_object(fn, require_arguments=False)
+        if inner is None:
+            return None
+        return RawCall(inner.name, inner.arguments, ident if isinstance(ident, str) else None, inner.error)
+    name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
+    if name is None:
+        return None
+    key = next((k for k in _ARG_KEYS if k in obj), None)
+    ident = obj.get("id", obj.get("tool_call_id"))
+    ident = ident if isinstance(ident, str) else None
+    if key is None:
+        if require_arguments:
+            return None
+        return RawCall(name, {}, ident)
+    arguments = _arguments(obj[key])
+    if arguments is None:
+        if obj[key] is None and not require_arguments:
+            return RawCall(name, {}, ident)
+        return RawCall(name, {}, ident, "undecodable-arguments")
+    return RawCall(name, arguments, ident)
+
+
+def calls_from_value(value: Any, *, require_arguments: bool) -> tuple[RawCall, ...] | None:
+    """Calls from an object or an array of objects; None when nothing in it is call-shaped."""
+    items = value if isinstance(value, list) else [value]
+    calls: list[RawCall] = []
+    for item in items:
+        call = call_from_object(item, require_arguments=require_arguments)
+        if call is None:
+            if isinstance(value, list):
+                calls.append(RawCall("", {}, None, "not-a-call"))
+                continue
+            return None
+        calls.append(call)
+    if not calls or all(c.error == "not-a-call" for c in calls):
+        return None
+    return tuple(calls)

@@ -1,0 +1,29 @@
+"""The built-in dialects, in precedence order (where two read the same marker, the earlier
+one reads first, and the payload decides)."""
+
+from __future__ import annotations
+
+from ._base import Dialect
+from .bare_json import BARE_JSON
+from .function_tag import FUNCTION_TAG
+from .tag import TagDialect
+
+__all__ = ["BUILTIN", "DIALECTS", "by_name"]
+
+HERMES = TagDialect("hermes", open="<tool_call>", close="</tool_call>")
+
+BUILTIN: tuple[Dialect, ...] = (
+    HERMES,
+    FUNCTION_TAG,
+    BARE_JSON,
+)
+
+DIALECTS: tuple[str, ...] = tuple(d.name for d in BUILTIN)
+_BY_NAME = {d.name: d for d in BUILTIN}
+
+
+def by_name(name: str) -> Dialect:
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown dialect {name!r}; built-in dialects: {list(DIALECTS)}") from None

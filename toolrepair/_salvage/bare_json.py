@@ -1,0 +1,53 @@
+"""`json`: call-shaped JSON with no marker: the whole reply, or an object inside prose.
+
+Call-shaped means a ``name`` (or ``tool``) string plus an ``arguments`` (or ``parameters``)
+object or JSON string; ``{"name": "Alice", "age": 30}`` is not a call. Llama 3.x separates
+parallel calls with ``;``: the separator goes with the call before it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ._base import NEED_MORE, Found, NeedMore, ReadContext, skip_ws
+from ._json import JsonFailure, calls_from_value, decode_at
+
+__all__ = ["BARE_JSON", "NESTED_RUN"]
+
+# Hostile nesting (`{"a":{"a":...`, `[[[[`) is refused after a bounded look: a run of
+# more than 64 openers with only keys between them. Each alternative consumes at least one
+# character and strings are matched by a deterministic loop: linear, no backtracking blow-up.
+NESTED_RUN = re.compile(r'(?:\s*[\[{]\s*(?:"(?:[^"\\]|\\.){0,256}"\s*:)?){65}')
+
+
+@dataclass(frozen=True)
+class _BareJson:
+    name: str = "json"
+    markers: tuple[str, ...] = ("{", "[")
+
+    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        if text[start] == "[" and start != ctx.first_nonspace:
+            return None  # a bare array is a call list only as the whole reply
+        deep = NESTED_RUN.match(text, start)
+        if deep is not None:
+            return Found(deep.end(), resume=deep.end())  # silent: prose braces are not rejections
+        decoded = decode_at(text, start, ctx)
+        if decoded is NEED_MORE:
+            return NEED_MORE
+        if isinstance(decoded, JsonFailure):
+            return Found(start + 1, resume=max(decoded.pos, start + 1))
+        assert isinstance(decoded, tuple)
+        value, end = decoded
+        calls = calls_from_value(value, require_arguments=True)
+        if calls is None or any(c.error == "not-a-call" for c in calls):
+            return Found(end, resume=end)  # JSON that is data, not a call: skip it whole
+        k = skip_ws(text, end)
+        if k < len(text) and text[k] == ";":
+            end = skip_ws(text, k + 1)
+        elif k >= len(text) and not ctx.final:
+            return NEED_MORE  # a `;` may follow
+        return Found(end, calls)
+
+
+BARE_JSON = _BareJson()
