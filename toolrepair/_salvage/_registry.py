@@ -3,6 +3,7 @@ one reads first, and the payload decides)."""
 
 from __future__ import annotations
 
+from . import json_family, token_family, xml_family
 from ._base import Dialect
 from .bare_json import BARE_JSON
 from .function_tag import FUNCTION_TAG
@@ -12,9 +13,14 @@ __all__ = ["BUILTIN", "DIALECTS", "by_name"]
 
 HERMES = TagDialect("hermes", open="<tool_call>", close="</tool_call>")
 
+# Marked dialects first (the families' own precedence inside), the markerless `json` last:
+# where a `{` sits inside another dialect's payload, that dialect has consumed it already.
 BUILTIN: tuple[Dialect, ...] = (
     HERMES,
     FUNCTION_TAG,
+    *token_family.DIALECTS,
+    *xml_family.DIALECTS,
+    *json_family.DIALECTS,
     BARE_JSON,
 )
 
