@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 import unicodedata
 import warnings
 from collections.abc import Callable, Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import compress
 from typing import Any, Final
 
@@ -72,7 +73,7 @@ def _reject_constant(text: str) -> Any:
 
 # strict=False: raw newlines and tabs inside strings are what models emit; they are unambiguous.
 _DECODER: Final = json.JSONDecoder(strict=False, parse_float=_finite_float, parse_constant=_reject_constant)
-_SCAN_ONCE: Final = _DECODER.scan_once
+_SCAN_ONCE: Final[Callable[[str, int], tuple[Any, int]]] = _DECODER.scan_once  # type: ignore[attr-defined]
 _CONTAINER_TYPES: Final = frozenset((dict, list))
 _IS_CONTAINER_TYPE: Final = _CONTAINER_TYPES.__contains__
 
@@ -376,7 +377,7 @@ def _parse_lenient(s: str, max_depth: int, notes: _Notes, doubled: bool) -> Any:
         if i >= n:
             break
         c = s[i]
-        if state == _S_VALUE or state == _S_KEY:
+        if state in (_S_VALUE, _S_KEY):
             top = stack[-1] if stack else None
             if (c == "]" and state == _S_VALUE and type(top) is list) or (c == "}" and state == _S_KEY):
                 if comma_at >= 0:
@@ -388,7 +389,7 @@ def _parse_lenient(s: str, max_depth: int, notes: _Notes, doubled: bool) -> Any:
                 continue
         if state == _S_VALUE:
             opened: Any = _MISSING
-            if c == "{" or c == "[":
+            if c in "{[":
                 if len(stack) >= max_depth:
                     raise ArgumentError(
                         f"Arguments nest deeper than {max_depth} levels at {i}",
@@ -446,7 +447,7 @@ def _parse_lenient(s: str, max_depth: int, notes: _Notes, doubled: bool) -> Any:
                 comma_at = i
                 i += 1
                 state = _S_KEY if type(top) is dict else _S_VALUE
-            elif c == "}" or c == "]":
+            elif c in "}]":
                 if (c == "}") != (type(top) is dict):
                     raise _undecodable(f"Mismatched {c!r} at {i}", i)
                 i = _close(s, i, c, doubled)
@@ -778,13 +779,11 @@ def _validator_class(schema: Mapping[str, Any]) -> type[Any]:
     with warnings.catch_warnings():
         # An unknown $schema falls back to the latest draft with a DeprecationWarning.
         warnings.simplefilter("ignore", DeprecationWarning)
-        base: type[Any] = jsonschema.validators.validator_for(
-            schema, default=jsonschema.Draft202012Validator
-        )
+        base: type[Any] = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     strict = _STRICT_CLASSES.get(base)
     if strict is None:
         checker = base.TYPE_CHECKER.redefine("integer", _is_strict_int)
-        strict = jsonschema.validators.extend(base, type_checker=checker)
+        strict = jsonschema.validators.extend(base, type_checker=checker)  # type: ignore[no-untyped-call]
         _STRICT_CLASSES[base] = strict
     return strict
 
@@ -798,13 +797,24 @@ _Check = Callable[[Any], bool]
 # not assert unless a format checker is passed (none is).
 _ANNOTATIONS: Final = frozenset(
     {
-        "title", "description", "default", "examples", "$comment", "deprecated", "readOnly",
-        "writeOnly", "format", "$schema", "$id", "$defs", "definitions",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "format",
+        "$schema",
+        "$id",
+        "$defs",
+        "definitions",
     }
 )
-_BOUNDS: Final = {
-    "minimum": ("number", lambda value, bound: value >= bound),
-    "maximum": ("number", lambda value, bound: value <= bound),
+_BOUNDS: Final[dict[str, tuple[str, Callable[[Any, Any], bool]]]] = {
+    "minimum": ("number", operator.ge),
+    "maximum": ("number", operator.le),
     "minLength": ("string", lambda value, bound: len(value) >= bound),
     "maxLength": ("string", lambda value, bound: len(value) <= bound),
     "minItems": ("array", lambda value, bound: len(value) >= bound),
@@ -812,53 +822,60 @@ _BOUNDS: Final = {
 }
 
 
+def _always(value: Any) -> bool:
+    return True
+
+
+def _has_type(names: tuple[str, ...], value: Any) -> bool:
+    return any(_is_type(value, name) for name in names)
+
+
+def _in_enum(allowed: frozenset[str], value: Any) -> bool:
+    return type(value) is str and value in allowed
+
+
+def _all_items(item_check: _Check, value: Any) -> bool:
+    return not isinstance(value, list) or all(map(item_check, value))
+
+
+def _within(applies_to: str, within: Callable[[Any, Any], bool], bound: float, value: Any) -> bool:
+    return not _is_type(value, applies_to) or within(value, bound)
+
+
+def _all_checks(checks: tuple[_Check, ...], value: Any) -> bool:
+    return all(check(value) for check in checks)
+
+
 def _simple_check(schema: object) -> _Check | None:
     """A predicate equivalent to validation for ``schema``, or None if it uses other keywords."""
     if schema is True or (isinstance(schema, Mapping) and not schema):
-        return lambda value: True
+        return _always
     if not isinstance(schema, Mapping):
         return None
     checks: list[_Check] = []
     for keyword, argument in schema.items():
-        if keyword in _ANNOTATIONS:
-            continue
+        if keyword in _ANNOTATIONS or keyword in ("properties", "required", "additionalProperties"):
+            continue  # the object keywords are handled together below
         if keyword == "type":
             names = [argument] if isinstance(argument, str) else argument
             if not isinstance(names, list) or not all(name in _TYPE_WORDS for name in names):
                 return None
-            if len(names) == 1:
-                only = names[0]
-                checks.append(lambda value, only=only: _is_type(value, only))
-            else:
-                checks.append(lambda value, names=tuple(names): any(_is_type(value, n) for n in names))
+            checks.append(partial(_has_type, tuple(names)))
         elif keyword == "enum":
-            # Exact-type membership: jsonschema treats 1 and True as different, `in` does not.
-            if not isinstance(argument, list) or not all(
-                isinstance(item, str) and not isinstance(item, bool) for item in argument
-            ):
+            # Strings only: jsonschema tells 1 from True and 1.0, Python's `in` does not.
+            if not isinstance(argument, list) or not all(isinstance(item, str) for item in argument):
                 return None
-            allowed = frozenset(argument)
-            checks.append(lambda value, allowed=allowed: type(value) is str and value in allowed)
+            checks.append(partial(_in_enum, frozenset(argument)))
         elif keyword == "items":
             item_check = _simple_check(argument)
             if item_check is None:
                 return None
-            checks.append(
-                lambda value, item_check=item_check: not isinstance(value, list)
-                or all(map(item_check, value))
-            )
+            checks.append(partial(_all_items, item_check))
         elif keyword in _BOUNDS:
             if not isinstance(argument, int | float) or isinstance(argument, bool):
                 return None
             applies_to, within = _BOUNDS[keyword]
-            checks.append(
-                lambda value, applies_to=applies_to, within=within, bound=argument: not _is_type(
-                    value, applies_to
-                )
-                or within(value, bound)
-            )
-        elif keyword in ("properties", "required", "additionalProperties"):
-            continue  # handled together below
+            checks.append(partial(_within, applies_to, within, argument))
         else:
             return None
     properties = schema.get("properties", {})
@@ -897,7 +914,28 @@ def _simple_check(schema: object) -> _Check | None:
         checks.append(check_object)
     if len(checks) == 1:
         return checks[0]
-    return lambda value: all(check(value) for check in checks)
+    return partial(_all_checks, tuple(checks))
+
+
+class _Run:
+    """What one ``apply`` call carries through the coercion walk."""
+
+    __slots__ = ("events", "tool")
+
+    def __init__(self, tool: str, events: list[RepairEvent]) -> None:
+        self.tool = tool
+        self.events = events
+
+
+def _coerced(path: str, before: Any, after: Any, tool: str) -> RepairEvent:
+    return RepairEvent(
+        "coerce",
+        f"Coerced {path or 'arguments'!r} from {_short(before)} to {_short(after)}",
+        tool=tool,
+        before=before,
+        after=after,
+        path=path or None,
+    )
 
 
 class CompiledSchema:
@@ -937,7 +975,9 @@ class CompiledSchema:
         properties = top.get("properties")
         self._properties: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
         required = top.get("required")
-        required_names = [name for name in required if isinstance(name, str)] if isinstance(required, list) else []
+        required_names = (
+            [name for name in required if isinstance(name, str)] if isinstance(required, list) else []
+        )
         in_order = [name for name in self._properties if name in required_names]
         in_order += [name for name in required_names if name not in self._properties]
         self.expected = {
@@ -961,8 +1001,8 @@ class CompiledSchema:
         if not ref.startswith("#/"):
             return None
         node: Any = self._root
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
+        for escaped in ref[2:].split("/"):
+            part = escaped.replace("~1", "/").replace("~0", "~")
             if isinstance(node, Mapping) and part in node:
                 node = node[part]
             elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -1007,7 +1047,7 @@ class CompiledSchema:
         if self._normalized:
             args = self._rename(args, tool, events)
         try:
-            coerced = self._coerce(args, self._root, "", tool, events, 0)
+            coerced = self._coerce(args, self._root, "", 0, _Run(tool, events))
         except RecursionError:
             coerced = args
         if not self._is_valid(coerced):
@@ -1021,9 +1061,7 @@ class CompiledSchema:
         try:
             return bool(self._validator.is_valid(args))
         except RecursionError:
-            raise ArgumentError(
-                "Arguments nest too deeply to validate", reason="too-deep"
-            ) from None
+            raise ArgumentError("Arguments nest too deeply to validate", reason="too-deep") from None
 
     def _rename(self, args: dict[str, Any], tool: str, events: list[RepairEvent]) -> dict[str, Any]:
         known = self._known
@@ -1065,9 +1103,7 @@ class CompiledSchema:
                 )
         return renamed
 
-    def _coerce(
-        self, value: Any, schema: Any, path: str, tool: str, events: list[RepairEvent], depth: int
-    ) -> Any:
+    def _coerce(self, value: Any, schema: Any, path: str, depth: int, run: _Run) -> Any:
         """``value`` coerced towards ``schema``; recursive, bounded by the coercion depth limit."""
         if depth > _MAX_COERCE_DEPTH or not isinstance(schema, Mapping):
             return value
@@ -1075,15 +1111,15 @@ class CompiledSchema:
         if isinstance(ref, str):
             target = self._resolve(ref)
             if target is not None:
-                value = self._coerce(value, target, path, tool, events, depth + 1)
+                value = self._coerce(value, target, path, depth + 1, run)
         for keyword in ("anyOf", "oneOf"):
             branches = schema.get(keyword)
             if isinstance(branches, list) and branches:
-                value = self._coerce_union(value, branches, path, tool, events, depth)
+                value = self._coerce_union(value, branches, path, depth, run)
         all_of = schema.get("allOf")
         if isinstance(all_of, list):
             for branch in all_of:
-                value = self._coerce(value, branch, path, tool, events, depth + 1)
+                value = self._coerce(value, branch, path, depth + 1, run)
         types = schema.get("type")
         names = [types] if isinstance(types, str) else types if isinstance(types, list) else []
         if names and not any(_is_type(value, name) for name in names if isinstance(name, str)):
@@ -1092,7 +1128,7 @@ class CompiledSchema:
                     continue
                 new = _coerce_to(value, name)
                 if new is not _MISSING:
-                    events.append(self._coerced(path, value, new, tool))
+                    run.events.append(_coerced(path, value, new, run.tool))
                     value = new
                     break
         enum = schema.get("enum")
@@ -1100,7 +1136,7 @@ class CompiledSchema:
             folded = value.strip().casefold()
             matches = [item for item in enum if isinstance(item, str) and item.casefold() == folded]
             if len(matches) == 1:
-                events.append(self._coerced(path, value, matches[0], tool))
+                run.events.append(_coerced(path, value, matches[0], run.tool))
                 value = matches[0]
         if isinstance(value, dict):
             properties = schema.get("properties")
@@ -1111,8 +1147,8 @@ class CompiledSchema:
                 out: dict[str, Any] = {}
                 for key, item in value.items():
                     sub = properties.get(key, extra)
-                    out[key] = item if sub is None else self._coerce(
-                        item, sub, _join(path, key), tool, events, depth + 1
+                    out[key] = (
+                        item if sub is None else self._coerce(item, sub, _join(path, key), depth + 1, run)
                     )
                 value = out
         elif isinstance(value, list):
@@ -1125,37 +1161,22 @@ class CompiledSchema:
                 for index, item in enumerate(value):
                     sub = prefix[index] if index < len(prefix) else rest
                     result.append(
-                        item if sub is None else self._coerce(
-                            item, sub, _join(path, index), tool, events, depth + 1
-                        )
+                        item if sub is None else self._coerce(item, sub, _join(path, index), depth + 1, run)
                     )
                 value = result
         return value
 
-    def _coerce_union(
-        self, value: Any, branches: list[Any], path: str, tool: str, events: list[RepairEvent], depth: int
-    ) -> Any:
+    def _coerce_union(self, value: Any, branches: list[Any], path: str, depth: int, run: _Run) -> Any:
         validators = [self._branch_validator(branch) for branch in branches]
         if any(validator.is_valid(value) for validator in validators):
             return value
-        for branch, validator in zip(branches, validators):
-            trial: list[RepairEvent] = []
-            candidate = self._coerce(value, branch, path, tool, trial, depth + 1)
+        for branch, validator in zip(branches, validators, strict=True):
+            trial = _Run(run.tool, [])
+            candidate = self._coerce(value, branch, path, depth + 1, trial)
             if validator.is_valid(candidate):
-                events.extend(trial)
+                run.events.extend(trial.events)
                 return candidate
         return value
-
-    @staticmethod
-    def _coerced(path: str, before: Any, after: Any, tool: str) -> RepairEvent:
-        return RepairEvent(
-            "coerce",
-            f"Coerced {path or 'arguments'!r} from {_short(before)} to {_short(after)}",
-            tool=tool,
-            before=before,
-            after=after,
-            path=path or None,
-        )
 
     # -- errors -------------------------------------------------------------------------------
 
@@ -1181,7 +1202,8 @@ def _describe(error: jsonschema.exceptions.ValidationError) -> ArgumentError:
     ):
         wanted: list[str] = []
         for sub in union.context:
-            kinds = sub.validator_value if isinstance(sub.validator_value, list) else [sub.validator_value]
+            declared: Any = sub.validator_value
+            kinds = declared if isinstance(declared, list) else [declared]
             wanted += [kind for kind in kinds if kind not in wanted]
         return _type_error(union, wanted)
     path = ""
@@ -1190,7 +1212,8 @@ def _describe(error: jsonschema.exceptions.ValidationError) -> ArgumentError:
     validator = error.validator
     instance = error.instance
     if validator == "required":
-        missing = [name for name in error.validator_value if isinstance(instance, dict) and name not in instance]
+        required: Any = error.validator_value
+        missing = [name for name in required if isinstance(instance, dict) and name not in instance]
         name = _join(path, missing[0]) if missing else path
         return ArgumentError(f"Missing required argument {name!r}", reason="missing", path=name)
     if validator in ("additionalProperties", "unevaluatedProperties"):
