@@ -83,8 +83,16 @@ def suggest_names(name: str, candidates: Iterable[str], *, n: int = 3, cutoff: f
         for c in pool:
             if c not in out:
                 by_key.setdefault(normalize_name(c), []).append(c)
-        for match in difflib.get_close_matches(key, list(by_key), n=n, cutoff=cutoff):
-            out.extend(by_key[match])
+        # difflib's own ranking breaks ties arbitrarily; ties here keep the caller's order.
+        scored = []
+        for order, (other, names) in enumerate(by_key.items()):
+            matcher = difflib.SequenceMatcher(None, key, other)
+            if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff:
+                ratio = matcher.ratio()
+                if ratio >= cutoff:
+                    scored.append((-ratio, order, names))
+        for _, _, names in sorted(scored)[:n]:
+            out.extend(names)
     return out[:n]
 
 

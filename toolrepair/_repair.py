@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -115,7 +116,7 @@ def coerce_call(
         )
         error.__cause__ = exc
         return Repair(None, error, tuple(events)), False
-    events.extend(decode_events)
+    events.extend(replace(e, tool=name) if e.tool is None else e for e in decode_events)
     events.extend(schema_events)
     if events and not allow_silent:
         changes = "; ".join(e.message for e in events)

@@ -130,7 +130,10 @@ def _serialize(value: Any) -> str:
         return f"Error: {error.rstrip('.')}. Please inform the user that the operation could not be completed."
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
+    except ValueError as exc:
+        if "Circular reference" in str(exc):
+            return _plain(value)  # repr marks the cycle: `[[...]]`
+    except (TypeError, RecursionError):
         pass
     try:
         readable = _readable(value)
