@@ -1,0 +1,74 @@
+"""Invariants of salvage_text on generated input."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolrepair as tr
+from toolrepair._names import split_namespace
+
+NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
+JSON_SCALARS = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=20)
+JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+ARGS = st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=4)
+MARKERS = ["<tool_call>", "</tool_call>", "<function=", "</function>", "{", "}", "[", "]", "```", "~~~",
+           "<think>", "</think>", '"', "\n", " ", "\\", "[TOOL_CALLS]", "<|python_tag|>", "functools[",
+           "<｜tool▁calls▁begin｜>", "<|tool_call_begin|>", "<|channel|>", "to=functions.", "<parameter=",
+           "<arg_key>", "<invoke name=", "\ud800", "\x00"]
+HOSTILE = st.lists(st.sampled_from(MARKERS) | st.text(max_size=10), max_size=40).map("".join)
+
+
+def render(name: str, args: dict[str, Any], style: int) -> str:
+    payload = json.dumps({"name": name, "arguments": args})
+    if style == 0:
+        return f"<tool_call>{payload}</tool_call>"
+    if style == 1:
+        return f"<function={name}>{json.dumps(args)}</function>"
+    return payload
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text() | HOSTILE)
+def test_any_text_returns_a_result(text: str) -> None:
+    result = tr.salvage_text(text, tr.ANY_TOOL)
+    assert isinstance(result, tr.SalvageResult)
+    assert isinstance(result.content, str)
+    if not result.calls:
+        assert result.content == text
+    for call in result.calls:
+        assert isinstance(call.arguments, dict)
+        assert call.span is not None and 0 <= call.span[0] < call.span[1] <= len(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(NAMES, ARGS, st.integers(0, 2), st.text(max_size=30), st.text(max_size=30))
+def test_rendered_call_round_trips(name: str, args: dict[str, Any], style: int, before: str, after: str) -> None:
+    text = "Prose. " + render(name, args, style) + " More prose."
+    calls = tr.salvage_text(text, [name], dialects=["hermes", "function_tag", "json"]).calls
+    assert [(c.name, c.arguments) for c in calls] == [(name, args)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(NAMES, ARGS, st.integers(0, 2), st.sampled_from(["```\n{}\n```", "~~~~\n{}\n~~~~", "<think>{}</think>",
+                                                         "<think>{}", "{}</think>", "```json\n{}"]))
+def test_masked_call_never_comes_back(name: str, args: dict[str, Any], style: int, wrapper: str) -> None:
+    text = wrapper.replace("{}", render(name, args, style))
+    assert tr.salvage_text(text, [name]).calls == ()
+
+
+@settings(max_examples=200, deadline=None)
+@given(NAMES, NAMES, ARGS, st.integers(0, 2))
+def test_names_outside_allowed_never_come_back(name: str, offered: str, args: dict[str, Any], style: int) -> None:
+    result = tr.salvage_text(render(name, args, style), [offered])
+    bare = split_namespace(name)
+    same = {tr.normalize_name(name)} | ({tr.normalize_name(bare)} if bare else set())
+    if tr.normalize_name(offered) not in same:
+        assert result.calls == ()
+    else:
+        assert [c.name for c in result.calls] == [offered]
+    assert all(c.name == offered for c in result.calls)
