@@ -1,0 +1,136 @@
+"""`JsonBlock`: an opening token, one JSON payload of a fixed shape, an optional closing token.
+
+Most JSON-bodied formats differ only in their tokens and in whether the payload is an object
+or an array: Granite 3.0 ``<|tool_call|>[...]``, granite-20b ``<function_call> {...}``,
+InternLM2 ``<|action_start|><|plugin|>{...}<|action_end|>``, Nemotron ``<TOOLCALL>[...]``,
+Cohere ``<|START_ACTION|>[...]<|END_ACTION|>``, Apertus ``<|tools_prefix|>[{"NAME": {...}}]``,
+Phi-4-mini ``functools[...]``, GigaChat 3 and the JSON form of LFM2. One reader serves them
+all; each is a frozen value of this class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
+from ._json import JsonFailure, call_from_object, calls_from_value, decode_at
+
+__all__ = ["JsonBlock", "read_after_payload", "read_lead"]
+
+Shape = Literal["object", "array", "any"]
+
+
+def read_lead(text: str, i: int, lead: tuple[str, ...], ctx: ReadContext) -> int | NeedMore | None:
+    """Index after the literals ``lead`` (lower case; whitespace allowed before each), None
+    when they are not there. O(sum of their lengths + whitespace)."""
+    n = len(text)
+    for literal in lead:
+        i = skip_ws(text, i)
+        if i >= n:
+            return NEED_MORE if not ctx.final else None
+        got = expect_literal(text, i, literal, ctx)
+        if got is NEED_MORE:
+            return NEED_MORE
+        if not got:
+            return None
+        i += len(literal)
+    return i
+
+
+def read_after_payload(text: str, j: int, close: str | None, ctx: ReadContext) -> int | NeedMore:
+    """End of a candidate whose payload ends at ``j``: past ``close`` when it follows (after
+    whitespace), else ``j`` (a missing closing token at the end of the reply: EOS ate it).
+    NEED_MORE while the text ends where the closing token could still arrive. O(len(close))."""
+    if close is None:
+        return j
+    k = skip_ws(text, j)
+    if k >= len(text) and not ctx.final:
+        return NEED_MORE
+    closed = expect_literal(text, k, close, ctx)
+    if closed is NEED_MORE:
+        return NEED_MORE
+    return k + len(close) if closed else j
+
+
+def _name_as_key(item: Any) -> RawCall | None:
+    """Apertus writes a call as ``{"NAME": {arguments}}``; a normal call object also reads."""
+    if isinstance(item, dict) and len(item) == 1:
+        ((name, arguments),) = item.items()
+        if isinstance(arguments, dict) and name not in ("name", "function", "tool"):
+            return RawCall(name, arguments)
+    return call_from_object(item, require_arguments=False)
+
+
+@dataclass(frozen=True)
+class JsonBlock:
+    """``MARKER [lead...] PAYLOAD [close]`` where PAYLOAD is one JSON value of ``shape``.
+
+    ``other_shape``: what a payload of the other shape means: ``"refuse"`` (a malformed call
+    of this dialect, refused whole so the markerless ``json`` dialect does not reread it), or
+    ``"none"`` (another dialect on the same marker may own it). A marker ending in ``[`` or
+    ``{`` holds the payload's first character. O(payload length + lead + close).
+    """
+
+    name: str
+    markers: tuple[str, ...]
+    close: str | None = None
+    shape: Shape = "any"
+    other_shape: Literal["refuse", "none"] = "refuse"
+    lead: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (marker, literals after it)
+    require_arguments: bool = False
+    name_as_key: bool = False
+    objects_only: bool = False  # an array payload must open with an object: `[{`
+    reasoning: tuple[tuple[str | None, str], ...] = ()
+
+    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        n = len(text)
+        if text[marker_end - 1] in "[{":
+            i = marker_end - 1
+        else:
+            body: int | NeedMore | None = marker_end
+            if self.lead:
+                marker = text[start:marker_end].lower()
+                lead = next((lit for m, lit in self.lead if m == marker), ())
+                body = read_lead(text, marker_end, lead, ctx)
+            if body is None or body is NEED_MORE:
+                return body
+            assert isinstance(body, int)
+            i = skip_ws(text, body)
+            if i >= n:
+                return NEED_MORE if not ctx.final else None
+        opener = text[i]
+        if opener not in "[{":
+            return None  # prose or another format after the token
+        if self.objects_only and opener == "[":
+            k = skip_ws(text, i + 1)
+            if k >= n:
+                return NEED_MORE if not ctx.final else None
+            if text[k] != "{":
+                return None  # `[f(x=1)]`: a pythonic list, not ours
+        wrong = (self.shape == "object" and opener == "[") or (self.shape == "array" and opener == "{")
+        if wrong and self.other_shape == "none":
+            return None
+        decoded = decode_at(text, i, ctx)
+        if decoded is NEED_MORE:
+            return NEED_MORE
+        if isinstance(decoded, JsonFailure):
+            return Found(max(decoded.pos, i + 1), error=decoded.reason)
+        assert isinstance(decoded, tuple)
+        value, j = decoded
+        if wrong:
+            return Found(j, error="not-a-call", resume=j)
+        calls: tuple[RawCall, ...] | None
+        if self.name_as_key:
+            items = value if isinstance(value, list) else [value]
+            found = [_name_as_key(item) or RawCall("", {}, None, "not-a-call") for item in items]
+            calls = tuple(found) if any(c.error != "not-a-call" for c in found) else None
+        else:
+            calls = calls_from_value(value, require_arguments=self.require_arguments)
+        if calls is None:
+            return Found(j, error="not-a-call", resume=j)
+        end = read_after_payload(text, j, self.close, ctx)
+        if end is NEED_MORE:
+            return NEED_MORE
+        assert isinstance(end, int)
+        return Found(end, calls)

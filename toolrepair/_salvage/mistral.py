@@ -1,0 +1,135 @@
+"""`mistral`: ``[TOOL_CALLS]`` in both tokenizer generations.
+
+Pre-v11 (Mistral 7B v0.3, Nemo; also xLAM): ``[TOOL_CALLS] [{"name": ..., "arguments": ...}]``.
+v11+ (Mistral Small 3.x, Magistral, Devstral, Ministral): ``[TOOL_CALLS]NAME{json}``, as HF
+tokenizers render it ``[TOOL_CALLS]NAME[ARGS]{json}``, or ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{json}``;
+the token repeats per call. No closing token: text after the payload stays content. Magistral
+reasons inside ``[THINK]...[/THINK]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
+from ._json import JsonFailure, calls_from_value, decode_at
+
+__all__ = ["MISTRAL"]
+
+MAX_NAME_CHARS = 256
+MAX_ID_CHARS = 64
+# vLLM tolerates a little junk between the token and the array (`[TOOL_CALLS]  junk [{...}]`):
+# looked for on the same line within this window only, so prose after a stray token stays prose.
+JUNK_WINDOW = 256
+
+
+def _is_name_char(c: str) -> bool:
+    return c.isalnum() or c in "_-.:"
+
+
+def _array_after_junk(text: str, i: int, ctx: ReadContext) -> int | NeedMore | None:
+    """Index of a ``[`` opening an array of objects (``[{``, whitespace allowed) within the
+    junk window on this line. O(JUNK_WINDOW)."""
+    n = len(text)
+    limit = min(n, i + JUNK_WINDOW)
+    k = i
+    while k < limit:
+        c = text[k]
+        if c in "\r\n":
+            return None
+        if c == "[":
+            m = skip_ws(text, k + 1)
+            if m >= n:
+                return NEED_MORE if not ctx.final else None
+            if text[m] == "{":
+                return k
+        k += 1
+    return NEED_MORE if limit == n and not ctx.final else None
+
+
+def _json_payload(text: str, i: int, ctx: ReadContext) -> Found | NeedMore:
+    """Pre-v11: an array (or a single object) of call objects at ``i``. O(payload)."""
+    decoded = decode_at(text, i, ctx)
+    if decoded is NEED_MORE:
+        return NEED_MORE
+    if isinstance(decoded, JsonFailure):
+        return Found(max(decoded.pos, i + 1), error=decoded.reason)
+    assert isinstance(decoded, tuple)
+    value, j = decoded
+    calls = calls_from_value(value, require_arguments=False)
+    if calls is None:
+        return Found(j, error="not-a-call", resume=j)
+    return Found(j, calls)
+
+
+def _v11_call(text: str, name: str, j: int, ctx: ReadContext) -> Found | NeedMore | None:
+    """After ``NAME`` at ``j``: optional ``[CALL_ID]ID``, optional ``[ARGS]``, then the JSON
+    object. None when what follows the name is not this shape. O(ID + payload)."""
+    n = len(text)
+    ident: str | None = None
+    got = expect_literal(text, j, "[call_id]", ctx)
+    if got is NEED_MORE:
+        return NEED_MORE
+    if got:
+        k = j + len("[call_id]")
+        limit = min(n, k + MAX_ID_CHARS + 1)
+        j = text.find("[", k, limit)
+        if j == -1:
+            return NEED_MORE if not ctx.final and limit == n else None
+        ident = text[k:j].strip() or None
+    got = expect_literal(text, j, "[args]", ctx)
+    if got is NEED_MORE:
+        return NEED_MORE
+    if got:
+        j = skip_ws(text, j + len("[args]"))
+        if j >= n:
+            return NEED_MORE if not ctx.final else Found(j, error="truncated")
+    if text[j] != "{":
+        return None
+    decoded = decode_at(text, j, ctx)
+    if decoded is NEED_MORE:
+        return NEED_MORE
+    if isinstance(decoded, JsonFailure):
+        return Found(max(decoded.pos, j + 1), error=decoded.reason)
+    assert isinstance(decoded, tuple)
+    value, end = decoded
+    if not isinstance(value, dict):
+        return Found(end, (RawCall(name, {}, ident, "undecodable-arguments"),))
+    return Found(end, (RawCall(name, value, ident),))
+
+
+@dataclass(frozen=True)
+class _Mistral:
+    name: str = "mistral"
+    markers: tuple[str, ...] = ("[tool_calls]",)
+    reasoning: tuple[tuple[str | None, str], ...] = (("[think]", "[/think]"),)
+
+    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        # O(JUNK_WINDOW + MAX_NAME_CHARS + payload).
+        n = len(text)
+        i = skip_ws(text, marker_end)
+        if i >= n:
+            return NEED_MORE if not ctx.final else Found(marker_end, error="truncated")
+        if text[i] in "[{":
+            return _json_payload(text, i, ctx)
+        # v11: a name, then `{`, `[ARGS]` or `[CALL_ID]`; anything else may be junk before an array.
+        limit = min(n, i + MAX_NAME_CHARS)
+        j = i
+        while j < limit and _is_name_char(text[j]):
+            j += 1
+        if j >= n:
+            return NEED_MORE if not ctx.final else Found(j, error="truncated")
+        if i < j < limit:
+            found = _v11_call(text, text[i:j], j, ctx)
+            if found is not None:
+                return found
+        k = _array_after_junk(text, i, ctx)
+        if k is None:
+            return Found(marker_end, error="not-a-call")
+        if k is NEED_MORE:
+            return NEED_MORE
+        assert isinstance(k, int)
+        return _json_payload(text, k, ctx)
+
+
+MISTRAL = _Mistral()
