@@ -29,6 +29,7 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 import regex
+from referencing.exceptions import Unresolvable
 
 from ._errors import ArgumentError
 from ._types import RepairEvent
@@ -453,7 +454,11 @@ def _parse_lenient(s: str, max_depth: int, notes: _Notes, doubled: bool) -> Any:
                 i = _close(s, i, c, doubled)
                 stack.pop()
                 state = _S_AFTER if stack else _S_END
-            elif type(top) is dict and (c in _CLOSERS or c == "$" or c.isalpha() or c == "_"):
+            elif (
+                type(top) is dict
+                and (c in _CLOSERS or c == "$" or c.isalpha() or c == "_")
+                and not s[i - 1].isalnum()
+            ):
                 # {"a": 1 "b": 2}: the key reading needs a ':' next, which _S_COLON insists on.
                 notes.add("Inserted missing comma", i, "", ",")
                 state = _S_KEY
@@ -536,10 +541,10 @@ def _strip_fence(text: str, notes: _Notes) -> str:
 
 def _decode_text(text: str, max_depth: int, notes: _Notes, allow_double: bool) -> Any:
     """Decode ``text`` to any JSON value: normalise its edges, try the C scanner, then repair."""
+    text = text.strip()
     if text.startswith("\ufeff"):
         notes.add("Removed byte-order mark", 0, "\ufeff", "")
-        text = text[1:]
-    text = text.strip()
+        text = text[1:].strip()
     if text.startswith(("```", "~~~")):
         text = _strip_fence(text, notes)
     if not text:
@@ -846,8 +851,20 @@ def _all_checks(checks: tuple[_Check, ...], value: Any) -> bool:
     return all(check(value) for check in checks)
 
 
+def _any_check(checks: tuple[_Check, ...], value: Any) -> bool:
+    return any(check(value) for check in checks)
+
+
+def _one_check(checks: tuple[_Check, ...], value: Any) -> bool:
+    return sum(check(value) for check in checks) == 1
+
+
 def _simple_check(schema: object) -> _Check | None:
-    """A predicate equivalent to validation for ``schema``, or None if it uses other keywords."""
+    """A predicate equivalent to validation for ``schema``, or None if it uses other keywords.
+
+    Each predicate is exact (true exactly when jsonschema, with the strict integer type, says
+    valid) for the keywords it accepts; any other keyword declines the whole schema.
+    """
     if schema is True or (isinstance(schema, Mapping) and not schema):
         return _always
     if not isinstance(schema, Mapping):
@@ -871,6 +888,15 @@ def _simple_check(schema: object) -> _Check | None:
             if item_check is None:
                 return None
             checks.append(partial(_all_items, item_check))
+        elif keyword in ("anyOf", "oneOf"):
+            # Exact branch predicates make "exactly one" as safe as "any".
+            if not isinstance(argument, list) or not argument:
+                return None
+            branches = [_simple_check(branch) for branch in argument]
+            if any(branch is None for branch in branches):
+                return None
+            combine = _any_check if keyword == "anyOf" else _one_check
+            checks.append(partial(combine, tuple(b for b in branches if b is not None)))
         elif keyword in _BOUNDS:
             if not isinstance(argument, int | float) or isinstance(argument, bool):
                 return None
@@ -950,6 +976,7 @@ class CompiledSchema:
         "_fast_check",
         "_known",
         "_normalized",
+        "_patterns",
         "_properties",
         "_root",
         "_validator",
@@ -985,6 +1012,11 @@ class CompiledSchema:
             "optional": [name for name in self._properties if name not in required_names],
         }
         self.allows_additional = top.get("additionalProperties", True) is not False
+        patterns = top.get("patternProperties")
+        # Keys matched by patternProperties are declared too; jsonschema judges their values.
+        self._patterns = (
+            [re.compile(p) for p in patterns if isinstance(p, str)] if isinstance(patterns, Mapping) else []
+        )
         self._known = frozenset(self._properties)
         # normalised spelling -> every property with that spelling (two means ambiguous)
         self._normalized: dict[str, list[str]] = {}
@@ -1041,14 +1073,24 @@ class CompiledSchema:
         ``enum``, ``constraint`` or ``too-deep``); the message has no parameter hint.
         """
         args = dict(arguments)
-        if self._known.issuperset(args) and self._is_valid(args):
-            return args, ()
+        try:
+            if self._known.issuperset(args) and self._is_valid(args):
+                return args, ()
+            return self._repair(args, tool)
+        except Unresolvable as exc:
+            # A broken $ref in the tool's schema: fail closed, and say it is the schema's fault.
+            raise ArgumentError(
+                f"Arguments cannot be checked: the tool's schema refers to {exc.ref!r}, which does not exist",
+                reason="constraint",
+            ) from None
+
+    def _repair(self, args: dict[str, Any], tool: str) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
         events: list[RepairEvent] = []
         if self._normalized:
             args = self._rename(args, tool, events)
         try:
             coerced = self._coerce(args, self._root, "", 0, _Run(tool, events))
-        except RecursionError:
+        except RecursionError:  # a deep union check inside jsonschema; validation says too-deep
             coerced = args
         if not self._is_valid(coerced):
             raise self._first_error(coerced)
@@ -1080,7 +1122,9 @@ class CompiledSchema:
                     )
                 if candidates is not None:
                     target = candidates[0]
-                elif not self.allows_additional:
+                elif not self.allows_additional and not any(
+                    pattern.search(key) for pattern in self._patterns if isinstance(key, str)
+                ):
                     raise ArgumentError(f"Unexpected argument {key!r}", reason="unknown-key", path=str(key))
             if target in source:
                 raise ArgumentError(
@@ -1217,14 +1261,9 @@ def _describe(error: jsonschema.exceptions.ValidationError) -> ArgumentError:
         name = _join(path, missing[0]) if missing else path
         return ArgumentError(f"Missing required argument {name!r}", reason="missing", path=name)
     if validator in ("additionalProperties", "unevaluatedProperties"):
-        schema = error.schema if isinstance(error.schema, Mapping) else {}
-        declared = schema.get("properties", {})
-        patterns = list(schema.get("patternProperties", {}))
-        extras = [
-            key
-            for key in (instance if isinstance(instance, dict) else {})
-            if key not in declared and not any(re.search(pattern, key) for pattern in patterns)
-        ]
+        # jsonschema names each unexpected key by its repr in the message; keep instance order.
+        keys = instance if isinstance(instance, dict) else {}
+        extras = [key for key in keys if repr(key) in error.message]
         name = _join(path, extras[0]) if extras else path
         return ArgumentError(f"Unexpected argument {name!r}", reason="unknown-key", path=name)
     if validator == "type":
@@ -1237,7 +1276,8 @@ def _describe(error: jsonschema.exceptions.ValidationError) -> ArgumentError:
             reason="enum",
             path=path or None,
         )
-    return ArgumentError(f"{subject} is invalid: {error.message}", reason="constraint", path=path or None)
+    verb = "is" if path else "are"
+    return ArgumentError(f"{subject} {verb} invalid: {error.message}", reason="constraint", path=path or None)
 
 
 def _type_error(error: jsonschema.exceptions.ValidationError, kinds: list[Any]) -> ArgumentError:
