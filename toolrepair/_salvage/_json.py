@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .._args import decode_arguments
+from .._errors import ArgumentError
 from ._base import NEED_MORE, NeedMore, RawCall, ReadContext
 
 __all__ = ["JsonFailure", "call_from_object", "calls_from_value", "decode_at", "exceeds_depth"]
@@ -25,6 +27,8 @@ _DECODER = json.JSONDecoder(strict=False, parse_constant=_reject_constant)
 # Partial literals and numbers a streaming text may end inside: `tru`, `-`, `1.`, `1e+`.
 _PARTIAL_TAIL = 6
 _LITERALS = ("true", "false", "null")
+# Arguments written as a JSON string are bounded like any payload.
+_MAX_ARGUMENT_STRING = 1_000_000
 
 
 class JsonFailure:
@@ -95,15 +99,19 @@ _ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
 
 
 def _arguments(raw: Any) -> dict[str, Any] | None:
-    """Arguments as an object, or as a JSON string holding one (Granite 4); else None."""
+    """Arguments as an object, or as a JSON string holding one (Granite 4); else None.
+
+    A string payload inside a well-formed call gets the same unambiguous repairs as native
+    arguments (trailing commas, Python literals ...); truncated or ambiguous text stays refused.
+    """
     if isinstance(raw, dict):
         return raw
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError):
+            value, _ = decode_arguments(raw, max_chars=_MAX_ARGUMENT_STRING)
+        except ArgumentError:
             return None
-        return value if isinstance(value, dict) else None
+        return value
     return None
 
 
