@@ -81,7 +81,7 @@ def test_ambiguous_drift_never_dispatches_but_exact_names_do() -> None:
     def read_file(path: str) -> str:
         return "snake"
 
-    def readFile(path: str) -> str:  # noqa: N802 - a second tool with the same normalised key
+    def readFile(path: str) -> str:
         return "camel"
 
     registry = tr.ToolRegistry([read_file, readFile])

@@ -7,7 +7,7 @@ import datetime as dt
 import enum
 import functools
 import pathlib
-from typing import Annotated, Any, Literal, Optional, TypedDict, Union
+from typing import Annotated, Any, Literal, TypedDict
 
 import pytest
 
@@ -172,7 +172,7 @@ def test_duplicate_names_are_an_error() -> None:
 
 def t_primitives(a: int, b: float, c: str, d: bool, e: bytes, f: None) -> None: ...
 def t_containers(a: list[int], b: dict[str, float], c: tuple[int, ...], d: set[str], e: list) -> None: ...  # type: ignore[type-arg]
-def t_unions(a: Optional[int], b: Union[int, str], c: int | None = None, d: Any = None) -> None: ...
+def t_unions(a: int | None, b: int | str, c: int | None = None, d: Any = None) -> None: ...
 def t_special(a: Literal["x", "y"], b: Color, c: dt.datetime, d: dt.date, e: pathlib.Path) -> None: ...
 def t_structured(a: Point, b: Movie, c: Annotated[int, "how many"]) -> None: ...
 def t_untyped(a, b=1) -> None: ...  # type: ignore[no-untyped-def]
@@ -214,7 +214,7 @@ def test_schema_allows_extra_keys_with_kwargs() -> None:
 
 def test_schema_with_future_annotations() -> None:
     namespace: dict[str, Any] = {}
-    exec(  # noqa: S102 - building a module with postponed annotations for the test
+    exec(
         "from __future__ import annotations\n"
         "def f(query: str, limit: int = 5, tags: list[str] | None = None) -> str:\n    return query\n",
         namespace,
@@ -227,7 +227,7 @@ def test_schema_with_future_annotations() -> None:
 
 def test_unresolvable_annotation_falls_back_to_any() -> None:
     namespace: dict[str, Any] = {}
-    exec("from __future__ import annotations\ndef f(a: Missing, b: int) -> None: ...\n", namespace)  # noqa: S102
+    exec("from __future__ import annotations\ndef f(a: Missing, b: int) -> None: ...\n", namespace)
     schema = schema_for_callable(namespace["f"])
     assert schema["properties"] == {"a": {}, "b": {}}
 

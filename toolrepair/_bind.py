@@ -48,8 +48,9 @@ def bind_check(tool: Any, arguments: Mapping[str, Any]) -> BindFailure | None:
     made-up hint; the tool's own error will speak).
 
     >>> def web_search(query: str, limit: int = 5) -> str: ...
-    >>> bind_check(web_search, {"q": "cats"}).message
-    "missing a required argument: 'query'. Expected parameters for 'web_search' — required: ['query'], optional: ['limit']."
+    >>> print(bind_check(web_search, {"q": "cats"}).message)  # doctest: +NORMALIZE_WHITESPACE
+    missing a required argument: 'query'. Expected parameters for 'web_search' — required: ['query'],
+    optional: ['limit'].
     """
     info = inspect_tool(tool)
     sig = info.signature

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from ._bind import split_positional
 from ._errors import ToolExecutionError, ToolRepairError, format_expected
-from ._repair import ToolIndex, coerce_call
+from ._repair import Entry, ToolIndex, coerce_call
 from ._result import serialize_result
 from ._salvage import Dialect, StreamSalvager, salvage_text
 from ._spec import ToolInfo
@@ -137,12 +137,13 @@ class ToolRegistry:
     def repair(self, call: ToolCall | Mapping[str, Any]) -> Repair:
         """Resolve the name, decode and coerce the arguments, apply policy; never runs the tool."""
         turn = self._turn.get()
-        if turn is None:
-            turn = _Turn(self.max_repairs)  # outside `turn()` every call has a budget of its own
-        reserved = turn.take()
-        repair, silent = coerce_call(self._index, call, allow_silent=reserved)
-        if reserved and not silent:
-            turn.give_back()
+        if turn is None:  # outside `turn()` every call has a budget of its own
+            repair, _ = coerce_call(self._index, call, allow_silent=self.max_repairs > 0)
+        else:
+            reserved = turn.take()
+            repair, silent = coerce_call(self._index, call, allow_silent=reserved)
+            if reserved and not silent:
+                turn.give_back()
         if repair.call is not None:
             denied = self._policy_error(repair.call)
             if denied is not None:
@@ -151,31 +152,33 @@ class ToolRegistry:
         return repair
 
     # -- dispatch ------------------------------------------------------------------------
-    def _prepare(self, name: str | ToolCall | Mapping[str, Any], arguments: Any) -> tuple[Repair, ToolInfo]:
+    def _prepare(self, name: str | ToolCall | Mapping[str, Any], arguments: Any) -> tuple[Repair, Entry]:
         call = name if isinstance(name, (ToolCall, Mapping)) else {"name": name, "arguments": arguments}
         repair = self.repair(call)
         if repair.error is not None:
             raise repair.error
         assert repair.call is not None
-        info = self._index.info(repair.call.name)
+        entry = self._index.entry(repair.call.name)
+        info = entry.info
         if info.target is None:
             raise ToolExecutionError(f"Tool {info.name!r} has no implementation to run.",
                                      kind="no-implementation", tool_name=info.name)
-        if info.signature is not None and info.call_style == "kwargs":
+        if entry.needs_bind:
+            assert info.signature is not None
             positional, rest = split_positional(info.signature, repair.call.arguments)
             try:
                 info.signature.bind(*positional, **rest)
             except TypeError as exc:
-                expected = info.expected or {"required": [], "optional": []}
-                raise ToolExecutionError(f"{exc}. {format_expected(info.name, expected)}", kind="bind",
-                                         tool_name=info.name, expected_parameters=expected) from None
-        return repair, info
+                raise ToolExecutionError(f"{exc}. {format_expected(info.name, entry.expected)}", kind="bind",
+                                         tool_name=info.name, expected_parameters=entry.expected) from None
+        return repair, entry
 
     @staticmethod
-    def _invoke(info: ToolInfo, target: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+    def _invoke(entry: Entry, target: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+        info = entry.info
         if info.call_style == "dict":
             return target(arguments)
-        if info.signature is not None:
+        if entry.positional_only and info.signature is not None:
             positional, rest = split_positional(info.signature, arguments)
             return target(*positional, **rest)
         return target(**arguments)
@@ -185,16 +188,16 @@ class ToolRegistry:
 
         An async tool is run to completion here; inside a running event loop use ``aexecute``.
         """
-        repair, info = self._prepare(name, arguments)
-        assert repair.call is not None and info.target is not None
+        repair, entry = self._prepare(name, arguments)
+        assert repair.call is not None and entry.info.target is not None
         try:
-            value = self._invoke(info, info.target, repair.call.arguments)
+            value = self._invoke(entry, entry.info.target, repair.call.arguments)
         except ToolRepairError:
             raise
         except Exception as exc:
-            raise ToolExecutionError(str(exc), kind="tool-error", tool_name=info.name) from exc
+            raise ToolExecutionError(str(exc), kind="tool-error", tool_name=entry.info.name) from exc
         if inspect.isawaitable(value):
-            value = self._await_sync(info, value)
+            value = self._await_sync(entry.info, value)
         return value
 
     @staticmethod
@@ -224,69 +227,71 @@ class ToolRegistry:
 
     async def aexecute(self, name: str | ToolCall | Mapping[str, Any], arguments: Any = None) -> Any:
         """The async twin of ``execute``: async tools are awaited, sync tools run as they are."""
-        repair, info = self._prepare(name, arguments)
-        assert repair.call is not None and info.target is not None
-        target = info.async_target or info.target
+        repair, entry = self._prepare(name, arguments)
+        assert repair.call is not None and entry.info.target is not None
+        target = entry.info.async_target or entry.info.target
         try:
-            value = self._invoke(info, target, repair.call.arguments)
+            value = self._invoke(entry, target, repair.call.arguments)
             if inspect.isawaitable(value):
                 value = await value
         except ToolRepairError:
             raise
         except Exception as exc:
-            raise ToolExecutionError(str(exc), kind="tool-error", tool_name=info.name) from exc
+            raise ToolExecutionError(str(exc), kind="tool-error", tool_name=entry.info.name) from exc
         return value
 
-    def _outcome(self, call: ToolCall | Mapping[str, Any], value: Any = None,
-                 error: ToolExecutionError | None = None, repaired: ToolCall | None = None) -> ToolOutcome:
-        original = call if isinstance(call, ToolCall) else _to_call(call)
-        final = repaired or original
+    def _outcome(self, call: ToolCall | Mapping[str, Any], repair: Repair | None, value: Any = None,
+                 error: ToolExecutionError | None = None) -> ToolOutcome:
+        final = repair.call if repair is not None and repair.call is not None else (
+            call if isinstance(call, ToolCall) else _to_call(call))
+        events = repair.events if repair is not None else ()
         if error is not None:
-            return ToolOutcome(final, False, None, str(error), error, ())
-        return ToolOutcome(final, True, value, serialize_result(value, max_chars=self.max_result_chars), None, ())
+            return ToolOutcome(final, False, None, str(error), error, events)
+        content = serialize_result(value, max_chars=self.max_result_chars)
+        return ToolOutcome(final, True, value, content, None, events)
 
     def run(self, call: ToolCall | Mapping[str, Any]) -> ToolOutcome:
         """Run one call; tool failures come back as an outcome (``ok=False``), never raised."""
         try:
-            repair, info = self._prepare(call, None)
+            repair, entry = self._prepare(call, None)
         except ToolExecutionError as exc:
-            return self._outcome(call, error=exc)
-        assert repair.call is not None and info.target is not None
+            return self._outcome(call, None, error=exc)
+        assert repair.call is not None and entry.info.target is not None
         try:
-            value = self._invoke(info, info.target, repair.call.arguments)
+            value = self._invoke(entry, entry.info.target, repair.call.arguments)
             if inspect.isawaitable(value):
-                value = self._await_sync(info, value)
+                value = self._await_sync(entry.info, value)
         except ToolExecutionError as exc:
-            return _with_events(self._outcome(call, error=exc, repaired=repair.call), repair.events)
+            return self._outcome(call, repair, error=exc)
         except ToolRepairError:
             raise
         except Exception as exc:
-            error = ToolExecutionError(str(exc), kind="tool-error", tool_name=info.name)
+            error = ToolExecutionError(str(exc), kind="tool-error", tool_name=entry.info.name)
             error.__cause__ = exc
-            return _with_events(self._outcome(call, error=error, repaired=repair.call), repair.events)
-        return _with_events(self._outcome(call, value, repaired=repair.call), repair.events)
+            return self._outcome(call, repair, error=error)
+        return self._outcome(call, repair, value)
 
     async def arun(self, call: ToolCall | Mapping[str, Any]) -> ToolOutcome:
         """The async twin of ``run``."""
         try:
-            repair, info = self._prepare(call, None)
+            repair, entry = self._prepare(call, None)
         except ToolExecutionError as exc:
-            return self._outcome(call, error=exc)
-        assert repair.call is not None and info.target is not None
-        target = info.async_target or info.target
+            return self._outcome(call, None, error=exc)
+        assert repair.call is not None and entry.info.target is not None
+        target = entry.info.async_target or entry.info.target
         try:
-            value = self._invoke(info, target, repair.call.arguments)
+            value = self._invoke(entry, target, repair.call.arguments)
             if inspect.isawaitable(value):
                 value = await value
-        except ToolRepairError as exc:
-            if not isinstance(exc, ToolExecutionError):
-                raise
-            return _with_events(self._outcome(call, error=exc, repaired=repair.call), repair.events)
+        except ToolExecutionError as exc:
+            return self._outcome(call, repair, error=exc)
+        except ToolRepairError:
+            raise
         except Exception as exc:
-            error = ToolExecutionError(str(exc), kind="tool-error", tool_name=info.name)
+            error = ToolExecutionError(str(exc), kind="tool-error", tool_name=entry.info.name)
             error.__cause__ = exc
-            return _with_events(self._outcome(call, error=error, repaired=repair.call), repair.events)
-        return _with_events(self._outcome(call, value, repaired=repair.call), repair.events)
+            return self._outcome(call, repair, error=error)
+        return self._outcome(call, repair, value)
 
     # -- text ----------------------------------------------------------------------------
     def salvage(self, text: str) -> SalvageResult:
@@ -313,12 +318,6 @@ class ToolRegistry:
         if self.profile == "hosted":
             return StreamSalvager(self._index.names, dialects=())
         return StreamSalvager(self._index.names, dialects=self.dialects)
-
-
-def _with_events(outcome: ToolOutcome, events: tuple[RepairEvent, ...]) -> ToolOutcome:
-    if not events:
-        return outcome
-    return ToolOutcome(outcome.call, outcome.ok, outcome.value, outcome.content, outcome.error, events)
 
 
 def _to_call(call: Mapping[str, Any]) -> ToolCall:

@@ -2,27 +2,45 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
-from dataclasses import replace
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ._args import CompiledSchema, compile_schema, decode_arguments
 from ._errors import ArgumentError, ToolExecutionError, format_expected
 from ._names import NameTable, suggest_names
-from ._spec import ToolInfo, inspect_tool, iter_tools
+from ._spec import ToolInfo, inspect_tool, iter_tools, schema_for_callable
 from ._types import Repair, RepairEvent, ToolCall
 
-__all__ = ["ToolIndex", "coerce_call", "not_found_error", "repair_call"]
+__all__ = ["Entry", "ToolIndex", "coerce_call", "not_found_error", "repair_call"]
 
 logger = logging.getLogger("toolrepair")
 
 
 @dataclass(frozen=True, slots=True)
-class _Entry:
+class Entry:
+    """A registered tool with everything dispatch needs precomputed once."""
+
     info: ToolInfo
     schema: CompiledSchema
+    expected: dict[str, list[str]]
+    # Positional-only parameters must be passed positionally (see _bind.split_positional).
+    positional_only: bool
+    # False when the schema was derived from this very signature: validation already
+    # guarantees the arguments bind, so the per-call `Signature.bind` is skipped.
+    needs_bind: bool
+
+
+def _entry(info: ToolInfo) -> Entry:
+    sig = info.signature
+    positional_only = sig is not None and any(
+        p.kind is inspect.Parameter.POSITIONAL_ONLY for p in sig.parameters.values())
+    derived = (sig is not None and info.call_style == "kwargs" and info.target is not None
+               and dict(info.schema) == schema_for_callable(info.target, sig))
+    return Entry(info, compile_schema(info.schema), info.expected or {"required": [], "optional": []},
+                 positional_only, sig is not None and info.call_style == "kwargs" and not derived)
 
 
 class ToolIndex:
@@ -34,12 +52,12 @@ class ToolIndex:
     __slots__ = ("_entries", "_table", "names", "sorted_names")
 
     def __init__(self, tools: Iterable[Any]) -> None:
-        entries: dict[str, _Entry] = {}
+        entries: dict[str, Entry] = {}
         for tool in iter_tools(tools):
             info = inspect_tool(tool)
             if info.name in entries:
                 raise ValueError(f"two tools are named {info.name!r}")
-            entries[info.name] = _Entry(info, compile_schema(info.schema))
+            entries[info.name] = _entry(info)
         self._entries = entries
         self._table = NameTable(entries)
         self.names: tuple[str, ...] = tuple(entries)
@@ -53,6 +71,9 @@ class ToolIndex:
 
     def info(self, name: str) -> ToolInfo:
         return self._entries[name].info
+
+    def entry(self, name: str) -> Entry:
+        return self._entries[name]
 
     def schema(self, name: str) -> CompiledSchema:
         return self._entries[name].schema
@@ -77,7 +98,7 @@ def not_found_error(name: str, index: ToolIndex) -> ToolExecutionError:
 def _as_call(call: ToolCall | Mapping[str, Any]) -> tuple[str, Any, str | None, str, tuple[int, int] | None]:
     if isinstance(call, ToolCall):
         return call.name, call.arguments, call.id, call.dialect, call.span
-    if not isinstance(call, Mapping):
+    if type(call) is not dict and not isinstance(call, Mapping):  # dict first: ABC checks are slow
         raise TypeError(f"a call is a ToolCall or a mapping, not {type(call).__name__}")
     fn = call.get("function")
     if isinstance(fn, Mapping):  # OpenAI shape {"id", "type", "function": {"name", "arguments"}}
@@ -104,10 +125,11 @@ def coerce_call(
         message = f"Self-repaired tool name {raw_name!r} -> {name!r}"
         logger.debug(message)
         events.append(RepairEvent("name", message, name, raw_name, name))
-    expected = index.info(name).expected or {"required": [], "optional": []}
+    entry = index.entry(name)
+    expected = entry.expected
     try:
         arguments, decode_events = decode_arguments(raw_args)
-        arguments, schema_events = index.schema(name).apply(arguments, tool=name)
+        arguments, schema_events = entry.schema.apply(arguments, tool=name)
     except ArgumentError as exc:
         message = exc.message if exc.message.endswith(".") else exc.message + "."
         error = ToolExecutionError(

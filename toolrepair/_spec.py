@@ -101,14 +101,14 @@ def _is_async_callable(fn: Any) -> bool:
         fn = fn.func
         if inspect.iscoroutinefunction(fn):
             return True
-    call = getattr(type(fn), "__call__", None)
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - the method itself, to test for async
     return call is not None and not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
 
 
 def _hints(fn: Any) -> dict[str, Any]:
     target = fn
     if not (inspect.isfunction(target) or inspect.ismethod(target)):
-        target = getattr(type(fn), "__call__", fn)
+        target = getattr(type(fn), "__call__", fn)  # noqa: B004 - hints live on the method
     try:
         return typing.get_type_hints(target, include_extras=True)
     except Exception:  # unresolvable forward references: fall back to no hints, never fail
@@ -149,7 +149,7 @@ def _type_schema(tp: Any, depth: int = 0) -> dict[str, Any]:
         and container.__name__ in ("Sequence", "MutableSequence", "Set", "MutableSet", "Iterable",
                                    "Collection")
     ):
-        item = _type_schema(args[0], depth + 1) if args and args[-1] is not Ellipsis or len(args) == 2 else {}
+        item = _type_schema(args[0], depth + 1) if (args and args[-1] is not Ellipsis) or len(args) == 2 else {}
         return {"type": "array", "items": item} if item else {"type": "array"}
     if container in (dict,) or (
         isinstance(container, type) and container.__module__ == "collections.abc"
@@ -228,7 +228,9 @@ def schema_for_callable(fn: Callable[..., Any], sig: inspect.Signature | None = 
 
 def _pydantic_schema(obj: Any) -> dict[str, Any] | None:
     """The JSON Schema of a LangChain/LlamaIndex-style `args_schema` / `fn_schema`."""
-    for attr in ("args_schema", "fn_schema"):
+    # LangChain's `tool_call_schema` is `args_schema` without injected arguments (state,
+    # tool_call_id, runtime): the schema the model is shown, so the one calls are checked against.
+    for attr in ("tool_call_schema", "args_schema", "fn_schema"):
         model = getattr(obj, attr, None)
         if model is None:
             metadata = getattr(obj, "metadata", None)
@@ -299,6 +301,9 @@ def inspect_tool(obj: Any) -> ToolInfo:
                         _is_async_callable(fn) if fn is not None else False, obj, obj.description)
     if not is_tool(obj):
         raise TypeError(f"not a tool: {obj!r} (expected a function, callable, BaseTool-like or ToolSpec)")
+    llama = _maybe_llama_index_tool(obj)
+    if llama is not None:
+        return llama
     name = tool_name_of(obj)
     given = _pydantic_schema(obj)
     invoke = getattr(obj, "invoke", None)
@@ -311,6 +316,9 @@ def inspect_tool(obj: Any) -> ToolInfo:
             if raw is not None:
                 sig = raw.replace(parameters=[p for p in raw.parameters.values()
                                               if p.name not in ("run_manager", "callbacks", "config")])
+            if sig is not None and not _plain_parameters(sig):
+                # StructuredTool._run(*args, **kwargs) names nothing: the schema says more.
+                sig = None
         ainvoke = getattr(obj, "ainvoke", None)
         return ToolInfo(name, given, sig, invoke, "dict", False, obj, _description(obj),
                         async_target=ainvoke if callable(ainvoke) else None)
@@ -328,8 +336,47 @@ def inspect_tool(obj: Any) -> ToolInfo:
                 target, style = run, "dict"
         else:
             sig, target, style = _maybe_signature(run), run, "kwargs"
-        schema = given if given is not None else schema_for_callable(target if style == "kwargs" else inner, sig)
+        source: Callable[..., Any] = target if style == "kwargs" or not callable(inner) else inner
+        schema = given if given is not None else schema_for_callable(source, sig)
         return ToolInfo(name, schema, sig, target, style, _is_async_callable(target), obj, _description(obj))
     sig = _maybe_signature(obj)
     schema = given if given is not None else schema_for_callable(obj, sig)
     return ToolInfo(name, schema, sig, obj, "kwargs", _is_async_callable(obj), obj, _description(obj))
+
+
+def _maybe_llama_index_tool(obj: Any) -> ToolInfo | None:
+    """A LlamaIndex BaseTool: its name and schema live on ``.metadata``; ``call``/``acall`` take
+    keyword arguments and wrap the value in a ToolOutput, which is unwrapped to the raw value."""
+    metadata = getattr(obj, "metadata", None)
+    name = getattr(metadata, "name", None)
+    call = getattr(obj, "call", None)
+    if isinstance(getattr(obj, "name", None), str) or not (isinstance(name, str) and name and callable(call)):
+        return None
+    parameters = getattr(metadata, "get_parameters_dict", None)
+    schema: Any = None
+    if callable(parameters):
+        try:  # what LlamaIndex sends the model: fn_schema without titles
+            schema = parameters()
+        except Exception:
+            schema = None
+    if not isinstance(schema, Mapping):
+        schema = _pydantic_schema(obj) or {"type": "object"}
+    acall = getattr(obj, "acall", None)
+
+    def run(arguments: dict[str, Any]) -> Any:
+        return _tool_output_value(call(**arguments))
+
+    async def arun(arguments: dict[str, Any]) -> Any:
+        assert callable(acall)
+        return _tool_output_value(await acall(**arguments))
+
+    desc = getattr(metadata, "description", None)
+    return ToolInfo(name, dict(schema), None, run, "dict", False, obj, desc if isinstance(desc, str) else "",
+                    async_target=arun if callable(acall) else None)
+
+
+def _tool_output_value(output: Any) -> Any:
+    if hasattr(output, "raw_output") and hasattr(output, "tool_name"):
+        raw = output.raw_output
+        return raw if raw is not None else getattr(output, "content", None)
+    return output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -78,11 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     sal.add_argument("--pretty", action="store_true", help="indent the JSON output")
     sal.set_defaults(handler=_salvage)
     try:
-        from ._audit import add_audit_parser
-    except ImportError:  # the audit verb is optional
+        audit = importlib.import_module("toolrepair._audit")
+    except ImportError:  # pragma: no cover - the audit verb ships with the package
         pass
     else:
-        add_audit_parser(sub)
+        audit.add_audit_parser(sub)
     return parser
 
 

@@ -112,10 +112,14 @@ class Dialect(Protocol):
     reasoning markers that join the mask (open may be None: a close alone masks what precedes).
     """
 
-    name: str
-    markers: Sequence[str]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def markers(self) -> Sequence[str]: ...
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        """Read the candidate whose marker spans ``[start, marker_end)``."""
         ...
 
 

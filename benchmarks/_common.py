@@ -1,0 +1,25 @@
+"""Timing helpers shared by the benchmark scripts: best-of-N, ratios against a baseline."""
+
+from __future__ import annotations
+
+import platform
+import timeit
+from collections.abc import Callable
+from typing import Any
+
+
+def best(fn: Callable[[], Any], *, number: int = 0, repeat: int = 7) -> float:
+    """Seconds per call, best of ``repeat`` runs (auto-ranged when ``number`` is 0)."""
+    timer = timeit.Timer(fn)
+    if number == 0:
+        number, _ = timer.autorange()
+    return min(timer.repeat(repeat=repeat, number=number)) / number
+
+
+def machine() -> str:
+    return f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()} ({platform.processor() or 'cpu'})"
+
+
+def row(label: str, seconds: float, baseline: float | None = None, target: str = "") -> str:
+    ratio = f"{seconds / baseline:8.2f}x" if baseline else " " * 9
+    return f"{label:<52} {seconds * 1e6:12.2f} µs {ratio}  {target}"
