@@ -1,0 +1,146 @@
+"""toolrepair.integrations.openai against real openai SDK objects (built from realistic payloads)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import toolrepair as tr
+from toolrepair.integrations.openai import (
+    function_call_output,
+    repair_chat_message,
+    repair_response_items,
+    tool_calls,
+    tool_result_message,
+)
+
+openai = pytest.importorskip("openai")
+from openai.types.chat import ChatCompletion, ChatCompletionMessage  # noqa: E402
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage  # noqa: E402
+
+
+def _message(content: str | None = None, calls: list[tuple[str, str, str]] = ()) -> ChatCompletionMessage:
+    payload: dict = {"role": "assistant", "content": content, "refusal": None}
+    if calls:
+        payload["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+                                 for i, n, a in calls]
+    return ChatCompletionMessage.model_validate(payload)
+
+
+def test_name_drift_and_broken_arguments_are_repaired_ids_kept(registry: tr.ToolRegistry) -> None:
+    msg = _message(calls=[("call_A1", "WebSearch", "{'query': 'cats', 'limit': '5',}")])
+    out = repair_chat_message(msg, registry)
+    assert out["tool_calls"] == [{"id": "call_A1", "type": "function",
+                                  "function": {"name": "web_search", "arguments": '{"query": "cats", "limit": 5}'}}]
+    assert "toolrepair_errors" not in out
+    # Still the SDK's shape: it validates back into the same type.
+    assert ChatCompletionMessage.model_validate(out).tool_calls[0].function.name == "web_search"
+    outcome = registry.run(tool_calls(out)[0])
+    assert tool_result_message(outcome) == {"role": "tool", "tool_call_id": "call_A1", "content": "5 results for cats"}
+
+
+def test_a_whole_completion_payload(registry: tr.ToolRegistry) -> None:
+    completion = ChatCompletion.model_validate({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": None, "message": {
+            "role": "assistant", "content": None, "refusal": None,
+            "tool_calls": [{"id": "call_x", "type": "function",
+                            "function": {"name": "functions.web_search", "arguments": '"{\\"query\\": \\"q\\"}"'}}]}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+    })
+    out = repair_chat_message(completion.choices[0].message, registry)
+    assert out["tool_calls"][0]["function"] == {"name": "web_search", "arguments": '{"query": "q"}'}
+
+
+def test_text_salvage_cuts_content_and_ids_are_deterministic(registry: tr.ToolRegistry, hermes) -> None:
+    text = "Let me look that up.\n" + hermes("web_search", '{"query": "cats"}')
+    first = repair_chat_message(_message(text), registry)
+    again = repair_chat_message({"role": "assistant", "content": text}, registry)
+    assert first["content"] == "Let me look that up."
+    [call] = first["tool_calls"]
+    assert call["id"].startswith("call_") and call == again["tool_calls"][0]
+    assert json.loads(call["function"]["arguments"]) == {"query": "cats"}
+    assert ChatCompletionMessage.model_validate(first).tool_calls[0].id == call["id"]
+    assert tool_result_message(registry.run(tool_calls(first)[0]))["tool_call_id"] == call["id"]
+
+
+def test_unknown_name_stays_out_with_the_corrective_message(registry: tr.ToolRegistry) -> None:
+    msg = _message(calls=[("call_ok", "web_search", '{"query": "x"}'), ("call_bad", "web_serch_v2", "{}")])
+    out = repair_chat_message(msg, registry)
+    assert [c["id"] for c in out["tool_calls"]] == ["call_ok"]
+    [error] = out["toolrepair_errors"]
+    assert error["tool_call_id"] == "call_bad" and error["name"] == "web_serch_v2"
+    assert error["message"].startswith("Tool 'web_serch_v2' not found.")
+    assert "Available tools: ['read_file', 'web_search']" in error["message"]
+
+
+def test_unknown_name_written_as_text_is_reported(registry: tr.ToolRegistry, hermes) -> None:
+    text = hermes("delete_everything", "{}")
+    out = repair_chat_message(_message(text), registry)
+    assert "tool_calls" not in out and out["content"] == text
+    [error] = out["toolrepair_errors"]
+    assert error["tool_call_id"] is None and "Tool 'delete_everything' not found." in error["message"]
+
+
+def test_bad_arguments_stay_out_with_the_corrective_message(registry: tr.ToolRegistry) -> None:
+    msg = _message(calls=[("call_t", "web_search", '{"query": "cats", "limit": 3'),
+                          ("call_v", "web_search", '{"query": "cats", "limit": "many"}')])
+    out = repair_chat_message(msg, registry)
+    assert "tool_calls" not in out
+    errors = {e["tool_call_id"]: e["message"] for e in out["toolrepair_errors"]}
+    assert set(errors) == {"call_t", "call_v"}
+    assert all("Expected parameters for 'web_search'" in m for m in errors.values())
+    assert "limit" in errors["call_v"]
+
+
+def test_tool_error_reaches_the_model_as_its_own_message(registry: tr.ToolRegistry) -> None:
+    out = repair_chat_message(_message(calls=[("call_f", "ReadFile", '{"path": "/nope"}')]), registry)
+    outcome = registry.run(tool_calls(out)[0])
+    assert not outcome.ok
+    assert tool_result_message(outcome) == {"role": "tool", "tool_call_id": "call_f", "content": "No such file: /nope"}
+
+
+def test_outcome_without_an_id_is_refused(registry: tr.ToolRegistry) -> None:
+    with pytest.raises(ValueError, match="no call id"):
+        tool_result_message(registry.run({"name": "web_search", "arguments": {"query": "x"}}))
+
+
+# -- Responses API ---------------------------------------------------------------------------
+def _fc(call_id: str, name: str, arguments: str) -> ResponseFunctionToolCall:
+    return ResponseFunctionToolCall.model_validate({"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id,
+                                                    "name": name, "arguments": arguments, "status": "completed"})
+
+
+def _text_item(text: str) -> ResponseOutputMessage:
+    return ResponseOutputMessage.model_validate({
+        "type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}]})
+
+
+def test_responses_function_calls_are_repaired_call_ids_kept(registry: tr.ToolRegistry) -> None:
+    items = [_fc("call_1", "Web-Search", '{"query": "cats",}'), _fc("call_2", "nope", "{}"),
+             _fc("call_3", "web_search", '{"query": 7'), _fc("call_4", "read_file", '{"path": "/x"}')]
+    result = repair_response_items(items, registry)
+    assert [i["call_id"] for i in result["output"]] == ["call_1", "call_4"]
+    assert result["output"][0]["name"] == "web_search" and result["output"][0]["arguments"] == '{"query": "cats"}'
+    assert result["output"][0]["id"] == "fc_call_1"
+    assert ResponseFunctionToolCall.model_validate(result["output"][0]).call_id == "call_1"
+    errors = {e["call_id"]: e["message"] for e in result["toolrepair_errors"]}
+    assert errors["call_2"].startswith("Tool 'nope' not found.")
+    assert "Expected parameters for 'web_search'" in errors["call_3"]
+    ok, failed = (registry.run(c) for c in tool_calls(result))
+    assert function_call_output(ok) == {"type": "function_call_output", "call_id": "call_1", "output": "3 results for cats"}
+    assert function_call_output(failed) == {"type": "function_call_output", "call_id": "call_4",
+                                            "output": "No such file: /x"}
+
+
+def test_responses_text_calls_are_salvaged_into_function_call_items(registry: tr.ToolRegistry, hermes) -> None:
+    text = "Searching. " + hermes("WebSearch", '{"query": "dogs", "limit": "2"}')
+    result = repair_response_items([_text_item(text)], registry)
+    message, call = result["output"]
+    assert message["content"][0]["text"] == "Searching."
+    assert call["type"] == "function_call" and call["call_id"].startswith("call_")
+    assert (call["name"], json.loads(call["arguments"])) == ("web_search", {"query": "dogs", "limit": 2})
+    assert repair_response_items([_text_item(text)], registry)["output"][1]["call_id"] == call["call_id"]
+    assert ResponseFunctionToolCall.model_validate(call).name == "web_search"

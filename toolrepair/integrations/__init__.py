@@ -1,0 +1,16 @@
+"""Adapters between toolrepair and agent frameworks: one module per framework.
+
+Each module imports its framework only inside the functions that need it, so importing
+``toolrepair.integrations.langchain`` never requires LangChain; calling a function that does
+raises an ImportError naming the extra to install (``pip install 'toolrepair[langchain]'``).
+
+- ``openai``: Chat Completions messages and Responses API items.
+- ``anthropic``: Messages API ``tool_use`` / ``tool_result`` blocks.
+- ``langchain``: ``AIMessage`` repair, LangGraph ``ToolNode`` wrappers, a ``create_agent`` middleware.
+- ``llamaindex``: repair and salvage in front of ``FunctionAgent``'s tool dispatch.
+- ``mcp``: an MCP session's tools as ``ToolSpec``s.
+"""
+
+from __future__ import annotations
+
+__all__: tuple[str, ...] = ()
