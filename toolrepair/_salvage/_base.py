@@ -10,6 +10,7 @@ whole text. Every reader is linear in what it reads and never recurses with inpu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
@@ -123,12 +124,12 @@ class Dialect(Protocol):
         ...
 
 
+_WS = re.compile(r"\s*")
+
+
 def skip_ws(text: str, i: int) -> int:
     """Index of the first non-whitespace character at or after ``i`` (O(whitespace run))."""
-    n = len(text)
-    while i < n and text[i].isspace():
-        i += 1
-    return i
+    return _WS.match(text, i).end()  # type: ignore[union-attr]  # `\s*` always matches
 
 
 def startswith_ci(text: str, literal: str, i: int) -> bool:

@@ -88,10 +88,26 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
     return SalvageConfig(dialects, mask_fences, mask_reasoning, MarkerFinder(entries), tuple(pairs))
 
 
+_DEFAULT_CONFIGS: dict[tuple[bool, bool], SalvageConfig] = {}
+
+
 def config_for(
     dialects: Sequence[str | Dialect] | None, mask_fences: bool = True, mask_reasoning: bool = True
 ) -> SalvageConfig:
+    """The compiled configuration; the default (every built-in dialect) skips even the cache
+    look-up's hashing of forty dialects."""
+    if dialects is None:
+        key = (bool(mask_fences), bool(mask_reasoning))
+        config = _DEFAULT_CONFIGS.get(key)
+        if config is None:
+            config = _DEFAULT_CONFIGS[key] = _config(_resolve_dialects(None), *key)
+        return config
     return _config(_resolve_dialects(dialects), bool(mask_fences), bool(mask_reasoning))
+
+
+@functools.lru_cache(maxsize=256)
+def _name_table(names: tuple[str, ...]) -> NameTable:
+    return NameTable(names)
 
 
 def _allowlist(allowed: Collection[str] | AnyTool) -> NameTable | None:
@@ -100,8 +116,11 @@ def _allowlist(allowed: Collection[str] | AnyTool) -> NameTable | None:
     if isinstance(allowed, NameTable):
         return allowed
     if isinstance(allowed, str):  # one name, not a collection of its letters
-        return NameTable([allowed])
-    return NameTable(allowed)
+        return _name_table((allowed,))
+    names = tuple(allowed)
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError("allowed must be a collection of tool names (str) or ANY_TOOL")
+    return _name_table(names)  # the same offered names are normalised once, not per reply
 
 
 class SalvagePass:

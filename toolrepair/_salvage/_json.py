@@ -89,7 +89,8 @@ def decode_at(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | JsonFail
         return JsonFailure("undecodable", i)
     if end - i > ctx.max_call_chars:
         return JsonFailure("too-large", i)
-    if isinstance(value, (dict, list)) and exceeds_depth(value, ctx.max_depth):
+    # Nesting needs two characters per level: short payloads cannot be too deep.
+    if end - i > 2 * ctx.max_depth and isinstance(value, (dict, list)) and exceeds_depth(value, ctx.max_depth):
         return JsonFailure("too-deep", i)
     return value, end
 
@@ -123,6 +124,11 @@ def call_from_object(obj: Any, *, require_arguments: bool) -> RawCall | None:
     ``{"type": "function", "function": {...}}`` is unwrapped. ``{"name": "Alice", "age": 30}``
     is not a call.
     """
+    if type(obj) is dict:  # the common shape, checked first: {"name": str, "arguments": dict}
+        name, arguments = obj.get("name"), obj.get("arguments", obj.get("parameters"))
+        if type(name) is str and type(arguments) is dict and "function" not in obj:
+            ident = obj.get("id")
+            return RawCall(name, arguments, ident if type(ident) is str else None)
     if not isinstance(obj, Mapping):
         return None
     fn = obj.get("function")
