@@ -1,0 +1,227 @@
+"""toolrepair.integrations.langchain against real LangChain / LangGraph: a ToolNode graph and create_agent."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+import pytest
+
+import toolrepair as tr
+from toolrepair.integrations.langchain import awrap_tool_call, repair_ai_message, wrap_tool_call
+
+pytest.importorskip("langchain_core")
+pytest.importorskip("langgraph.prebuilt")
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+
+@tool
+def web_search(query: str, limit: int = 3) -> str:
+    """Search the web."""
+    return f"{limit} results for {query}"
+
+
+@tool
+def read_file(path: str) -> str:
+    """Read a file."""
+    raise FileNotFoundError(f"No such file: {path}")
+
+
+@tool
+def take_note(text: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+    """Take a note."""
+    return f"noted {text!r} in {tool_call_id}"
+
+
+TOOLS = [web_search, read_file, take_note]
+
+
+@pytest.fixture
+def lc_registry() -> tr.ToolRegistry:
+    return tr.ToolRegistry(TOOLS)
+
+
+def _call(name: str, args: dict[str, Any], ident: str) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": ident, "type": "tool_call"}
+
+
+# One reply covering the four dispatch cases: drift, unknown name, bad arguments, tool error.
+MIXED = [
+    _call("WebSearch", {"query": "cats", "limit": "5"}, "c_drift"),
+    _call("web_serch_v2", {"query": "cats"}, "c_unknown"),
+    _call("web_search", {"query": "cats", "limit": "many"}, "c_bad"),
+    _call("read_file", {"path": "/nope"}, "c_fail"),
+]
+
+
+def _check_mixed(messages: list[Any]) -> None:
+    by_id = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    assert by_id["c_drift"].content == "5 results for cats" and by_id["c_drift"].status == "success"
+    assert by_id["c_drift"].name == "web_search"
+    unknown = by_id["c_unknown"]
+    assert unknown.status == "error"
+    assert unknown.content == ("Tool 'web_serch_v2' not found. Did you mean 'web_search'? "
+                               "Available tools: ['read_file', 'take_note', 'web_search']")
+    assert by_id["c_bad"].status == "error" and "limit" in by_id["c_bad"].content
+    assert "Expected parameters for 'web_search'" in by_id["c_bad"].content
+    assert by_id["c_fail"].status == "error" and by_id["c_fail"].content == "No such file: /nope"
+
+
+# -- BaseTools in a registry ------------------------------------------------------------------
+def test_registry_takes_base_tools_with_their_schema(lc_registry: tr.ToolRegistry) -> None:
+    assert lc_registry.names == ["web_search", "read_file", "take_note"]
+    assert lc_registry.info("web_search").expected == {"required": ["query"], "optional": ["limit"]}
+    # Injected arguments are not the model's to give: tool_call_schema leaves them out.
+    assert lc_registry.info("take_note").expected == {"required": ["text"], "optional": []}
+    assert lc_registry.execute("WebSearch", '{"query": "x", "limit": "2"}') == "2 results for x"
+    assert lc_registry.run({"name": "read_file", "arguments": {"path": "/p"}}).content == "No such file: /p"
+
+
+# -- repair_ai_message ------------------------------------------------------------------------
+def test_repair_ai_message_fixes_names_and_arguments(lc_registry: tr.ToolRegistry) -> None:
+    message = AIMessage(content="", tool_calls=[_call("WebSearch", {"query": "cats", "limit": "5"}, "c1"),
+                                                _call("nope", {}, "c2")])
+    fixed = repair_ai_message(message, lc_registry)
+    assert fixed.tool_calls[0] == _call("web_search", {"query": "cats", "limit": 5}, "c1")
+    assert fixed.tool_calls[1] == _call("nope", {}, "c2")  # left for the tool node to answer
+    assert message.tool_calls[0]["name"] == "WebSearch"  # the original is untouched
+
+
+def test_repair_ai_message_recovers_invalid_tool_calls(lc_registry: tr.ToolRegistry) -> None:
+    raw = [{"id": "c1", "type": "function", "function": {"name": "web_search", "arguments": "{'query': 'cats',}"}},
+           {"id": "c2", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "ca'}}]
+    message = AIMessage(content="", additional_kwargs={"tool_calls": raw})
+    assert [c["id"] for c in message.invalid_tool_calls] == ["c1", "c2"]  # what LangChain made of them
+    fixed = repair_ai_message(message, lc_registry)
+    assert fixed.tool_calls == [_call("web_search", {"query": "cats"}, "c1")]
+    [still] = fixed.invalid_tool_calls
+    assert still["id"] == "c2" and "Expected parameters for 'web_search'" in still["error"]
+
+
+def test_repair_ai_message_salvages_text_calls(lc_registry: tr.ToolRegistry, hermes) -> None:
+    text = "Let me search. " + hermes("web_search", '{"query": "otters"}')
+    fixed = repair_ai_message(AIMessage(content=text), lc_registry)
+    assert fixed.content == "Let me search."
+    [call] = fixed.tool_calls
+    assert call["name"] == "web_search" and call["args"] == {"query": "otters"} and call["id"].startswith("call_")
+    assert repair_ai_message(AIMessage(content=text), lc_registry).tool_calls[0]["id"] == call["id"]
+    blocks = [{"type": "text", "text": text}]
+    assert repair_ai_message(AIMessage(content=blocks), lc_registry).content == [{"type": "text", "text": "Let me search."}]
+
+
+def test_a_message_with_nothing_to_repair_is_returned_as_is(lc_registry: tr.ToolRegistry) -> None:
+    message = AIMessage(content="All done.")
+    assert repair_ai_message(message, lc_registry) is message
+
+
+# -- LangGraph ToolNode -----------------------------------------------------------------------
+def _tool_node(registry: tr.ToolRegistry) -> ToolNode:
+    return ToolNode(TOOLS, wrap_tool_call=wrap_tool_call(registry), awrap_tool_call=awrap_tool_call(registry))
+
+
+def _tools_only(registry: tr.ToolRegistry) -> Any:
+    """START -> ToolNode -> END: the node sees the model's calls exactly as written."""
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", _tool_node(registry))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    return graph.compile()
+
+
+def test_tool_node_answers_every_case(lc_registry: tr.ToolRegistry) -> None:
+    graph = _tools_only(lc_registry)
+    out = graph.invoke({"messages": [AIMessage(content="", tool_calls=MIXED)]})
+    _check_mixed(out["messages"])
+    out = asyncio.run(graph.ainvoke({"messages": [AIMessage(content="", tool_calls=MIXED)]}))
+    _check_mixed(out["messages"])
+
+
+def test_tool_node_injects_into_a_repaired_call(lc_registry: tr.ToolRegistry) -> None:
+    out = _tools_only(lc_registry).invoke({"messages": [AIMessage(content="", tool_calls=[
+        _call("TakeNote", {"text": "hi"}, "c_note")])]})
+    assert out["messages"][-1].content == "noted 'hi' in c_note"
+
+
+def _scripted_graph(registry: tr.ToolRegistry, script: list[AIMessage]) -> Any:
+    replies = iter(script)
+
+    def model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [repair_ai_message(next(replies), registry)]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", model)
+    graph.add_node("tools", _tool_node(registry))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    return graph.compile()
+
+
+def test_a_tool_node_graph_end_to_end(lc_registry: tr.ToolRegistry, hermes) -> None:
+    script = [
+        AIMessage(content="", tool_calls=MIXED),
+        AIMessage(content="One more. " + hermes("WebSearch", '{"query": "dogs"}')),
+        AIMessage(content="Cats and dogs, found."),
+    ]
+    result = _scripted_graph(lc_registry, script).invoke({"messages": [HumanMessage("find cats and dogs")]})
+    messages = result["messages"]
+    _check_mixed(messages)
+    salvaged = messages[6]
+    assert isinstance(salvaged, AIMessage) and salvaged.content == "One more."
+    assert salvaged.tool_calls[0]["name"] == "web_search"
+    assert messages[7].content == "3 results for dogs" and messages[7].tool_call_id == salvaged.tool_calls[0]["id"]
+    assert messages[-1].content == "Cats and dogs, found."
+
+
+# -- create_agent middleware ------------------------------------------------------------------
+class ScriptedChatModel(GenericFakeChatModel):
+    """GenericFakeChatModel replays its messages; create_agent also needs bind_tools."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
+        return self
+
+
+def _agent(registry: tr.ToolRegistry, script: list[AIMessage]) -> Any:
+    pytest.importorskip("langchain.agents")
+    from langchain.agents import create_agent
+
+    from toolrepair.integrations.langchain import ToolRepairMiddleware
+
+    return create_agent(ScriptedChatModel(messages=iter(script)), TOOLS, middleware=[ToolRepairMiddleware(registry)])
+
+
+def _agent_script(hermes) -> list[AIMessage]:
+    truncated = {"id": "c_cut", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "ca'}}
+    return [
+        AIMessage(content="", tool_calls=MIXED, additional_kwargs={}),
+        AIMessage(content="", additional_kwargs={"tool_calls": [truncated]}),
+        AIMessage(content=hermes("Web_Search", '{"query": "dogs", "limit": "1"}')),
+        AIMessage(content="Done."),
+    ]
+
+
+def _check_agent(messages: list[Any]) -> None:
+    _check_mixed(messages)
+    by_id = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    # A call too broken to run is answered too, instead of silently ending the loop.
+    assert by_id["c_cut"].status == "error" and "Expected parameters for 'web_search'" in by_id["c_cut"].content
+    salvaged = [m for m in messages if isinstance(m, AIMessage) and m.tool_calls and m.tool_calls[0]["id"].startswith("call_")]
+    [reply] = salvaged
+    assert reply.tool_calls[0]["args"] == {"query": "dogs", "limit": 1}
+    assert by_id[reply.tool_calls[0]["id"]].content == "1 results for dogs"
+    assert messages[-1].content == "Done."
+
+
+def test_create_agent_with_the_middleware(lc_registry: tr.ToolRegistry, hermes) -> None:
+    result = _agent(lc_registry, _agent_script(hermes)).invoke({"messages": [HumanMessage("find cats")]})
+    _check_agent(result["messages"])
+
+
+def test_create_agent_with_the_middleware_async(lc_registry: tr.ToolRegistry, hermes) -> None:
+    agent = _agent(lc_registry, _agent_script(hermes))
+    result = asyncio.run(agent.ainvoke({"messages": [HumanMessage("find cats")]}))
+    _check_agent(result["messages"])
