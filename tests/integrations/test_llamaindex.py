@@ -1,0 +1,126 @@
+"""toolrepair.integrations.llamaindex against real LlamaIndex: a FunctionAgent workflow with a scripted LLM."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import toolrepair as tr
+from toolrepair.integrations.llamaindex import repair_tool_selections, wrap_llm
+
+pytest.importorskip("llama_index.core")
+
+# LlamaIndex's workflow runtime lists a running agent's members with inspect.getmembers, which
+# touches pydantic's deprecated instance attributes (`__fields__`, ...): its warnings, not ours.
+pytestmark = pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecationWarning")
+from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult  # noqa: E402
+from llama_index.core.base.llms.types import ChatResponse, TextBlock, ToolCallBlock  # noqa: E402
+from llama_index.core.llms import ChatMessage  # noqa: E402
+from llama_index.core.llms.mock import MockFunctionCallingLLM  # noqa: E402
+from llama_index.core.tools import FunctionTool  # noqa: E402
+
+
+def web_search(query: str, limit: int = 3) -> str:
+    """Search the web."""
+    return f"{limit} results for {query}"
+
+
+async def read_file(path: str) -> str:
+    """Read a file."""
+    raise FileNotFoundError(f"No such file: {path}")
+
+
+TOOLS = [FunctionTool.from_defaults(web_search), FunctionTool.from_defaults(async_fn=read_file)]
+
+
+def _calls(*calls: tuple[str, str, Any]) -> ChatMessage:
+    return ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=i, tool_name=n, tool_kwargs=a)
+                                                 for i, n, a in calls])
+
+
+def _scripted(script: list[ChatMessage]) -> MockFunctionCallingLLM:
+    replies = iter(script)
+    return MockFunctionCallingLLM(response_generator=lambda messages, **kwargs: next(replies))
+
+
+async def _run(agent: FunctionAgent) -> tuple[dict[str, Any], str]:
+    handler = agent.run(user_msg="find cats")
+    results = {}
+    async for event in handler.stream_events():
+        if isinstance(event, ToolCallResult):
+            results[event.tool_id] = event
+    return results, str(await handler)
+
+
+def test_registry_takes_function_tools() -> None:
+    registry = tr.ToolRegistry(TOOLS)
+    assert registry.names == ["web_search", "read_file"]
+    assert registry.info("web_search").expected == {"required": ["query"], "optional": ["limit"]}
+    assert registry.execute("WebSearch", '{"query": "x", "limit": "2"}') == "2 results for x"
+    assert asyncio.run(registry.aexecute("web_search", {"query": "y"})) == "3 results for y"
+    assert registry.run({"name": "read_file", "arguments": {"path": "/p"}}).content == "No such file: /p"
+
+
+def test_repair_tool_selections_repairs_where_llamaindex_gives_empty_arguments() -> None:
+    registry = tr.ToolRegistry(TOOLS)
+    response = ChatResponse(message=_calls(("c1", "WebSearch", "{'query': 'cats', 'limit': '5',}")))
+    [plain] = _scripted([]).get_tool_calls_from_response(response)
+    assert plain.tool_kwargs == {}  # what LlamaIndex makes of it on its own
+    [selection] = repair_tool_selections(response, registry)
+    assert (selection.tool_id, selection.tool_name, selection.tool_kwargs) == ("c1", "web_search",
+                                                                               {"query": "cats", "limit": 5})
+    block = response.message.blocks[0]  # the conversation records the call that ran
+    assert (block.tool_name, block.tool_kwargs) == ("web_search", {"query": "cats", "limit": 5})
+
+
+def test_repair_tool_selections_salvages_text(hermes: Callable[[str, str], str]) -> None:
+    text = "Let me look. " + hermes("web_search", '{"query": "otters"}')
+    response = ChatResponse(message=ChatMessage(role="assistant", content=text))
+    [selection] = repair_tool_selections(response, tr.ToolRegistry(TOOLS))
+    assert selection.tool_name == "web_search" and selection.tool_id.startswith("call_")
+    text_block, call_block = response.message.blocks
+    assert isinstance(text_block, TextBlock) and text_block.text == "Let me look."
+    assert isinstance(call_block, ToolCallBlock) and call_block.tool_call_id == selection.tool_id
+
+
+def _script(hermes: Callable[[str, str], str]) -> list[ChatMessage]:
+    return [
+        _calls(("c_drift", "WebSearch", '{"query": "cats", "limit": "5",}'),
+               ("c_unknown", "web_serch_v2", '{"query": "cats"}'),
+               ("c_bad", "web_search", '{"query": "cats", "limit": "many"}'),
+               ("c_fail", "read_file", {"path": "/nope"})),
+        ChatMessage(role="assistant", content="One more. " + hermes("Web_Search", '{"query": "dogs"}')),
+        ChatMessage(role="assistant", content="Cats and dogs, found."),
+    ]
+
+
+def test_tool_repair_agent_end_to_end(hermes: Callable[[str, str], str]) -> None:
+    from toolrepair.integrations.llamaindex import ToolRepairAgent
+
+    agent = ToolRepairAgent(tools=TOOLS, llm=_scripted(_script(hermes)), streaming=False)
+    assert isinstance(agent, FunctionAgent)
+    results, final = asyncio.run(_run(agent))
+    content = {k: (str(v.tool_output.content), v.tool_output.is_error) for k, v in results.items()}
+    assert content["c_drift"] == ("5 results for cats", False)
+    assert results["c_drift"].tool_name == "web_search"
+    assert content["c_unknown"] == ("Tool 'web_serch_v2' not found. Did you mean 'web_search'? "
+                                    "Available tools: ['read_file', 'web_search']", True)
+    assert content["c_bad"][1] and "Expected parameters for 'web_search'" in content["c_bad"][0]
+    assert content["c_fail"] == ("No such file: /nope", True)
+    [salvaged] = [k for k in results if k.startswith("call_")]
+    assert content[salvaged] == ("3 results for dogs", False)
+    assert final == "Cats and dogs, found."
+
+
+def test_wrap_llm_in_a_plain_function_agent(hermes: Callable[[str, str], str]) -> None:
+    llm = _scripted(_script(hermes))
+    agent = FunctionAgent(tools=TOOLS, llm=wrap_llm(llm, TOOLS))
+    results, final = asyncio.run(_run(agent))
+    assert str(results["c_drift"].tool_output.content) == "5 results for cats"
+    assert any(str(r.tool_output.content) == "3 results for dogs" for r in results.values())
+    # Without ToolRepairAgent, LlamaIndex answers what cannot be repaired in its own words.
+    assert results["c_unknown"].tool_output.is_error
+    assert final == "Cats and dogs, found."

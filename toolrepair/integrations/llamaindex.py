@@ -1,0 +1,242 @@
+"""LlamaIndex: repair and salvage in front of ``FunctionAgent``'s tool dispatch.
+
+``ToolRegistry`` takes LlamaIndex ``FunctionTool`` / ``BaseTool`` objects directly (name and
+schema from ``metadata``). ``FunctionAgent`` reads calls with the LLM's
+``get_tool_calls_from_response``, which turns arguments it cannot parse into ``{}`` without a
+word; two ways to put toolrepair there instead:
+
+- ``wrap_llm(llm, registry)``: a copy of the LLM whose ``get_tool_calls_from_response``
+  repairs names and arguments and salvages calls written as text, for any agent;
+- ``ToolRepairAgent(tools=..., llm=...)``: a ``FunctionAgent`` that does that and also answers
+  unknown names and bad arguments with toolrepair's corrective message.
+
+Nothing here imports LlamaIndex until it is used; without it a clear ImportError names the extra.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._registry import ToolRegistry
+from .._types import ToolCall
+from ._common import require, stable_id
+
+# ToolRepairAgent is built on first access (module __getattr__, below).
+__all__ = ["ToolRepairAgent", "repair_tool_selections", "wrap_llm"]  # noqa: F822
+
+_EXTRA = "llamaindex"
+
+Pending = Callable[[str, str], None]
+
+
+def _raw_calls(response: Any) -> list[tuple[str | None, str, Any, Any]] | None:
+    """(id, name, raw arguments, the block to update) for each call in the reply, before the
+    LLM class parses (and possibly blanks) the arguments; None when the reply keeps its calls
+    somewhere this does not know."""
+    message = response.message
+    blocks = [b for b in getattr(message, "blocks", None) or [] if getattr(b, "block_type", None) == "tool_call"]
+    if blocks:
+        return [(b.tool_call_id, b.tool_name, b.tool_kwargs, b) for b in blocks]
+    raw = (getattr(message, "additional_kwargs", None) or {}).get("tool_calls")
+    if not raw:
+        return []
+    out: list[tuple[str | None, str, Any, Any]] = []
+    for item in raw:
+        data = item.model_dump() if hasattr(item, "model_dump") else item
+        if not isinstance(data, dict):
+            return None
+        if "tool_name" in data:  # already a ToolSelection
+            out.append((data.get("tool_id"), data["tool_name"], data.get("tool_kwargs"), None))
+        elif isinstance(data.get("function"), dict):  # OpenAI shape
+            fn = data["function"]
+            out.append((data.get("id"), fn.get("name") or "", fn.get("arguments"), None))
+        elif "name" in data:  # Anthropic / generic shape
+            out.append((data.get("id"), data["name"], data.get("input", data.get("arguments")), None))
+        else:
+            return None
+    return out
+
+
+def _text_of(message: Any) -> str:
+    blocks = getattr(message, "blocks", None) or []
+    return "".join(b.text for b in blocks if getattr(b, "block_type", None) == "text")
+
+
+def repair_tool_selections(response: Any, registry: ToolRegistry, *,
+                           on_error: Pending | None = None) -> list[Any]:
+    """The ``ToolSelection``s to run for a ``ChatResponse``, repaired, or salvaged from its text.
+
+    Native calls get the offered name and repaired arguments (their ``ToolCallBlock`` is
+    updated to match, so the conversation records what ran). With none, calls written as text
+    are salvaged: the message's text loses them and gains ``ToolCallBlock``s with ``call_…``
+    ids derived from the text. A call that cannot be repaired is still returned, as the model
+    wrote it, so the agent answers it; ``on_error(tool_id, message)`` receives the corrective
+    message first.
+    """
+    llms = require("llama_index.core.llms.llm", _EXTRA)
+    types = require("llama_index.core.base.llms.types", _EXTRA)
+    selection = llms.ToolSelection
+    raw = _raw_calls(response)
+    if raw is None:
+        return []
+    selections: list[Any] = []
+    for i, (ident, name, arguments, block) in enumerate(raw):
+        tool_id = ident or stable_id("call_", f"{name}\x00{arguments!r}", i)
+        repair = registry.repair({"name": name, "arguments": arguments, "id": tool_id})
+        if repair.call is None:
+            if on_error is not None:
+                on_error(tool_id, str(repair.error))
+            selections.append(selection(tool_id=tool_id, tool_name=name, tool_kwargs=_best_effort(arguments)))
+            continue
+        if block is not None:
+            block.tool_call_id, block.tool_name, block.tool_kwargs = tool_id, repair.call.name, repair.call.arguments
+        selections.append(selection(tool_id=tool_id, tool_name=repair.call.name, tool_kwargs=repair.call.arguments))
+    if raw:
+        return selections
+    text = _text_of(response.message)
+    if not text:
+        return []
+    result = registry.salvage(text)
+    if not result.calls:
+        return []
+    rest = result.content.strip()
+    kept = [b for b in response.message.blocks if getattr(b, "block_type", None) != "text"]
+    new_blocks: list[Any] = [types.TextBlock(text=rest)] if rest else []
+    for i, call in enumerate(result.calls):
+        tool_id = stable_id("call_", text, i)
+        repair = registry.repair(ToolCall(call.name, call.arguments, tool_id, call.dialect, call.span))
+        fixed = repair.call or call
+        if repair.call is None and on_error is not None:
+            on_error(tool_id, str(repair.error))
+        new_blocks.append(types.ToolCallBlock(tool_call_id=tool_id, tool_name=fixed.name, tool_kwargs=fixed.arguments))
+        selections.append(selection(tool_id=tool_id, tool_name=fixed.name, tool_kwargs=fixed.arguments))
+    response.message.blocks = new_blocks + kept
+    return selections
+
+
+def _best_effort(arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, dict):
+        return arguments
+    if isinstance(arguments, str):
+        try:
+            value = json.loads(arguments)
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+    return {}
+
+
+def wrap_llm(llm: Any, registry: ToolRegistry | Iterable[Any], *, on_error: Pending | None = None) -> Any:
+    """A copy of ``llm`` whose ``get_tool_calls_from_response`` goes through ``repair_tool_selections``.
+
+    >>> agent = FunctionAgent(tools=tools, llm=wrap_llm(llm, tools))   # doctest: +SKIP
+    """
+    require("llama_index.core.llms", _EXTRA)
+    reg = registry if isinstance(registry, ToolRegistry) else ToolRegistry(registry)
+    copy = llm.model_copy() if hasattr(llm, "model_copy") else llm
+
+    def get_tool_calls_from_response(response: Any, error_on_no_tool_call: bool = False, **kwargs: Any) -> Any:
+        selections = repair_tool_selections(response, reg, on_error=on_error)
+        if not selections and error_on_no_tool_call:
+            raise ValueError("Expected at least one tool call, but got 0 tool calls.")
+        return selections
+
+    # LLMs are pydantic models that refuse unknown attributes; an instance attribute set this
+    # way shadows the class method for this copy only.
+    object.__setattr__(copy, "get_tool_calls_from_response", get_tool_calls_from_response)
+    return copy
+
+
+class _Pending:
+    """Corrective messages by tool id, until the agent dispatches that call. Bounded."""
+
+    _LIMIT = 1024
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, ident: str, message: str) -> None:
+        with self._lock:
+            self._items[ident] = message
+            while len(self._items) > self._LIMIT:
+                self._items.popitem(last=False)
+
+    def pop(self, ident: str) -> str | None:
+        with self._lock:
+            return self._items.pop(ident, None)
+
+
+def _agent_class() -> type:
+    workflow = require("llama_index.core.agent.workflow", _EXTRA)
+    decorators = require("llama_index.core.workflow", _EXTRA)
+    tools_mod = require("llama_index.core.tools", _EXTRA)
+    pydantic = require("llama_index.core.bridge.pydantic", _EXTRA)
+
+    async def _call_tool(self: Any, ctx: Any, ev: Any) -> Any:
+        message = self._toolrepair_pending.pop(ev.tool_id)
+        if message is None:
+            return await workflow.FunctionAgent.call_tool(self, ctx, ev)
+        ctx.write_event_to_stream(
+            workflow.ToolCall(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs, tool_id=ev.tool_id))
+        output = tools_mod.ToolOutput(content=message, tool_name=ev.tool_name, raw_input=ev.tool_kwargs,
+                                      raw_output=None, is_error=True)
+        result = workflow.ToolCallResult(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs, tool_id=ev.tool_id,
+                                         tool_output=output, return_direct=False)
+        ctx.write_event_to_stream(result)
+        return result
+
+    # The workflow routes events by the step's annotations, read at decoration time: give it
+    # the classes themselves (this module's annotations are strings).
+    _call_tool.__annotations__ = {"ctx": decorators.Context, "ev": workflow.ToolCall,
+                                  "return": workflow.ToolCallResult}
+    _call_tool.__name__ = "call_tool"
+    _call_tool.__qualname__ = "ToolRepairAgent.call_tool"  # a method, not a free step
+
+    class ToolRepairAgent(workflow.FunctionAgent):  # type: ignore[misc,name-defined]
+        """A ``FunctionAgent`` with toolrepair in front of its tool dispatch.
+
+        Pass ``registry=`` (a ``ToolRegistry``), or let it build one from ``tools``. Drifted
+        names and broken arguments are repaired, calls written as text are salvaged, and
+        unknown names and bad arguments are answered with toolrepair's corrective message
+        (tool errors already come back as the tool's own message).
+        """
+
+        _toolrepair_pending: Any = pydantic.PrivateAttr(default=None)
+        _toolrepair_registry: Any = pydantic.PrivateAttr(default=None)
+
+        def __init__(self, *args: Any, registry: ToolRegistry | None = None, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            reg = registry if registry is not None else ToolRegistry(self.tools or [])
+            pending = _Pending()
+            self._toolrepair_registry = reg
+            self._toolrepair_pending = pending
+            self.llm = wrap_llm(self.llm, reg, on_error=pending.put)  # type: ignore[has-type]
+
+        call_tool = decorators.step(_call_tool)
+
+        @property
+        def registry(self) -> ToolRegistry:
+            registry: ToolRegistry = self._toolrepair_registry
+            return registry
+
+    ToolRepairAgent.__module__ = __name__
+    ToolRepairAgent.__qualname__ = "ToolRepairAgent"
+    return ToolRepairAgent
+
+
+_lazy: dict[str, type] = {}
+
+
+def __getattr__(name: str) -> Any:
+    # ToolRepairAgent subclasses LlamaIndex's FunctionAgent, so it is defined on first use:
+    # importing this module must not import LlamaIndex.
+    if name == "ToolRepairAgent":
+        if name not in _lazy:
+            _lazy[name] = _agent_class()
+        return _lazy[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
