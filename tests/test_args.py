@@ -12,13 +12,17 @@ from typing import Any
 import pytest
 
 from toolrepair._args import (
+    _MISSING,
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_DEPTH,
     CompiledSchema,
     _check_depth,
+    _coerce_to,
     _decode_value,
+    _is_type,
     _Notes,
     _parse_lenient,
+    _show,
     _simple_check,
     compile_schema,
     decode_arguments,
@@ -56,6 +60,7 @@ VALID = [
     '{"a": 1, "a": 2}',  # duplicate keys: the last wins, as in json.loads
     '{"big": 123456789012345678901234567890, "neg": -0, "small": 1e-300}',
     '{"nul": "\\u0000", "lone": "\\ud800"}',
+    '{"high then plain": "\\ud800\\u0041", "high then high": "\\ud800\\ud800"}',
 ]
 
 
@@ -139,6 +144,8 @@ REPAIRS: list[tuple[str, dict[str, Any], list[str]]] = [
     # missing comma between members
     ('{"a": 1 "b": 2}', {"a": 1, "b": 2}, ["Inserted missing comma at 8"]),
     ('{"a": "x" "b": 2}', {"a": "x", "b": 2}, ["Inserted missing comma at 10"]),
+    ('{"a": "x" "b\\"c": 2}', {"a": "x", 'b"c': 2}, ["Inserted missing comma at 10"]),
+    ('{"a": "x" \'b\': 2}', {"a": "x", "b": 2}, ["Inserted missing comma at 10", "Replaced single quotes"]),
     ('{"a": "x"\n  "b": "y"}', {"a": "x", "b": "y"}, ["Inserted missing comma"]),
     ('{"a": [1] b: 2}', {"a": [1], "b": 2}, ["Inserted missing comma", "Quoted bare key"]),
     ('{"a": {"x": 1} "b": true}', {"a": {"x": 1}, "b": True}, ["Inserted missing comma at 15"]),
@@ -155,6 +162,7 @@ REPAIRS: list[tuple[str, dict[str, Any], list[str]]] = [
     ),
     ('{"p": "C:\\users"}', {"p": "C:\\users"}, ["Kept invalid escape as literal text at 9"]),
     ('{"re": "\\d+\\.\\w"}', {"re": "\\d+\\.\\w"}, ["Kept invalid escape"]),
+    ('{"a": "\\ud800\\uxyz0"}', {"a": "\ud800\\uxyz0"}, ["Kept invalid escape as literal text at 13"]),
     ('{"a": "don\\\'t"}', {"a": "don't"}, ["Replaced invalid escape of a quote with the quote at 10"]),
     # doubled braces (template leakage)
     ('{{"a": 1}}', {"a": 1}, ["Collapsed doubled braces at 0"]),
@@ -545,8 +553,8 @@ def _call(text: str) -> Callable[[], object]:
 
 # name -> (document of size n, n); sizes chosen so one call takes several milliseconds.
 LINEAR_CASES: dict[str, tuple[Callable[[int], str], int]] = {
-    "lenient members": (lambda n: "{" + ", ".join(f"'k{i}': [True, {i}]" for i in range(n)) + ",}", 3000),
-    "truncated members": (lambda n: "{" + ", ".join(f'"k{i}": [{i}]' for i in range(n)), 3000),
+    "lenient members": (lambda n: "{" + ", ".join(f"'k{i}': [True, {i}]" for i in range(n)) + ",}", 2000),
+    "truncated members": (lambda n: "{" + ", ".join(f'"k{i}": [{i}]' for i in range(n)), 2000),
     "unescaped quotes": (lambda n: '{"a": "' + '"x ' * n + '"}', 20000),
     "quote then spaces": (lambda n: '{"a": "' + ('"' + " " * 20 + "x") * n + '"}', 20000),
     "invalid escapes": (lambda n: '{"a": "' + "\\q" * n + '"}', 20000),
@@ -561,7 +569,7 @@ LINEAR_CASES: dict[str, tuple[Callable[[int], str], int]] = {
 def test_decoding_time_is_linear(name: str) -> None:
     make, size = LINEAR_CASES[name]
     small, large = _call(make(size)), _call(make(2 * size))
-    ratio = _best_time(large, 7) / _best_time(small, 7)
+    ratio = _best_time(large) / _best_time(small)
     print(f"{name}: t(2N)/t(N) = {ratio:.2f}")
     assert ratio < 3.5, ratio
 
@@ -628,9 +636,7 @@ def test_expected_and_additional() -> None:
         ({"$ref": "#/$defs/missing", "$defs": {}}, {"required": [], "optional": []}, True),
     ],
 )
-def test_expected_parameters(
-    schema: dict[str, Any], expected: dict[str, list[str]], additional: bool
-) -> None:
+def test_expected_parameters(schema: dict[str, Any], expected: dict[str, list[str]], additional: bool) -> None:
     compiled = compile_schema(schema)
     assert compiled.expected == expected
     assert compiled.allows_additional is additional
@@ -644,9 +650,7 @@ def test_invalid_schemas_are_refused_at_compile_time() -> None:
 
 
 def test_unknown_metaschema_falls_back_without_a_warning() -> None:
-    compiled = compile_schema(
-        {"$schema": "https://example.invalid/schema", "properties": {"a": {"type": "integer"}}}
-    )
+    compiled = compile_schema({"$schema": "https://example.invalid/schema", "properties": {"a": {"type": "integer"}}})
     assert compiled.apply({"a": "1"}, tool="t")[0] == {"a": 1}
 
 
@@ -743,9 +747,7 @@ def test_coercions(schema: dict[str, Any], before: Any, after: Any) -> None:
 
 def test_coercion_event_says_what_changed() -> None:
     _, events = apply(prop({"type": "integer"}), {"v": "5"})
-    assert events == (
-        RepairEvent("coerce", "Coerced 'v' from '5' to 5", tool="search", before="5", after=5, path="v"),
-    )
+    assert events == (RepairEvent("coerce", "Coerced 'v' from '5' to 5", tool="search", before="5", after=5, path="v"),)
 
 
 def test_nested_coercion_paths() -> None:
@@ -809,9 +811,7 @@ def test_refs_coerce_recursively() -> None:
             "remote": {"$ref": "https://example.invalid/x.json"},
             "self": {"$ref": "#"},
         },
-        "$defs": {
-            "Point": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}}
-        },
+        "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}}},
         "definitions": {"Old": {"type": "integer"}},
     }
     compiled = compile_schema(schema)
@@ -836,27 +836,56 @@ def test_ref_with_an_escaped_pointer_and_an_array_index() -> None:
     assert apply(schema, {"a": "1", "b": "true"})[0] == {"a": 1, "b": True}
     error = apply_error(schema, {"c": "x"})
     assert error.reason == "constraint"
-    assert (
-        str(error)
-        == "Arguments cannot be checked: the tool's schema refers to '/x-list/9', which does not exist"
-    )
+    assert str(error) == "Arguments cannot be checked: the tool's schema refers to '/x-list/9', which does not exist"
 
 
-def test_recursive_schema_and_deep_arguments_do_not_escape() -> None:
-    schema = {
-        "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
-        "$ref": "#/$defs/node",
-    }
+def _deep(levels: int, leaf: Any) -> dict[str, Any]:
     args: dict[str, Any] = {}
     node = args
-    for _ in range(5000):
+    for _ in range(levels):
         node["next"] = {}
         node = node["next"]
-    node["next"] = 5
-    compiled = compile_schema(schema)
+    node["next"] = leaf
+    return args
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}},
+        {"anyOf": [{"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}, {"type": "string"}]},
+    ],
+)
+def test_recursive_schema_and_deep_arguments_do_not_escape(node: dict[str, Any]) -> None:
+    compiled = compile_schema({"$defs": {"node": node}, "$ref": "#/$defs/node"})
     with pytest.raises(ArgumentError) as info:
-        compiled.apply(args, tool="t")
+        compiled.apply(_deep(5000, 5), tool="t")
+    assert info.value.reason == "too-deep"
+    assert compiled.apply(_deep(10, {}), tool="t")[1] == ()
+
+
+def test_a_shallow_error_beside_a_deep_value_does_not_escape() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "z": {"$ref": "#/$defs/node"}},
+        "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}},
+    }
+    with pytest.raises(ArgumentError) as info:
+        compile_schema(schema).apply({"a": "x", "z": _deep(5000, 5)}, tool="t")
     assert info.value.reason in ("too-deep", "type")
+
+
+def test_anchor_refs_validate_but_are_not_coerced_through() -> None:
+    schema = {"properties": {"n": {"$ref": "#count"}}, "$defs": {"c": {"$anchor": "count", "type": "integer"}}}
+    assert apply(schema, {"n": 5}) == ({"n": 5}, ())
+    assert apply_error(schema, {"n": "5"}).reason == "type"
+
+
+def test_remote_refs_fail_closed() -> None:
+    schema = {"properties": {"remote": {"$ref": "https://example.invalid/x.json"}}}
+    error = apply_error(schema, {"remote": 1})
+    assert error.reason == "constraint"
+    assert "https://example.invalid/x.json" in str(error)
 
 
 def test_apply_does_not_mutate_its_input() -> None:
@@ -1072,6 +1101,7 @@ SIMPLE = [
     ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, [1.5], [1, "x"]),
     ({"anyOf": [{"type": "integer"}, {"type": "null"}]}, [1, None], [1.5, "x"]),
     (True, [1, "x"], []),
+    ({"properties": {"a": {"type": "string"}}, "required": ["a"]}, ["x", 1, {"a": "y"}], [{"a": 1}, {}]),
 ]
 
 
@@ -1105,6 +1135,20 @@ def test_simple_check_is_exact(schema: Any, good: list[Any], bad: list[Any]) -> 
 )
 def test_simple_check_declines_what_it_does_not_know(schema: Any) -> None:
     assert _simple_check(schema) is None
+
+
+def test_type_helpers_on_names_the_schema_checker_would_refuse() -> None:
+    assert _is_type(1, "whatever") is True
+    assert _coerce_to("x", "whatever") is _MISSING
+    assert _coerce_to("x", "string") is _MISSING
+    assert _coerce_to([1], "string") is _MISSING
+
+
+def test_show_survives_unserialisable_values() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    assert _show(loop) == "[[...]]"
+    assert _show("x" * 100).endswith("…")
 
 
 def test_decode_value_gives_any_json_value() -> None:

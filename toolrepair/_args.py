@@ -545,8 +545,7 @@ def _decode_text(text: str, max_depth: int, notes: _Notes, allow_double: bool) -
     if text.startswith("\ufeff"):
         notes.add("Removed byte-order mark", 0, "\ufeff", "")
         text = text[1:].strip()
-    if text.startswith(("```", "~~~")):
-        text = _strip_fence(text, notes)
+    text = _strip_fence(text, notes)
     if not text:
         raise ArgumentError("Arguments are empty", reason="empty", position=0)
     value: Any = _MISSING
@@ -1165,11 +1164,10 @@ class CompiledSchema:
             for branch in all_of:
                 value = self._coerce(value, branch, path, depth + 1, run)
         types = schema.get("type")
+        # check_schema has already made "type" a name or a list of names.
         names = [types] if isinstance(types, str) else types if isinstance(types, list) else []
-        if names and not any(_is_type(value, name) for name in names if isinstance(name, str)):
+        if names and not any(_is_type(value, name) for name in names):
             for name in names:
-                if not isinstance(name, str):
-                    continue
                 new = _coerce_to(value, name)
                 if new is not _MISSING:
                     run.events.append(_coerced(path, value, new, run.tool))
@@ -1227,7 +1225,7 @@ class CompiledSchema:
     def _first_error(self, args: dict[str, Any]) -> ArgumentError:
         try:
             error = jsonschema.exceptions.best_match(self._validator.iter_errors(args))
-        except RecursionError:
+        except RecursionError:  # is_valid stopped at a shallow error; best_match went on
             return ArgumentError("Arguments nest too deeply to validate", reason="too-deep")
         if error is None:  # pragma: no cover - only reached if the fast check disagrees
             return ArgumentError("Arguments are invalid", reason="constraint")
