@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws
-from ._json import JsonFailure, calls_from_value, decode_at
-from .json_blocks import JsonBlock
+from ._json import JsonFailure, calls_from_value
+from .json_blocks import JsonBlock, decode_bounded, refused
 
 __all__ = ["COHERE", "COMMAND_R_PLUS"]
 
@@ -71,11 +71,11 @@ class _CommandRPlus:
             return NEED_MORE if not ctx.final else None
         if text[k] not in "[{":
             return None
-        decoded = decode_at(text, k, ctx)
+        decoded = decode_bounded(text, k, ctx)
         if decoded is NEED_MORE:
             return NEED_MORE
         if isinstance(decoded, JsonFailure):
-            return Found(max(decoded.pos, k + 1), error=decoded.reason)
+            return refused(decoded, k)
         assert isinstance(decoded, tuple)
         value, j = decoded
         calls = calls_from_value(value, require_arguments=False)

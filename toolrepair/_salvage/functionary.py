@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
-from ._json import JsonFailure, calls_from_value, decode_at
+from ._json import JsonFailure, calls_from_value
 from .function_tag import MAX_NAME_CHARS, read_tag_name
+from .json_blocks import decode_bounded, refused
 
 __all__ = ["FUNCTIONARY"]
 
@@ -28,11 +29,11 @@ def _json_arguments(text: str, name: str, body: int, ctx: ReadContext) -> Found 
         return NEED_MORE if not ctx.final else Found(i, error="truncated")
     if text[i] != "{":
         return None
-    decoded = decode_at(text, i, ctx)
+    decoded = decode_bounded(text, i, ctx)
     if decoded is NEED_MORE:
         return NEED_MORE
     if isinstance(decoded, JsonFailure):
-        return Found(max(decoded.pos, i + 1), error=decoded.reason)
+        return refused(decoded, i)
     assert isinstance(decoded, tuple)
     value, j = decoded
     if not isinstance(value, dict):

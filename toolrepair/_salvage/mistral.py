@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
-from ._json import JsonFailure, calls_from_value, decode_at
+from ._json import JsonFailure, calls_from_value
+from .json_blocks import decode_bounded, refused
 
 __all__ = ["MISTRAL"]
 
@@ -32,28 +33,28 @@ def _array_after_junk(text: str, i: int, ctx: ReadContext) -> int | NeedMore | N
     junk window on this line. O(JUNK_WINDOW)."""
     n = len(text)
     limit = min(n, i + JUNK_WINDOW)
-    k = i
-    while k < limit:
-        c = text[k]
-        if c in "\r\n":
-            return None
-        if c == "[":
-            m = skip_ws(text, k + 1)
-            if m >= n:
-                return NEED_MORE if not ctx.final else None
-            if text[m] == "{":
-                return k
-        k += 1
+    nl = text.find("\n", i, limit)
+    line_ends = nl != -1
+    if line_ends:
+        limit = nl
+    k = text.find("[", i, limit)
+    while k != -1:
+        m = skip_ws(text, k + 1)
+        if m >= n:
+            return NEED_MORE if not ctx.final else None
+        if text[m] == "{":
+            return k
+        k = text.find("[", k + 1, limit)
     return NEED_MORE if limit == n and not ctx.final else None
 
 
 def _json_payload(text: str, i: int, ctx: ReadContext) -> Found | NeedMore:
     """Pre-v11: an array (or a single object) of call objects at ``i``. O(payload)."""
-    decoded = decode_at(text, i, ctx)
+    decoded = decode_bounded(text, i, ctx)
     if decoded is NEED_MORE:
         return NEED_MORE
     if isinstance(decoded, JsonFailure):
-        return Found(max(decoded.pos, i + 1), error=decoded.reason)
+        return refused(decoded, i)
     assert isinstance(decoded, tuple)
     value, j = decoded
     calls = calls_from_value(value, require_arguments=False)
@@ -86,11 +87,11 @@ def _v11_call(text: str, name: str, j: int, ctx: ReadContext) -> Found | NeedMor
             return NEED_MORE if not ctx.final else Found(j, error="truncated")
     if text[j] != "{":
         return None
-    decoded = decode_at(text, j, ctx)
+    decoded = decode_bounded(text, j, ctx)
     if decoded is NEED_MORE:
         return NEED_MORE
     if isinstance(decoded, JsonFailure):
-        return Found(max(decoded.pos, j + 1), error=decoded.reason)
+        return refused(decoded, j)
     assert isinstance(decoded, tuple)
     value, end = decoded
     if not isinstance(value, dict):

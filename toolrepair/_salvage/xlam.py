@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, skip_ws
-from ._json import JsonFailure, calls_from_value, decode_at
+from ._json import JsonFailure, calls_from_value
+from .json_blocks import decode_bounded
 
 __all__ = ["XLAM"]
 
@@ -43,16 +44,17 @@ class _Xlam:
             return NEED_MORE if not ctx.final else None
         if text[k] != "{":
             return None
-        decoded = decode_at(text, start, ctx)
+        decoded = decode_bounded(text, start, ctx)
         if decoded is NEED_MORE:
             return NEED_MORE
         if isinstance(decoded, JsonFailure):
-            return None  # broken JSON after reasoning is prose to the json dialect
+            # Broken JSON after reasoning is prose, skipped silently up to where it broke.
+            return Found(start + 1, resume=max(decoded.pos, start + 1))
         assert isinstance(decoded, tuple)
         value, j = decoded
         calls = calls_from_value(value, require_arguments=True)
         if calls is None or any(c.error == "not-a-call" for c in calls):
-            return None
+            return Found(j, resume=j)  # data, not calls
         return Found(j, calls)
 
 
