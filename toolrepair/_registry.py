@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import inspect
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -16,13 +18,22 @@ from ._errors import ToolExecutionError, ToolRepairError, format_expected
 from ._repair import Entry, ToolIndex, coerce_call
 from ._result import serialize_result
 from ._salvage import Dialect, StreamSalvager, salvage_text
+from ._salvage._engine import DEFAULT_MAX_INPUT_CHARS
 from ._spec import ToolInfo
-from ._types import Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
+from ._types import Rejection, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
 
 __all__ = ["ToolRegistry"]
 
 Profile = Literal["local", "hosted"]
 _DEFAULT_BUDGET: dict[str, int] = {"local": 2, "hosted": 0}
+# Digests of texts salvage must refuse (tool results, marked documents). Bounded so a
+# long-running registry cannot grow without limit; the oldest digest is forgotten first.
+MAX_UNTRUSTED = 4096
+
+
+def _digest(text: str) -> bytes:
+    # surrogatepass: model and tool text may hold lone surrogates; they must hash, not raise.
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 class _Turn:
@@ -67,11 +78,14 @@ class ToolRegistry:
         on_repair: Callable[[RepairEvent], None] | None = None,
         dialects: Sequence[str | Dialect] | None = None,
         max_result_chars: int | None = None,
+        max_input_chars: int = DEFAULT_MAX_INPUT_CHARS,
     ) -> None:
         if profile not in _DEFAULT_BUDGET:
             raise ValueError(f"profile must be 'local' or 'hosted', not {profile!r}")
         if max_repairs is not None and max_repairs < 0:
             raise ValueError("max_repairs must be >= 0")
+        if max_input_chars < 0:
+            raise ValueError("max_input_chars must be >= 0")
         self._index = ToolIndex(tools)
         self.profile: Profile = profile
         self.max_repairs = _DEFAULT_BUDGET[profile] if max_repairs is None else max_repairs
@@ -81,6 +95,8 @@ class ToolRegistry:
         self.on_repair = on_repair
         self.dialects = dialects
         self.max_result_chars = max_result_chars
+        self.max_input_chars = max_input_chars  # salvage refuses longer text (`input-too-large`)
+        self._untrusted: OrderedDict[bytes, None] = OrderedDict()
         self._events: list[RepairEvent] = []
         self._lock = threading.Lock()
         self._turn: ContextVar[_Turn | None] = ContextVar(f"toolrepair_turn_{id(self)}", default=None)
@@ -245,9 +261,13 @@ class ToolRegistry:
         final = repair.call if repair is not None and repair.call is not None else (
             call if isinstance(call, ToolCall) else _to_call(call))
         events = repair.events if repair is not None else ()
+        # An outcome's content (a tool's value or its error message) is attacker-controllable:
+        # fed back into `salvage` by mistake it must not become a call.
         if error is not None:
+            self.mark_untrusted(str(error))
             return ToolOutcome(final, False, None, str(error), error, events)
         content = serialize_result(value, max_chars=self.max_result_chars)
+        self.mark_untrusted(content)
         return ToolOutcome(final, True, value, content, None, events)
 
     def run(self, call: ToolCall | Mapping[str, Any]) -> ToolOutcome:
@@ -294,11 +314,41 @@ class ToolRegistry:
         return self._outcome(call, repair, value)
 
     # -- text ----------------------------------------------------------------------------
-    def salvage(self, text: str) -> SalvageResult:
-        """Tool calls written as text, against this registry's names; nothing under ``hosted``."""
+    def mark_untrusted(self, text: str) -> None:
+        """Remember ``text`` as untrusted (a tool result, a retrieved document): ``salvage`` will
+        refuse it. Only digests are kept, at most ``MAX_UNTRUSTED``, oldest forgotten first.
+
+        >>> registry = ToolRegistry([])
+        >>> registry.mark_untrusted('<tool_call>{"name": "x"}</tool_call>')
+        >>> registry.salvage('<tool_call>{"name": "x"}</tool_call>').rejected[0].reason
+        'untrusted'
+        """
+        key = _digest(text)
+        with self._lock:
+            self._untrusted[key] = None
+            self._untrusted.move_to_end(key)
+            while len(self._untrusted) > MAX_UNTRUSTED:
+                self._untrusted.popitem(last=False)
+
+    def _is_untrusted(self, text: str) -> bool:
+        if not self._untrusted:  # nothing marked: no hashing on the common path
+            return False
+        key = _digest(text)
+        with self._lock:
+            return key in self._untrusted
+
+    def salvage(self, text: str, *, trusted: bool = True) -> SalvageResult:
+        """Tool calls written as text, against this registry's names; nothing under ``hosted``.
+
+        Text passed with ``trusted=False``, marked with ``mark_untrusted`` or returned as a
+        ``run``/``arun`` outcome's ``content`` salvages to no calls and one ``untrusted``
+        rejection; text longer than ``max_input_chars`` to one ``input-too-large`` rejection.
+        """
         if self.profile == "hosted":
             return SalvageResult((), text, ())
-        return salvage_text(text, self._index.names, dialects=self.dialects)
+        if not trusted or self._is_untrusted(text):
+            return SalvageResult((), text, (Rejection("", (0, len(text)), "", "untrusted", None),))
+        return salvage_text(text, self._index.names, dialects=self.dialects, max_input_chars=self.max_input_chars)
 
     def calls(
         self, text: str | None, native: Sequence[ToolCall | Mapping[str, Any]] | None = None
@@ -313,9 +363,10 @@ class ToolRegistry:
             return []
         return list(self.salvage(text).calls)
 
-    def stream(self) -> StreamSalvager:
-        """A StreamSalvager bound to this registry's names (salvaging nothing under ``hosted``)."""
-        if self.profile == "hosted":
+    def stream(self, *, trusted: bool = True) -> StreamSalvager:
+        """A StreamSalvager bound to this registry's names (salvaging nothing under ``hosted``
+        or with ``trusted=False``: the text then passes through as text)."""
+        if self.profile == "hosted" or not trusted:
             return StreamSalvager(self._index.names, dialects=())
         return StreamSalvager(self._index.names, dialects=self.dialects)
 
