@@ -1,0 +1,193 @@
+"""Special-token blocks: ``BLOCK_BEGIN CALL… BLOCK_END`` where every delimiter is one token.
+
+DeepSeek (``<｜tool▁calls▁begin｜>``) and Kimi-K2 (``<|tool_calls_section_begin|>``) share this
+shape: a section token, then calls each opened by a call token and closed by an end token,
+then a section end token; any end token may be missing at the end of the reply. Tokens are
+read whole (``token_at``) and their words normalised, so the spellings tokenizers produce for
+one token (``▁``, ``_``, a space, ``\\_``) are the same token.
+
+Two entry points with different refusal rules, because their extents differ:
+
+* at a section token, the section is one candidate: a payload that cannot be decoded refuses
+  the whole section up to its end token (its later calls cannot be delimited with confidence
+  once one payload is unreadable), and scanning resumes after that token;
+* at a call token (no section seen), the call alone is the candidate (plus a trailing section
+  end token, which belongs to it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
+
+__all__ = ["MAX_TOKEN_CHARS", "BodyFailure", "BodyReader", "TokenBlock", "token_at"]
+
+# Longest token word we look for (`tool_call_argument_begin` is 24 characters).
+MAX_TOKEN_CHARS = 40
+_SEPARATORS = (("\\_", "_"), ("▁", "_"), (" ", "_"))
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c in "_▁ \\"
+
+
+def token_at(
+    text: str, i: int, opener: str, closer: str, ctx: ReadContext
+) -> tuple[str, int] | NeedMore | None:
+    """The token ``opener WORDS closer`` at ``i``: (normalised lower-case words, index after).
+
+    ``<｜tool▁call▁end｜>`` and ``<｜tool_call_end｜>`` both read as ``tool_call_end``. NEED_MORE
+    when the text ends inside what may still become a token. O(MAX_TOKEN_CHARS).
+    """
+    n = len(text)
+    head = text[i : i + len(opener)]
+    if head != opener:
+        if not ctx.final and len(head) < len(opener) and opener.startswith(head) and i + len(head) == n:
+            return NEED_MORE
+        return None
+    w = i + len(opener)
+    limit = min(n, w + MAX_TOKEN_CHARS + len(closer))
+    j = text.find(closer, w, limit)
+    if j == -1:
+        # Still a token in the making when every character so far is a word character,
+        # possibly followed by the start of the closer.
+        if ctx.final or limit < n:
+            return None
+        tail = text[w:]
+        k = len(tail)
+        while k > 0 and not _word_char(tail[k - 1]) and closer.startswith(tail[k - 1 :]):
+            k -= 1
+        if all(_word_char(c) for c in tail[:k]) and closer.startswith(tail[k:]):
+            return NEED_MORE
+        return None
+    word = text[w:j].lower()
+    for old, new in _SEPARATORS:
+        word = word.replace(old, new)
+    if not word or not all(c.isalnum() or c == "_" for c in word):
+        return None
+    return word, j + len(closer)
+
+
+@dataclass(frozen=True, slots=True)
+class BodyFailure:
+    """A payload that cannot be decoded (``reason``), found at ``pos``."""
+
+    reason: str
+    pos: int
+
+
+# Reads one call's payload after its call token: (call, index after payload), a failure,
+# NEED_MORE, or None when the payload is not this dialect's.
+BodyReader = Callable[[str, int, ReadContext], "tuple[RawCall, int] | BodyFailure | NeedMore | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class TokenBlock:
+    """The token words of one dialect's blocks (normalised, see ``token_at``)."""
+
+    opener: str
+    closer: str
+    block_begin: frozenset[str]
+    block_end: frozenset[str]
+    call_begin: frozenset[str]
+    call_end: frozenset[str]
+
+    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext,
+             body: BodyReader) -> Found | NeedMore | None:
+        """The block or lone call at ``start``. O(what it reads): each token and payload is
+        read once; a refused section adds one forward search for its end token."""
+        tok = token_at(text, start, self.opener, self.closer, ctx)
+        if not isinstance(tok, tuple):
+            return None
+        if tok[0] in self.call_begin:
+            return self._lone_call(text, tok[1], ctx, body)
+        return self._section(text, tok[1], ctx, body)
+
+    def _after_call(self, text: str, j: int, ctx: ReadContext, ends: frozenset[str]) -> int | NeedMore:
+        """Index after the optional end token (one of ``ends``) that may follow a payload."""
+        k = skip_ws(text, j)
+        if k >= len(text):
+            return NEED_MORE if not ctx.final else j
+        tok = token_at(text, k, self.opener, self.closer, ctx)
+        if tok is NEED_MORE:
+            return NEED_MORE
+        if isinstance(tok, tuple) and tok[0] in ends:
+            return tok[1]
+        return j
+
+    def _lone_call(self, text: str, i: int, ctx: ReadContext, body: BodyReader) -> Found | NeedMore | None:
+        got = body(text, i, ctx)
+        if got is None or got is NEED_MORE:
+            return got
+        if isinstance(got, BodyFailure):
+            return Found(max(got.pos, i), error=got.reason)
+        assert isinstance(got, tuple)
+        call, j = got
+        end = self._after_call(text, j, ctx, self.call_end)
+        if end is NEED_MORE:
+            return NEED_MORE
+        assert isinstance(end, int)
+        end2 = self._after_call(text, end, ctx, self.block_end)
+        if end2 is NEED_MORE:
+            return NEED_MORE
+        assert isinstance(end2, int)
+        return Found(end2, (call,))
+
+    def _section(self, text: str, i: int, ctx: ReadContext, body: BodyReader) -> Found | NeedMore | None:
+        n = len(text)
+        calls: list[RawCall] = []
+        end = i
+        while True:
+            k = skip_ws(text, end)
+            if k >= n:
+                if not ctx.final:
+                    return NEED_MORE
+                break
+            tok = token_at(text, k, self.opener, self.closer, ctx)
+            if tok is NEED_MORE:
+                return NEED_MORE
+            if not isinstance(tok, tuple):
+                break
+            word, after = tok
+            if word in self.block_end:
+                if calls:
+                    end = after
+                break
+            if word not in self.call_begin:
+                break
+            got = body(text, after, ctx)
+            if got is NEED_MORE:
+                return NEED_MORE
+            if got is None:
+                break  # not this dialect's call: the section ends before it
+            if isinstance(got, BodyFailure):
+                return self._refuse_section(text, got, ctx)
+            assert isinstance(got, tuple)
+            call, j = got
+            calls.append(call)
+            e = self._after_call(text, j, ctx, self.call_end)
+            if e is NEED_MORE:
+                return NEED_MORE
+            assert isinstance(e, int)
+            end = e
+        if not calls:
+            return None  # a section token with no call of ours after it is not our payload
+        return Found(end, tuple(calls))
+
+    def _refuse_section(self, text: str, failure: BodyFailure, ctx: ReadContext) -> Found | NeedMore:
+        """Refuse the section through its end token (or the end of the reply)."""
+        q = failure.pos
+        while True:
+            q = text.find(self.opener, q)
+            if q == -1:
+                if not ctx.final:
+                    return NEED_MORE
+                return Found(len(text), error=failure.reason, resume=len(text))
+            tok = token_at(text, q, self.opener, self.closer, ctx)
+            if tok is NEED_MORE:
+                return NEED_MORE
+            if isinstance(tok, tuple) and tok[0] in self.block_end:
+                return Found(tok[1], error=failure.reason, resume=tok[1])
+            q += len(self.opener)
