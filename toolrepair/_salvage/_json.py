@@ -70,29 +70,65 @@ def exceeds_depth(value: Any, limit: int) -> bool:
     return False
 
 
-def decode_at(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | JsonFailure | NeedMore:
-    """The JSON value starting at ``text[i]`` and the index after it.
+# The decoder sees a window of the text that grows fourfold while the value may run past it.
+# Why: `json.JSONDecodeError` computes a line and column by counting newlines from the start
+# of the string it was given, so decoding in place would make each failure cost O(offset) and
+# a reply of n broken payloads O(n^2). With windows, a decode costs O(what it reads).
+_FIRST_WINDOW = 1024
+# A failure this close to a window's end may be the window's fault, not the text's.
+_WINDOW_MARGIN = 16
 
-    O(length of the value) on success; on failure O(distance to the failure). The C decoder
-    raises RecursionError on very deep input: that is ``too-deep``, never an escape.
-    """
+
+def _decode_window(chunk: str, final: bool, ctx: ReadContext) -> tuple[Any, int] | JsonFailure | NeedMore:
+    """Decode the value at ``chunk[0]``; ``final`` says whether the chunk ends the text."""
     try:
-        value, end = _DECODER.raw_decode(text, i)
+        value, end = _DECODER.raw_decode(chunk, 0)
     except json.JSONDecodeError as exc:
-        truncated = exc.msg.startswith("Unterminated string") or _is_partial_tail(text[exc.pos :])
-        if truncated and not ctx.final:
-            return NEED_MORE
+        rest = chunk[exc.pos :]
+        if not final and (len(rest) <= _PARTIAL_TAIL or exc.msg.startswith("Unterminated string")):
+            return NEED_MORE  # a literal, number, escape or string may be cut at the end
+        truncated = exc.msg.startswith("Unterminated string") or _is_partial_tail(rest)
         return JsonFailure("truncated" if truncated else "undecodable", exc.pos)
     except RecursionError:
-        return JsonFailure("too-deep", i)
+        return JsonFailure("too-deep", 0)
     except ValueError:  # NaN/Infinity, or an integer past Python's digit limit
-        return JsonFailure("undecodable", i)
-    if end - i > ctx.max_call_chars:
-        return JsonFailure("too-large", i)
+        return JsonFailure("undecodable", 0)
+    if end - 0 > ctx.max_call_chars:
+        return JsonFailure("too-large", 0)
     # Nesting needs two characters per level: short payloads cannot be too deep.
-    if end - i > 2 * ctx.max_depth and isinstance(value, (dict, list)) and exceeds_depth(value, ctx.max_depth):
-        return JsonFailure("too-deep", i)
+    if end > 2 * ctx.max_depth and isinstance(value, (dict, list)) and exceeds_depth(value, ctx.max_depth):
+        return JsonFailure("too-deep", 0)
     return value, end
+
+
+def decode_at(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | JsonFailure | NeedMore:
+    """The JSON value starting at ``text[i]`` and the index after it (positions in ``text``).
+
+    Valid JSON only (``strict=False``: raw control characters in strings are accepted);
+    failures are ``truncated`` (the text ends inside the value; NEED_MORE while streaming),
+    ``undecodable``, ``too-deep`` (also for the C decoder's RecursionError) or ``too-large``.
+    O(length read): windows grow fourfold, so the copies add up to at most 4/3 of the last.
+    """
+    n = len(text)
+    width = _FIRST_WINDOW
+    while True:
+        stop = min(n, i + width)
+        whole = stop == n
+        got = _decode_window(text[i:stop], whole and ctx.final, ctx)
+        if isinstance(got, tuple):
+            value, j = got
+            # A value that ends exactly at a window's edge may be a cut number or literal.
+            if whole or j < stop - i or isinstance(value, (dict, list, str)):
+                return value, i + j
+        elif isinstance(got, JsonFailure):
+            cut_here = not whole and got.pos >= stop - i - _WINDOW_MARGIN
+            if got.reason == "too-large" or not cut_here:
+                return JsonFailure(got.reason, i + got.pos)
+        elif whole:
+            return NEED_MORE
+        if width > ctx.max_call_chars:
+            return JsonFailure("too-large", i)
+        width *= 4
 
 
 _NAME_KEYS = ("name", "tool", "tool_name", "function_name")
