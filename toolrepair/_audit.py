@@ -346,8 +346,10 @@ def open_log(path: str, stdin: TextIO) -> tuple[Iterable[bytes | str], IO[bytes]
         total = stat.st_size if stat.st_size > 0 else None
     except (OSError, ValueError, io.UnsupportedOperation):
         pass
-    peek = getattr(raw, "peek", None)
-    head = peek(2)[:2] if callable(peek) else b""
+    if not callable(getattr(raw, "peek", None)):
+        # Sniffing the magic bytes must not consume them: give the stream a peekable buffer.
+        raw = io.BufferedReader(raw)  # type: ignore[type-var]
+    head = raw.peek(2)[:2]  # type: ignore[attr-defined]
     if head == _GZIP_MAGIC or (not head and path.endswith(".gz")):
         stream: IO[bytes] | gzip.GzipFile = gzip.GzipFile(fileobj=raw, mode="rb")
     else:
