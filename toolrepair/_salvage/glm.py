@@ -1,0 +1,107 @@
+"""GLM-4.5/4.6 (and Ling 3.0), GLM-4.7 and Spark2.5: a name, then key/value tag pairs::
+
+    <tool_call>NAME
+    <arg_key>city</arg_key>
+    <arg_value>Beijing</arg_value>
+    </tool_call>
+
+GLM-4.7 writes the same tags with no newlines, and a call without arguments as
+``<tool_call>NAME</tool_call>``. Values are raw text (the schema types them later). The
+``<tool_call>`` marker is shared with Hermes (JSON body) and Qwen3-Coder (``<function=``
+body): a body starting with ``{``, ``[`` or ``<`` is not this reader's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
+from ._xml_text import ValueSpec, any_at, read_value
+from .function_tag import MAX_NAME_CHARS
+
+__all__ = ["GLM"]
+
+_OPEN = "<tool_call>"
+_CLOSE = "</tool_call>"
+_KEY = "<arg_key>"
+_END_KEY = "</arg_key>"
+_VALUE = "<arg_value>"
+_NAME_END = re.compile(r"[<\n]")
+_SPEC = ValueSpec(close="</arg_value>", successors=(_KEY, _CLOSE), own=(_OPEN,))
+
+
+def _name_ok(name: str) -> bool:
+    return bool(name) and all(c.isalnum() or c in "_-.:" for c in name)
+
+
+@dataclass(frozen=True)
+class _Glm:
+    name: str = "glm"
+    markers: tuple[str, ...] = (_OPEN,)
+
+    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        # O(block length); values crossing more than MAX_CROSSINGS `<tool_call>`s are refused.
+        n = len(text)
+        i = skip_ws(text, marker_end)
+        if i >= n:
+            return NEED_MORE if not ctx.final else None
+        if text[i] in "{[<":
+            return None
+        limit = min(n, i + MAX_NAME_CHARS + 1)
+        m = _NAME_END.search(text, i, limit)
+        if m is None:
+            return NEED_MORE if not ctx.final and limit == n else None
+        name = text[i : m.start()].strip()
+        if not _name_ok(name):
+            return None
+        arguments: dict[str, Any] = {}
+        j = m.start()
+        while True:
+            k = skip_ws(text, j)
+            if k >= n:
+                if not ctx.final:
+                    return NEED_MORE
+                if not arguments:
+                    return Found(n, error="truncated")  # a bare name may be cut short
+                return Found(j, (RawCall(name, arguments),))
+            lit = any_at(text, k, (_KEY, _CLOSE), ctx)
+            if isinstance(lit, NeedMore):
+                return NEED_MORE
+            if lit == _CLOSE:
+                return Found(k + len(_CLOSE), (RawCall(name, arguments),))
+            if lit is None:
+                return None if not arguments else Found(k, error="undecodable")
+            key_start = k + len(_KEY)
+            key_limit = min(n, key_start + MAX_NAME_CHARS + len(_END_KEY))
+            key_end = _find_ci(text, _END_KEY, key_start, key_limit)
+            if key_end == -1:
+                if not ctx.final and key_limit == n:
+                    return NEED_MORE
+                return Found(k + 1, error="truncated" if key_limit == n else "undecodable")
+            key = text[key_start:key_end].strip()
+            v = skip_ws(text, key_end + len(_END_KEY))
+            if v >= n:
+                return NEED_MORE if not ctx.final else Found(n, error="truncated")
+            opened = expect_literal(text, v, _VALUE, ctx)
+            if isinstance(opened, NeedMore):
+                return NEED_MORE
+            if not opened:
+                return Found(v, error="undecodable")
+            got = read_value(text, v + len(_VALUE), _SPEC, ctx)
+            if isinstance(got, NeedMore):
+                return NEED_MORE
+            if isinstance(got, str):
+                return Found(n if got == "truncated" else v, error=got)
+            assert isinstance(got, tuple)
+            arguments[key], j, _ = got
+
+
+def _find_ci(text: str, literal: str, i: int, limit: int) -> int:
+    """``text.find(literal)`` ignoring case, for a short window. O(limit - i)."""
+    at = text[i:limit].lower().find(literal)
+    return at + i if at != -1 else -1
+
+
+GLM = _Glm()

@@ -1,0 +1,298 @@
+"""The invoke/parameter family: one reader, parametrised by tag names::
+
+    <BLOCK><INVOKE name="N"><PARAM name="k">v</PARAM></INVOKE></BLOCK>
+
+MiniMax-M2 (``minimax:tool_call`` / ``invoke`` / ``parameter``), DeepSeek V3.2 and V4 DSML
+(``｜DSML｜`` tags; ``string="false"`` values are JSON), Step-3 (``steptml:`` tags inside
+DeepSeek-style fullwidth tokens), Muse Glimmer (``atem:`` tags) and MiniCPM5 (no block,
+``function`` / ``param``, ``<![CDATA[...]]>`` values). Values are raw text, kept as written;
+an invoke may instead hold one JSON object of arguments (SGLang accepts it for DSML).
+
+MiniMax-M3 (every tag behind a ``]<]minimax[>[`` token, the parameter name as the tag) has its
+own small reader below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws, startswith_ci
+from ._json import JsonFailure, decode_at
+from ._xml_text import ValueSpec, any_at, read_attrs, read_value
+from .function_tag import MAX_NAME_CHARS
+
+__all__ = ["DSML", "GLIMMER", "MINICPM5", "MINIMAX_M2", "MINIMAX_M3", "STEP3", "InvokeDialect", "json_value"]
+
+
+def json_value(raw: str, ctx: ReadContext) -> Any:
+    """``raw`` as JSON when it is exactly one JSON value, else ``raw`` itself."""
+    s = raw.strip()
+    if not s:
+        return raw
+    got = decode_at(s, 0, ReadContext(True, ctx.max_depth, ctx.max_call_chars))
+    if isinstance(got, tuple) and got[1] == len(s):
+        return got[0]
+    return raw
+
+
+@dataclass(frozen=True)
+class InvokeDialect:
+    """Invoke/parameter tags inside an optional block; all tag names lower case."""
+
+    name: str
+    blocks: tuple[tuple[str, str], ...]  # (opening marker, closing tag); () = bare invokes
+    invoke: str
+    param: str
+    typed: bool = False  # `string="false"` marks a JSON value (DSML)
+    cdata: bool = False
+    fillers: tuple[str, ...] = ()  # tokens between invokes (Step-3)
+    prelude: str | None = None  # `function<｜tool_sep｜>NAME` before an invoke (Step-3)
+    reasoning: tuple[tuple[str | None, str], ...] = field(default=())
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        if self.blocks:
+            return tuple(open_ for open_, _ in self.blocks)
+        return (f"<{self.invoke} name=",)
+
+    def _spec(self, block_close: str | None) -> ValueSpec:
+        closes = (block_close,) if block_close else ()
+        return ValueSpec(
+            close=f"</{self.param}>",
+            successors=(f"<{self.param} ", f"</{self.invoke}>", *closes),
+            own=self.markers,
+            cdata=self.cdata,
+        )
+
+    def _invoke(
+        self, text: str, i: int, ctx: ReadContext, spec: ValueSpec
+    ) -> tuple[RawCall, int] | Found | NeedMore | None:
+        """The invoke whose `<` is at ``i``: (call, end). O(invoke length)."""
+        n = len(text)
+        head = read_attrs(text, i + 1 + len(self.invoke), ctx)
+        if head is None or head is NEED_MORE:
+            return head
+        assert isinstance(head, tuple)
+        attrs, j = head
+        name = attrs.get("name")
+        if not name:
+            return None
+        end_invoke = f"</{self.invoke}>"
+        open_param = f"<{self.param}"
+        k = skip_ws(text, j)
+        if k < n and text[k] == "{":  # one JSON object of arguments
+            got = decode_at(text, k, ctx)
+            if isinstance(got, NeedMore):
+                return NEED_MORE
+            if isinstance(got, JsonFailure):
+                return Found(max(got.pos, k + 1), error=got.reason)
+            assert isinstance(got, tuple)
+            if not isinstance(got[0], dict):
+                return Found(got[1], error="undecodable-arguments")
+            k = skip_ws(text, got[1])
+            if k >= n:
+                return NEED_MORE if not ctx.final else (RawCall(name, got[0]), got[1])
+            closed = any_at(text, k, (end_invoke,), ctx)
+            if isinstance(closed, NeedMore):
+                return NEED_MORE
+            return RawCall(name, got[0]), k + len(end_invoke) if closed else got[1]
+        arguments: dict[str, Any] = {}
+        while True:
+            k = skip_ws(text, j)
+            if k >= n:
+                # The end of the reply ate the closing tags after a complete value; with no
+                # value yet, the call may have been cut short.
+                if not ctx.final:
+                    return NEED_MORE
+                return (RawCall(name, arguments), j) if arguments else Found(n, error="truncated")
+            lit = any_at(text, k, (end_invoke, open_param), ctx)
+            if isinstance(lit, NeedMore):
+                return NEED_MORE
+            if lit == end_invoke:
+                return RawCall(name, arguments), k + len(lit)
+            if lit is None:
+                return RawCall(name, arguments), j  # the block's end, or junk: stop here
+            p = k + len(lit)
+            if p >= n:
+                return NEED_MORE if not ctx.final else Found(n, error="truncated")
+            if not text[p].isspace():
+                return Found(k, error="undecodable")
+            ph = read_attrs(text, p, ctx)
+            if isinstance(ph, NeedMore):
+                return NEED_MORE
+            if ph is None or "name" not in ph[0]:
+                return Found(k + 1, error="undecodable")
+            pattrs, v = ph
+            got_value = read_value(text, v, spec, ctx)
+            if isinstance(got_value, NeedMore):
+                return NEED_MORE
+            if isinstance(got_value, str):
+                return Found(n if got_value == "truncated" else v, error=got_value)
+            assert isinstance(got_value, tuple)
+            value, j, _ = got_value
+            typed = self.typed and pattrs.get("string", "true").lower() == "false"
+            arguments[pattrs["name"]] = json_value(value, ctx) if typed else value
+
+    def _skip_fillers(self, text: str, j: int, ctx: ReadContext) -> int | NeedMore:
+        """Past whitespace, filler tokens and a prelude. O(what is skipped)."""
+        n = len(text)
+        while True:
+            k = skip_ws(text, j)
+            if k >= n:
+                return k
+            tokens = self.fillers + ((self.prelude,) if self.prelude else ())
+            lit = any_at(text, k, tokens, ctx) if tokens else None
+            if isinstance(lit, NeedMore):
+                return NEED_MORE
+            if lit is None:
+                return k
+            j = k + len(lit)
+            if lit == self.prelude:  # a name up to the invoke tag
+                limit = min(n, j + MAX_NAME_CHARS)
+                lt = text.find("<", j, limit)
+                if lt == -1:
+                    return NEED_MORE if not ctx.final and limit == n else k
+                j = lt
+
+    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        # O(block length); values crossing more than MAX_CROSSINGS of our markers are refused.
+        n = len(text)
+        opener = f"<{self.invoke}"
+        if not self.blocks:
+            got = self._invoke(text, start, ctx, self._spec(None))
+            if not isinstance(got, tuple):
+                return got
+            return Found(got[1], (got[0],))
+        marker = text[start:marker_end].lower()
+        close = next(c for o, c in self.blocks if o == marker)
+        spec = self._spec(close)
+        calls: list[RawCall] = []
+        j = marker_end
+        while True:
+            k = self._skip_fillers(text, j, ctx)
+            if isinstance(k, NeedMore):
+                return NEED_MORE
+            assert isinstance(k, int)
+            if k >= n:
+                if not ctx.final:
+                    return NEED_MORE
+                return Found(j, tuple(calls)) if calls else Found(n, error="truncated")
+            lit = any_at(text, k, (close, opener), ctx)
+            if isinstance(lit, NeedMore):
+                return NEED_MORE
+            if lit == close:
+                return Found(k + len(close), tuple(calls))  # no calls: a silent skip
+            if lit is None or k + len(opener) >= n or not text[k + len(opener)].isspace():
+                if k + len(opener) >= n and lit is not None and not ctx.final:
+                    return NEED_MORE
+                return Found(j, tuple(calls)) if calls else None
+            got = self._invoke(text, k, ctx, spec)
+            if got is None:
+                return Found(j, tuple(calls)) if calls else None
+            if not isinstance(got, tuple):
+                return got
+            calls.append(got[0])
+            j = got[1]
+
+
+MINIMAX_M2 = InvokeDialect(
+    "minimax_m2", (("<minimax:tool_call>", "</minimax:tool_call>"),), "invoke", "parameter"
+)
+DSML = InvokeDialect(
+    "dsml",
+    (("<｜dsml｜function_calls>", "</｜dsml｜function_calls>"), ("<｜dsml｜tool_calls>", "</｜dsml｜tool_calls>")),
+    "｜dsml｜invoke",
+    "｜dsml｜parameter",
+    typed=True,
+)
+STEP3 = InvokeDialect(
+    "step3",
+    (("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"),),
+    "steptml:invoke",
+    "steptml:parameter",
+    fillers=("<｜tool_call_begin｜>", "<｜tool_call_end｜>", "<｜tool_sep｜>"),
+    prelude="function<｜tool_sep｜>",
+)
+GLIMMER = InvokeDialect(
+    "glimmer", (("<atem:function_calls>", "</atem:function_calls>"),), "atem:invoke", "atem:parameter"
+)
+MINICPM5 = InvokeDialect("minicpm5", (), "function", "param", cdata=True)
+
+
+# --- MiniMax-M3 -----------------------------------------------------------------------------
+
+_NS = "]<]minimax[>["
+
+
+@dataclass(frozen=True)
+class _MinimaxM3:
+    """``NS<tool_call> NS<invoke name="N"> NS<KEY>value NS</KEY> NS</invoke> NS</tool_call>``.
+
+    Every tag follows the namespace token NS, which never occurs inside a value, so a value
+    ends at the next NS: each read is bounded by its block. Nested (object) values are refused.
+    """
+
+    name: str = "minimax_m3"
+    markers: tuple[str, ...] = (_NS + "<tool_call>",)
+    reasoning: tuple[tuple[str | None, str], ...] = (("<mm:think>", "</mm:think>"),)
+
+    def _tag(self, text: str, j: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:
+        """The tag after the NS token at ``j`` (``<invoke name="N">`` -> 'invoke name="N"')."""
+        k = skip_ws(text, j)
+        if not startswith_ci(text, _NS + "<", k):
+            rest = text[k : k + len(_NS) + 1].lower()
+            return NEED_MORE if not ctx.final and (_NS + "<").startswith(rest) else None
+        s = k + len(_NS) + 1
+        limit = min(len(text), s + MAX_NAME_CHARS * 2)
+        gt = text.find(">", s, limit)
+        if gt == -1:
+            return NEED_MORE if not ctx.final and limit == len(text) else None
+        return text[s:gt], gt + 1
+
+    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        # O(block length): every scan stops at the next NS token.
+        n = len(text)
+        calls: list[RawCall] = []
+        j = marker_end
+        name: str | None = None
+        arguments: dict[str, Any] = {}
+        while True:
+            tag = self._tag(text, j, ctx)
+            if isinstance(tag, NeedMore):
+                return NEED_MORE
+            if tag is None:
+                if skip_ws(text, j) >= n and ctx.final and calls and name is None:
+                    return Found(j, tuple(calls))
+                return Found(max(j, marker_end), error="truncated" if skip_ws(text, j) >= n else "undecodable")
+            assert isinstance(tag, tuple)
+            body, after = tag
+            low = body.strip().lower()
+            if low == "/tool_call" and name is None:
+                return Found(after, tuple(calls))
+            if low.startswith("invoke") and name is None:
+                head = read_attrs(body + ">", len("invoke"), ctx)
+                if not isinstance(head, tuple) or not head[0].get("name"):
+                    return Found(after, error="undecodable")
+                name, arguments, j = head[0]["name"], {}, after
+                continue
+            if low == "/invoke" and name is not None:
+                calls.append(RawCall(name, arguments))
+                name, j = None, after
+                continue
+            if name is None or not body or body.startswith("/"):
+                return Found(after, error="undecodable")
+            key = body.strip()
+            v_end = text.find(_NS, after)
+            if v_end == -1:
+                return NEED_MORE if not ctx.final else Found(n, error="truncated")
+            closing = self._tag(text, v_end, ctx)
+            if isinstance(closing, NeedMore):
+                return NEED_MORE
+            if closing is None or closing[0].strip() != "/" + key:
+                return Found(v_end, error="undecodable")  # nested values: not supported
+            arguments[key] = text[after:v_end]
+            j = closing[1]
+
+
+MINIMAX_M3 = _MinimaxM3()

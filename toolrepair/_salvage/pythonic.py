@@ -1,0 +1,351 @@
+"""Pythonic calls: ``[f(a=1), g(b='x')]`` (Llama 3.2, ToolACE, Gemma 3), alone or in prose, and
+the same calls wrapped by Llama 4 ``<|python_start|>``, OLMo 3 ``<function_calls>`` (one call
+per line) and LFM2 ``<|tool_call_start|>``.
+
+A candidate's extent is found first by a string-aware bracket walk (linear, no parsing); only
+then is that region handed to ``ast.parse`` (never ``eval``), whose tree is walked for literal
+nodes only. The walk refuses nesting deeper than ``ctx.max_depth`` before ``ast`` sees it.
+
+Linear overall: a walk started at one trigger (``[name(`` for the bare list, the wrapper's
+marker for the wrappers) gives up after passing ``MAX_CROSSINGS`` later triggers of its own
+reader, so every character is walked by at most ``MAX_CROSSINGS + 1`` walks of a reader, however
+hostile the text (``"[f(" * n``, ``"[f(" + "a=, " * n``).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws, startswith_ci
+
+__all__ = ["LFM2_PYTHONIC", "LLAMA4_PYTHONIC", "OLMO3", "PYTHONIC", "literal_value"]
+
+# A walk may pass this many later triggers of its own reader (a call list whose string values
+# quote other call lists); past that it gives up, which bounds the total work (module doc).
+MAX_CROSSINGS = 16
+
+# `[` + name + `(`: the only shape the bare-list reader looks into. Bounded repeats, disjoint
+# classes: O(name length) per `[`, no backtracking blow-up.
+_TRIGGER = re.compile(r"\[[ \t\r\n]{0,8}([^\W\d][\w.]{0,255})[ \t]{0,8}\(")
+# The text ends inside a possible trigger (streaming: wait before saying "not a call").
+_TRIGGER_PREFIX = re.compile(r"\[[ \t\r\n]{0,8}(?:[^\W\d][\w.]{0,255}[ \t]{0,8})?\Z")
+_INTEREST = re.compile(r"""[\[\](){}'"\n<]""")
+# String bodies, unrolled so each is one deterministic pass: short strings stop at a newline
+# (a syntax error in Python), long strings at three quotes.
+_BODY1 = {q: re.compile(rf"[^{q}\\\n]*(?:\\[\s\S][^{q}\\\n]*)*") for q in "'\""}
+_BODY3 = {q: re.compile(rf"[^{q}\\]*(?:(?:\\[\s\S]|{q}(?!{q}{q}))[^{q}\\]*)*") for q in "'\""}
+_CLOSER = {"[": "]", "(": ")", "{": "}"}
+_JSON_NAMES = {"true": True, "false": False, "null": None}
+
+
+class _Fail:
+    """Why a walk stopped, and where (a refused span never reaches past what was read)."""
+
+    __slots__ = ("pos", "reason")
+
+    def __init__(self, reason: str, pos: int) -> None:
+        self.reason = reason
+        self.pos = pos
+
+
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    """One bracket walk: how far it may go and which triggers it counts."""
+
+    text: str
+    ctx: ReadContext
+    own: tuple[str, ...]  # wrapper markers counted as crossings; () = count `[name(`
+    limit: int
+
+    def is_trigger(self, p: int) -> bool:
+        if not self.own:
+            return self.text[p] == "[" and _TRIGGER.match(self.text, p) is not None
+        return self.text[p] == "<" and any(startswith_ci(self.text, m, p) for m in self.own)
+
+    def triggers_in(self, a: int, b: int) -> int:
+        """Triggers starting inside a string span [a, b): each character looked at once."""
+        ch = "<" if self.own else "["
+        count = 0
+        p = self.text.find(ch, a, b)
+        while p != -1:
+            count += self.is_trigger(p)
+            p = self.text.find(ch, p + 1, b)
+        return count
+
+    def skip_string(self, p: int) -> int | _Fail | NeedMore:
+        """Index after the string literal whose quote is at ``p``. O(string length)."""
+        text, q = self.text, self.text[p]
+        if text.startswith(q * 3, p):
+            body = _BODY3[q].match(text, p + 3, self.limit)
+            assert body is not None  # the pattern matches the empty string
+            e = body.end()
+            if text.startswith(q * 3, e):
+                return e + 3
+        else:
+            body = _BODY1[q].match(text, p + 1, self.limit)
+            assert body is not None
+            e = body.end()
+            if e < self.limit and text[e] == q:
+                return e + 1
+            if e < self.limit and text[e] == "\n":  # a newline inside a one-line string
+                return _Fail("undecodable", e)
+            # Otherwise the text ends (perhaps after a lone backslash) inside the string.
+        if self.limit < len(text):
+            return _Fail("too-large", self.limit)
+        return NEED_MORE if not self.ctx.final else _Fail("truncated", len(text))
+
+    def run(self, i: int, depth0_stop: bool) -> tuple[int, list[int]] | _Fail | NeedMore:
+        """Walk from ``i``. When ``text[i]`` opens a bracket, stop after its closer; with
+        ``depth0_stop``, walk at depth 0 instead and stop at a `<` (a closing marker or other
+        markup) or at the end of the text. Returns the end and the depth-0 newlines met.
+        O(distance walked)."""
+        text, ctx = self.text, self.ctx
+        stack: list[str] = []
+        newlines: list[int] = []
+        crossings = 0
+        j = i
+        while True:
+            m = _INTEREST.search(text, j, self.limit)
+            if m is None:
+                if self.limit < len(text):
+                    return _Fail("too-large", self.limit)
+                if depth0_stop and not stack and ctx.final:
+                    return len(text), newlines
+                return NEED_MORE if not ctx.final else _Fail("truncated", len(text))
+            p = m.start()
+            c = text[p]
+            if p > i and c in "[<" and self.is_trigger(p):
+                crossings += 1
+                if crossings > MAX_CROSSINGS:
+                    return _Fail("too-large", p)
+            if c in _CLOSER:
+                stack.append(_CLOSER[c])
+                if len(stack) > ctx.max_depth:
+                    return _Fail("too-deep", p)
+            elif c in ")]}":
+                if not stack or stack.pop() != c:
+                    return _Fail("undecodable", p)
+                if not stack and not depth0_stop:
+                    return p + 1, newlines
+            elif c in "'\"":
+                end = self.skip_string(p)
+                if not isinstance(end, int):
+                    return end
+                crossings += self.triggers_in(p + 1, end)
+                if crossings > MAX_CROSSINGS:
+                    return _Fail("too-large", end)
+                j = end
+                continue
+            elif not stack and depth0_stop:
+                if c == "<":
+                    return p, newlines
+                newlines.append(p)
+            j = p + 1
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    """``f`` or ``ns.f`` (a call's callee as written); None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+class _NotLiteral(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def literal_value(node: ast.expr) -> Any:
+    """A JSON value from a literal expression node; raises ``_NotLiteral``.
+
+    Recursion follows bracket nesting only, which the walk has capped at ``ctx.max_depth``
+    before ``ast`` saw the text (and ``ast`` itself stops at 200 levels).
+    """
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if v is None or isinstance(v, (bool, str, int)):
+            return v
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                raise _NotLiteral("undecodable-arguments")  # 1e999 is inf: not JSON
+            return v
+        raise _NotLiteral("undecodable-arguments")  # bytes, complex, Ellipsis
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = node.operand
+        num = inner.value if isinstance(inner, ast.Constant) else None
+        if isinstance(num, (int, float)) and not isinstance(num, bool):
+            v = -num if isinstance(node.op, ast.USub) else num
+            if isinstance(v, float) and not math.isfinite(v):
+                raise _NotLiteral("undecodable-arguments")
+            return v
+        raise _NotLiteral("non-literal")
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [literal_value(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        out: dict[str, Any] = {}
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            if key_node is None:
+                raise _NotLiteral("non-literal")  # `**spread`
+            key = literal_value(key_node)
+            if not isinstance(key, str):
+                raise _NotLiteral("undecodable-arguments")
+            out[key] = literal_value(value_node)
+        return out
+    if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
+        return _JSON_NAMES[node.id]  # models mix JSON literals into Python calls
+    raise _NotLiteral("non-literal")
+
+
+def _call(node: ast.Call) -> RawCall | None:
+    """A RawCall from ``name(k=v, ...)``; None when the node is not call-shaped."""
+    name = _dotted_name(node.func)
+    if name is None or node.args:
+        return None
+    arguments: dict[str, Any] = {}
+    try:
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise _NotLiteral("non-literal")
+            arguments[kw.arg] = literal_value(kw.value)
+    except _NotLiteral as exc:
+        return RawCall(name, {}, error=exc.reason)
+    return RawCall(name, arguments)
+
+
+def _calls_in(source: str) -> tuple[RawCall, ...] | str:
+    """Calls from one expression: a list of calls or a single call; else a reason."""
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "undecodable"
+    body = tree.body
+    items = body.elts if isinstance(body, ast.List) else [body]
+    calls: list[RawCall] = []
+    for item in items:
+        call = _call(item) if isinstance(item, ast.Call) else None
+        if call is None:
+            return "not-a-call"
+        calls.append(call)
+    return tuple(calls)
+
+
+def _read_list(
+    text: str, i: int, ctx: ReadContext, own: tuple[str, ...]
+) -> tuple[tuple[RawCall, ...], int] | _Fail | NeedMore:
+    """The call list whose `[` is at ``i``, and the index after its `]`."""
+    walk = _Walk(text, ctx, own, min(len(text), i + ctx.max_call_chars))
+    end = walk.run(i, depth0_stop=False)
+    if not isinstance(end, tuple):
+        return end
+    calls = _calls_in(text[i : end[0]])
+    if isinstance(calls, str):
+        return _Fail(calls, end[0])
+    return calls, end[0]
+
+
+@dataclass(frozen=True)
+class _Pythonic:
+    """The bare list ``[f(a=1), g(b='x')]``: the whole reply, or inside prose."""
+
+    name: str = "pythonic"
+    markers: tuple[str, ...] = ("[",)
+
+    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        # O(name) unless `[name(` follows; then O(walk) (module doc).
+        if _TRIGGER.match(text, start) is None:
+            if not ctx.final and _TRIGGER_PREFIX.match(text, start):
+                return NEED_MORE
+            return None
+        got = _read_list(text, start, ctx, ())
+        if isinstance(got, NeedMore):
+            return NEED_MORE
+        if isinstance(got, _Fail):
+            if start == ctx.first_nonspace:  # the whole reply meant to be calls: say why not
+                return Found(max(got.pos, marker_end), error=got.reason)
+            return Found(marker_end)  # brackets in prose: not a candidate
+        assert isinstance(got, tuple)
+        return Found(got[1], got[0])
+
+
+def _read_body(text: str, i: int, ctx: ReadContext, marker: str, close: str) -> Found | NeedMore | None:
+    """A wrapper's body from ``i``: a call list, or bare calls one per line, then ``close``
+    (which the end of the reply may have eaten). O(body)."""
+    n = len(text)
+    j = skip_ws(text, i)
+    if j >= n:
+        return NEED_MORE if not ctx.final else None
+    own = (marker,)
+    if text[j] == "[":
+        if _TRIGGER.match(text, j) is None:
+            if not ctx.final and _TRIGGER_PREFIX.match(text, j):
+                return NEED_MORE
+            return None  # a JSON array or empty block: another reader's
+        got = _read_list(text, j, ctx, own)
+        if isinstance(got, NeedMore):
+            return NEED_MORE
+        if isinstance(got, _Fail):
+            return Found(max(got.pos, j + 1), error=got.reason)
+        assert isinstance(got, tuple)
+        calls, end = got
+    elif text[j].isalpha() or text[j] == "_":
+        walk = _Walk(text, ctx, own, min(n, j + ctx.max_call_chars))
+        run = walk.run(j, depth0_stop=True)
+        if isinstance(run, NeedMore):
+            return NEED_MORE
+        if isinstance(run, _Fail):
+            return Found(max(run.pos, j + 1), error=run.reason)
+        assert isinstance(run, tuple)
+        end, newlines = run
+        found: list[RawCall] = []
+        prev = j
+        for cut in [*newlines, end]:
+            line = text[prev:cut]
+            prev = cut + 1
+            if not line.strip():
+                continue
+            got_line = _calls_in(line)
+            found.extend((RawCall("", {}, error=got_line),) if isinstance(got_line, str) else got_line)
+        if not any(c.error is None for c in found) and all(c.error == "not-a-call" for c in found):
+            return None  # prose after the marker, not calls
+        calls = tuple(found)
+    else:
+        return None
+    k = skip_ws(text, end)
+    if k >= n:
+        return NEED_MORE if not ctx.final else Found(end, calls)
+    closed = expect_literal(text, k, close, ctx)
+    if isinstance(closed, NeedMore):
+        return NEED_MORE
+    return Found(k + len(close) if closed else end, calls)
+
+
+@dataclass(frozen=True)
+class _Wrapped:
+    """Pythonic calls between an opening and a closing marker."""
+
+    name: str
+    open: str
+    close: str
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        return (self.open,)
+
+    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        return _read_body(text, marker_end, ctx, self.open, self.close)
+
+
+PYTHONIC = _Pythonic()
+LLAMA4_PYTHONIC = _Wrapped("llama4_pythonic", "<|python_start|>", "<|python_end|>")
+OLMO3 = _Wrapped("olmo3", "<function_calls>", "</function_calls>")
+LFM2_PYTHONIC = _Wrapped("lfm2_pythonic", "<|tool_call_start|>", "<|tool_call_end|>")
