@@ -8,7 +8,6 @@ every dialect gets hostile repeated-marker input (linear time, by doubling ratio
 from __future__ import annotations
 
 import gc
-import itertools
 import json
 import time
 from collections.abc import Callable
@@ -167,6 +166,8 @@ HARMONY_ROWS: list[Row] = [
      '<|start|>functions.get_weather to=assistant<|message|>{"name": "search", "arguments": {}}<|end|>', []),
     (harmony("get_weather", PARIS) + "<|start|>assistant<|channel|>final<|message|>Sunny.", ALLOWED, [GW],
      "<|start|>assistant<|channel|>final<|message|>Sunny.", []),
+    (harmony("get_weather", PARIS) + "<|start|>assistant<|channel|>commentary<|message|>Checking.<|end|>", ALLOWED,
+     [GW], "<|start|>assistant<|channel|>commentary<|message|>Checking.<|end|>", []),  # not a reasoning close
     ("<|start|>assistant<|channel|>commentary to=python <|constrain|>code<|message|>print('hi')<|call|>", ALLOWED,
      [], None, []),
     ("<|start|>assistant<|channel|>commentary to=browser.search<|message|>" + CATS + "<|call|>", ALLOWED, [], None,
@@ -277,30 +278,12 @@ def _as_tuple(r: tr.SalvageResult) -> tuple[Any, ...]:
             [(x.reason, x.span, x.name) for x in r.rejected])
 
 
-def _split_points(text: str) -> set[int]:
-    """Cut points strictly inside a marker occurrence (a fence, a reasoning or dialect marker)."""
-    config = config_for(FAMILY)
-    markers = {m for d in config.dialects for m in d.markers}
-    markers |= {m for pair in config.reasoning for m in pair if m is not None} | {"```", "~~~"}
-    low = text.lower()
-    inside: set[int] = set()
-    for m in markers:
-        s = low.find(m)
-        while s != -1:
-            inside.update(range(s + 1, s + len(m)))
-            s = low.find(m, s + 1)
-    return inside
-
-
 @pytest.mark.parametrize(("text", "allowed", "expected", "content", "reasons"), ALL_ROWS)
 def test_streaming_prefix_stability(text: str, allowed: Any, expected: Any, content: Any, reasons: Any) -> None:
-    """Any prefix either blocks or agrees with the whole text. Cuts inside a marker are left to
-    test_markers_split_across_chunks (the scanner's own concern)."""
+    """Any prefix either blocks or agrees with the whole text, wherever the text is cut."""
     config = config_for(FAMILY)
     whole = _as_tuple(salvage(text, allowed))
-    split = _split_points(text)
-    cuts = [k for k in range(len(text) + 1) if k not in split]
-    for k in cuts:
+    for k in range(len(text) + 1):
         run = SalvagePass(config, allowed, text[:k])
         run.advance(final=False)
         early = [(c.name, c.arguments, c.id, c.dialect, c.span) for c in run.calls]
@@ -308,31 +291,13 @@ def test_streaming_prefix_stability(text: str, allowed: Any, expected: Any, cont
         run.extend(text[k:])
         run.advance(final=True)
         assert _as_tuple(run.result()) == whole, (k, text[:k])
-    # and fed piece by piece, advancing after every piece
+    # and one character at a time
     run = SalvagePass(config, allowed, "")
-    for a, b in itertools.pairwise(cuts):
-        run.extend(text[a:b])
+    for ch in text:
+        run.extend(ch)
         run.advance(final=False)
     run.advance(final=True)
     assert _as_tuple(run.result()) == whole
-
-
-@pytest.mark.xfail(reason="MarkerScan.extend searches only the new text: a marker split across chunks is missed",
-                   strict=False)
-@pytest.mark.parametrize("text", [
-    DB + ds3("get_weather", PARIS) + DE,
-    KB + kimi("functions.get_weather:0", PARIS) + KE,
-    harmony("get_weather", PARIS),
-    g4("get_weather", "{city:" + Q + "Paris" + Q + "}"),
-])
-def test_markers_split_across_chunks(text: str) -> None:
-    whole = _as_tuple(salvage(text))
-    for k in range(1, len(text)):
-        run = SalvagePass(config_for(FAMILY), ALLOWED, text[:k])
-        run.advance(final=False)
-        run.extend(text[k:])
-        run.advance(final=True)
-        assert _as_tuple(run.result()) == whole, (k, text[:k])
 
 
 def test_ids_and_dialect_labels() -> None:
@@ -391,8 +356,7 @@ def test_loose_object_streaming_and_limits() -> None:
 # --- linear time ---------------------------------------------------------------------------
 
 # Repeated opening markers with broken payloads. Units marked True make the JSON decoder fail
-# once per marker: the stdlib's JSONDecodeError counts the lines from the start of the text
-# (O(position) per failure), which decode_at inherits; they pass once that is bounded.
+# once per marker (each failure must cost what it read, not its offset in the reply).
 HOSTILE: dict[str, list[tuple[str, bool]]] = {
     "deepseek_v3": [(DB, False), (DB + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>x\n```json\n{\"a\":", False),
                     ("<｜tool▁call▁begin｜>function<｜tool▁sep｜>x\n```json\n{", True)],
@@ -402,14 +366,12 @@ HOSTILE: dict[str, list[tuple[str, bool]]] = {
                 ("<|tool_call_begin|>" + "x" * 30, False),
                 ("<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"a\":[", True)],
     "harmony": [("to=functions.", False), ("<|channel|>", False), ("<|start|>python<|message|>", False),
-                ("<|start|>assistant to=python<|message|><|", False),
+                ("<|start|>assistant to=python<|message|><|", False), ("<|end|>", False),
                 ("<|start|>assistant to=functions.f<|message|>{", True)],
     "gemma4": [("<|tool_call>call:f{a:" + Q, False), ("<|tool_call>call:f{a:[", False), ("<|tool_call>", False)],
     "functiongemma": [("<start_function_call>call:f{a:<escape>", False),
                       ("<start_function_call>call:f{a:[{b:", False)],
 }
-JSON_FAILURES = pytest.mark.xfail(reason="JSONDecodeError is O(position): decode_at needs a bounded error path",
-                                  strict=False)
 
 
 def _best_time(fn: Callable[[], object], runs: int = 5) -> float:
@@ -426,14 +388,16 @@ def _best_time(fn: Callable[[], object], runs: int = 5) -> float:
 
 
 @pytest.mark.parametrize(("dialect", "unit"), [
-    pytest.param(d, u, marks=[JSON_FAILURES] if slow else []) for d, us in HOSTILE.items() for u, slow in us])
+    (d, u) for d, us in HOSTILE.items() for u, _ in us])
 def test_hostile_input_is_linear(dialect: str, unit: str) -> None:
     """t(2N)/t(N) stays near 2 (quadratic would be 4); measured again on a noisy machine."""
-    n = max(1_000, 30_000 // len(unit))
-
     def run(k: int) -> Callable[[], object]:
         text = unit * k
         return lambda: tr.salvage_text(text, ALLOWED, dialects=FAMILY)
+
+    n = max(1_000, 20_000 // len(unit))
+    while _best_time(run(n), runs=1) < 0.02:  # cheap units: grow until timer noise is small
+        n *= 2
 
     ratios = []
     for _ in range(2):

@@ -27,6 +27,7 @@ __all__ = ["HARMONY"]
 
 _OPEN, _CLOSE = "<|", "|>"
 _RECIPIENT = "to=functions."
+_END = "<|end|>"
 # A header is short: a role, a channel, a recipient, a content type.
 MAX_HEADER_CHARS = 512
 _BUILTIN = ("python", "browser", "container")
@@ -149,7 +150,10 @@ def _read_call(text: str, body: int, name: str, ctx: ReadContext) -> Found | Nee
 @dataclass(frozen=True)
 class _Harmony:
     name: str = "harmony"
-    markers: tuple[str, ...] = ("<|start|>", "<|channel|>", _RECIPIENT)
+    # `<|end|>` is read (and skipped) outside the analysis mask: it ends every kind of message,
+    # so it must not count as the close of a reasoning block the reply began inside (which
+    # would drop the calls before it); inside the mask the engine still closes on it.
+    markers: tuple[str, ...] = ("<|start|>", "<|channel|>", _RECIPIENT, _END)
     reasoning: tuple[tuple[str | None, str], ...] = (
         ("<|channel|>analysis<|message|>", "<|end|>"),
         ("<|channel|> analysis<|message|>", "<|end|>"),
@@ -157,6 +161,8 @@ class _Harmony:
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         """O(MAX_HEADER_CHARS + payload); a skipped non-call message costs its length."""
+        if marker_end - start == len(_END) and startswith_ci(text, _END, start):
+            return Found(marker_end, resume=marker_end)
         head = _Header()
         if text[start] == "<":
             first = "role" if startswith_ci(text, "<|start|>", start) else "channel"
