@@ -16,7 +16,7 @@ from toolrepair._args import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_DEPTH,
     CompiledSchema,
-    _check_depth,
+    _check_nesting,
     _coerce_to,
     _decode_value,
     _is_type,
@@ -29,6 +29,12 @@ from toolrepair._args import (
 )
 from toolrepair._errors import ArgumentError, format_expected
 from toolrepair._types import RepairEvent
+
+
+def short_id(value: object) -> str | None:
+    if isinstance(value, str) and len(value) > 40:
+        return f"{value[:30]}…({len(value)})"
+    return None
 
 
 def decode(raw: Any, **kwargs: Any) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
@@ -284,7 +290,6 @@ REFUSALS: list[tuple[str, str, str]] = [
         "undecodable",
         "Number at 6 is too long (5000 characters; the limit is 4300)",
     ),
-    ('{"a": 1.' + "5" * 5000 + "}", "undecodable", "is too long"),
     # never guessed
     ('{"a": hello}', "undecodable", "Unexpected 'hello' at 6: string values must be quoted"),
     ('{"a": 1}}', "undecodable", "Unexpected text after the arguments at 8"),
@@ -325,7 +330,7 @@ REFUSALS: list[tuple[str, str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "reason", "message"), REFUSALS)
+@pytest.mark.parametrize(("text", "reason", "message"), REFUSALS, ids=short_id)
 def test_refusals(text: str, reason: str, message: str) -> None:
     error = refusal(text)
     assert error.reason == reason
@@ -440,6 +445,8 @@ N = 100_000
         ('{"a": ' + "1" * N + "}", "undecodable"),
         ('{"a": ' + "1" * N, "undecodable"),
         ('{"a": 1' + "0" * N + ".5}", "undecodable"),
+        ('{"a": 1.' + "5" * N + "}", None),
+        ("{'a': 1." + "5" * N + "}", None),
         ('{"a": 1e999}', "undecodable"),
         ('{"a": "' + '"' * N + "}", "ambiguous"),
         ('{"a": "x"' + " " * N + 'y"}', None),
@@ -456,7 +463,12 @@ N = 100_000
         ("{'a': '" + "'" * N, "ambiguous"),
         ("\x00" * N, "undecodable"),
         ("\ud800" * N, "undecodable"),
+        ('{"a": [' + "1.5, " * 200 + "1e999]}", "undecodable"),
+        ('{"a": [' + "1.5, " * 200 + '{"b": -1e999}]}', "undecodable"),
+        ('{"a": [' + "1.5, " * 200 + "NaN]}", "undecodable"),
+        ('{"a": [' + "1.5, " * 200 + "2.5]}", None),
     ],
+    ids=short_id,
 )
 def test_hostile_input_gives_a_value_or_an_argument_error(text: str, reason: str | None) -> None:
     if reason is None:
@@ -481,10 +493,10 @@ def test_depth_limit_is_exact() -> None:
     assert refusal("```\n" + nested(6) + "\n```", max_depth=5).reason == "too-deep"
 
 
-def test_check_depth_counts_arrays_and_objects() -> None:
-    _check_depth({"a": [[1], {"b": []}]}, 4)
+def test_check_nesting_counts_arrays_and_objects() -> None:
+    _check_nesting({"a": [[1], {"b": []}]}, 4)
     with pytest.raises(ArgumentError) as info:
-        _check_depth({"a": [[1], {"b": []}]}, 3)
+        _check_nesting({"a": [[1], {"b": []}]}, 3)
     assert info.value.reason == "too-deep"
     assert str(info.value) == "Arguments nest deeper than 3 levels"
 
@@ -526,17 +538,23 @@ def test_int_string_limit_never_escapes(monkeypatch: pytest.MonkeyPatch) -> None
         sys.set_int_max_str_digits(old)
 
 
-def _best_time(function: Callable[[], object], repeat: int = 5) -> float:
+def _best_times(small: Callable[[], object], large: Callable[[], object], repeat: int = 9) -> tuple[float, float]:
+    """Best-of-``repeat`` times of two calls, interleaved so that load spikes hit both."""
     # The collector's pauses grow with the number of live objects, not with our work.
     gc.collect()
     gc.disable()
     try:
-        best = float("inf")
+        best_small = best_large = float("inf")
         for _ in range(repeat):
-            start = time.perf_counter()
-            function()
-            best = min(best, time.perf_counter() - start)
-        return best
+            for function, is_small in ((small, True), (large, False)):
+                start = time.perf_counter()
+                function()
+                spent = time.perf_counter() - start
+                if is_small:
+                    best_small = min(best_small, spent)
+                else:
+                    best_large = min(best_large, spent)
+        return best_small, best_large
     finally:
         gc.enable()
 
@@ -559,7 +577,7 @@ LINEAR_CASES: dict[str, tuple[Callable[[int], str], int]] = {
     "quote then spaces": (lambda n: '{"a": "' + ('"' + " " * 20 + "x") * n + '"}', 20000),
     "invalid escapes": (lambda n: '{"a": "' + "\\q" * n + '"}', 20000),
     "comments": (lambda n: "{" + "/* c */ " * n + "}", 20000),
-    "deep valid walk": (lambda n: json.dumps({"a": [[[i]] for i in range(n)]}), 20000),
+    "deep valid walk": (lambda n: json.dumps({"a": [[[i]] for i in range(n)]}), 4000),
     "prose": (lambda n: "word " * n, 100000),
 }
 
@@ -568,8 +586,8 @@ LINEAR_CASES: dict[str, tuple[Callable[[int], str], int]] = {
 @pytest.mark.parametrize("name", list(LINEAR_CASES))
 def test_decoding_time_is_linear(name: str) -> None:
     make, size = LINEAR_CASES[name]
-    small, large = _call(make(size)), _call(make(2 * size))
-    ratio = _best_time(large) / _best_time(small)
+    small, large = _best_times(_call(make(size)), _call(make(2 * size)))
+    ratio = large / small
     print(f"{name}: t(2N)/t(N) = {ratio:.2f}")
     assert ratio < 3.5, ratio
 
@@ -647,6 +665,17 @@ def test_invalid_schemas_are_refused_at_compile_time() -> None:
         compile_schema({"type": "object", "properties": {"a": {"type": "int"}}})
     with pytest.raises(TypeError):
         compile_schema([])  # type: ignore[arg-type]
+
+
+def test_compiled_schemas_are_cached_by_content_and_kept_private() -> None:
+    schema: dict[str, Any] = {"properties": {"n": {"type": "integer"}}, "additionalProperties": False}
+    first = compile_schema(schema)
+    assert compile_schema(json.loads(json.dumps(schema))) is first
+    schema["properties"]["m"] = {}
+    assert first.expected == {"required": [], "optional": ["n"]}
+    assert compile_schema(schema) is not first
+    odd = {"properties": {"n": {"type": "integer", "default": object()}}}
+    assert compile_schema(odd).apply({"n": "1"}, tool="t")[0] == {"n": 1}
 
 
 def test_unknown_metaschema_falls_back_without_a_warning() -> None:
@@ -786,7 +815,7 @@ NOT_COERCED: list[tuple[dict[str, Any], Any, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("schema", "value", "message"), NOT_COERCED)
+@pytest.mark.parametrize(("schema", "value", "message"), NOT_COERCED, ids=short_id)
 def test_unsafe_coercions_are_not_made(schema: dict[str, Any], value: Any, message: str) -> None:
     error = apply_error(prop(schema), {"v": value})
     assert str(error).startswith(f"Argument 'v' {message}"), str(error)

@@ -22,7 +22,7 @@ import unicodedata
 import warnings
 from collections.abc import Callable, Mapping
 from functools import lru_cache, partial
-from itertools import compress
+from itertools import chain, compress, repeat
 from typing import Any, Final
 
 import jsonschema
@@ -42,8 +42,8 @@ DEFAULT_MAX_DEPTH: Final = 100
 DEFAULT_MAX_CHARS: Final = 10_000_000
 """Longest argument text accepted, in characters."""
 
-# Python refuses int() on more than 4300 digits by default (CVE-2020-10735); we apply the same
-# bound to every number literal, whatever the interpreter's setting, so both paths agree.
+# Python refuses int() on more than 4300 digits by default (CVE-2020-10735): converting is
+# quadratic. Both paths refuse longer integer literals (floats convert in linear time).
 _MAX_NUMBER_CHARS: Final = 4300
 
 _MISSING: Final = object()
@@ -60,8 +60,6 @@ class _NonFiniteError(ValueError):
 
 def _finite_float(text: str) -> float:
     # Called by the C scanner only for number literals with a fraction or exponent.
-    if len(text) > _MAX_NUMBER_CHARS:
-        raise _NonFiniteError(text[:20])
     value = float(text)
     if value - value != 0.0:  # inf or nan
         raise _NonFiniteError(text)
@@ -73,32 +71,63 @@ def _reject_constant(text: str) -> Any:
 
 
 # strict=False: raw newlines and tabs inside strings are what models emit; they are unambiguous.
-_DECODER: Final = json.JSONDecoder(strict=False, parse_float=_finite_float, parse_constant=_reject_constant)
-_SCAN_ONCE: Final[Callable[[str, int], tuple[Any, int]]] = _DECODER.scan_once  # type: ignore[attr-defined]
+# Two scanners: short texts check each float as it is read (a Python call per float, and no
+# walk afterwards); long texts read floats at C speed and check them during the depth walk,
+# which they need anyway.
+_HOOKED_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  # type: ignore[attr-defined]
+    strict=False, parse_float=_finite_float, parse_constant=_reject_constant
+).scan_once
+_PLAIN_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  # type: ignore[attr-defined]
+    strict=False, parse_constant=_reject_constant
+).scan_once
 _CONTAINER_TYPES: Final = frozenset((dict, list))
-_IS_CONTAINER_TYPE: Final = _CONTAINER_TYPES.__contains__
 
 
-def _check_depth(value: Any, max_depth: int) -> None:
-    """Raise ``too-deep`` when ``value`` nests deeper than ``max_depth``.
+def _check_nesting(value: Any, max_depth: int) -> None:
+    """Raise ``too-deep`` beyond ``max_depth`` levels, ``_NonFiniteError`` for inf or nan.
 
-    Iterative, breadth-first over containers only. O(total elements): each container's children
-    are typed and filtered by C-level iterators (``map``/``compress``); the Python loop runs once
-    per container, not once per element.
+    Iterative and breadth-first, one level at a time: each level costs a constant number of
+    Python steps, and each element a few steps of C-level iterators (chain, map, compress).
+    O(total elements).
     """
-    frontier: list[Any] = [value]
+    dicts: list[dict[str, Any]] = [value] if type(value) is dict else []
+    lists: list[list[Any]] = [value] if type(value) is list else []
     depth = 0
-    while frontier:
+    while dicts or lists:
         depth += 1
         if depth > max_depth:
-            raise ArgumentError(
-                f"Arguments nest deeper than {max_depth} levels", reason="too-deep", position=None
-            )
-        nested: list[Any] = []
-        for container in frontier:
-            children = container.values() if type(container) is dict else container
-            nested.extend(compress(children, map(_IS_CONTAINER_TYPE, map(type, children))))
-        frontier = nested
+            raise ArgumentError(f"Arguments nest deeper than {max_depth} levels", reason="too-deep")
+        children = list(chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists)))
+        kinds = list(map(type, children))
+        present = set(kinds)
+        dicts = list(compress(children, map(operator.is_, kinds, repeat(dict)))) if dict in present else []
+        lists = list(compress(children, map(operator.is_, kinds, repeat(list)))) if list in present else []
+        if float in present and not all(
+            map(math.isfinite, compress(children, map(operator.is_, kinds, repeat(float))))
+        ):
+            raise _NonFiniteError("inf")
+
+
+def _maybe_scan(text: str, max_depth: int) -> Any:
+    """The value of ``text`` if it is exactly one valid JSON value, else ``_MISSING``.
+
+    One pass of the C scanner; for texts long enough to nest beyond ``max_depth`` (depth d
+    needs 2d characters), one walk of the result. Raises ``too-deep``.
+    """
+    short = len(text) <= 2 * max_depth
+    try:
+        value, end = (_HOOKED_SCAN if short else _PLAIN_SCAN)(text, 0)
+        if end != len(text):
+            return _MISSING
+        if not short:
+            _check_nesting(value, max_depth)
+    except ArgumentError:
+        raise
+    except (StopIteration, ValueError, RecursionError):
+        # StopIteration: no value at 0; ValueError: a syntax error, a non-finite number or
+        # Python's int digit limit; RecursionError: nesting beyond the C scanner's stack.
+        return _MISSING
+    return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,15 +374,13 @@ def _read_number(s: str, i: int) -> tuple[int | float, int]:
         if end >= len(s) and _NUMBER_PREFIX.fullmatch(token):
             raise _truncated(f"the text ends inside a number starting at {i}", len(s))
         raise _undecodable(f"Invalid number {token[:40]!r} at {i}", i)
-    if len(token) > _MAX_NUMBER_CHARS:
-        raise _undecodable(
-            f"Number at {i} is too long ({len(token)} characters; the limit is {_MAX_NUMBER_CHARS})", i
-        )
     if "." in token or "e" in token or "E" in token:
-        value = float(token)
+        value = float(token)  # linear in the token's length, unlike int()
         if value - value != 0.0:
             raise _undecodable(f"Number {token[:40]!r} at {i} is not finite", i)
         return value, end
+    if len(token) > _MAX_NUMBER_CHARS:
+        raise _undecodable(f"Number at {i} is too long ({len(token)} characters; the limit is {_MAX_NUMBER_CHARS})", i)
     try:
         return int(token), end
     except ValueError:  # the interpreter's own digit limit may be lower than ours
@@ -455,9 +482,7 @@ def _parse_lenient(s: str, max_depth: int, notes: _Notes, doubled: bool) -> Any:
                 stack.pop()
                 state = _S_AFTER if stack else _S_END
             elif (
-                type(top) is dict
-                and (c in _CLOSERS or c == "$" or c.isalpha() or c == "_")
-                and not s[i - 1].isalnum()
+                type(top) is dict and (c in _CLOSERS or c == "$" or c.isalpha() or c == "_") and not s[i - 1].isalnum()
             ):
                 # {"a": 1 "b": 2}: the key reading needs a ':' next, which _S_COLON insists on.
                 notes.add("Inserted missing comma", i, "", ",")
@@ -548,16 +573,7 @@ def _decode_text(text: str, max_depth: int, notes: _Notes, allow_double: bool) -
     text = _strip_fence(text, notes)
     if not text:
         raise ArgumentError("Arguments are empty", reason="empty", position=0)
-    value: Any = _MISSING
-    try:
-        value, end = _SCAN_ONCE(text, 0)
-    except (StopIteration, ValueError, RecursionError):
-        value = _MISSING
-    else:
-        if end != len(text):
-            value = _MISSING
-        elif len(text) > 2 * max_depth and text.count("{") + text.count("[") > max_depth:
-            _check_depth(value, max_depth)
+    value = _maybe_scan(text, max_depth)
     if value is _MISSING:
         doubled = text.startswith("{{")
         if doubled:
@@ -596,9 +612,7 @@ def _text_of(raw: object, max_chars: int) -> str:
                 position=exc.start,
             ) from None
     else:
-        raise ArgumentError(
-            f"Arguments must be a JSON object, got {type(raw).__name__}", reason="not-an-object"
-        )
+        raise ArgumentError(f"Arguments must be a JSON object, got {type(raw).__name__}", reason="not-an-object")
     if len(text) > max_chars:
         raise ArgumentError(
             f"Arguments are too large ({len(text)} characters; the limit is {max_chars})",
@@ -646,23 +660,13 @@ def decode_arguments(
     else:
         text = _text_of(raw, max_chars)
     # Fast path: valid JSON that is exactly one object costs one call into the C scanner.
-    try:
-        value, end = _SCAN_ONCE(text, 0)
-    except (StopIteration, ValueError, RecursionError):
-        pass
-    else:
-        if end == len(text) and type(value) is dict:
-            # Depth d needs at least d opening brackets and 2d characters: skip the walk when
-            # either bound already rules it out.
-            if len(text) > 2 * max_depth and text.count("{") + text.count("[") > max_depth:
-                _check_depth(value, max_depth)
-            return value, ()
+    value = _maybe_scan(text, max_depth)
+    if type(value) is dict:
+        return value, ()
     notes = _Notes()
     value = _decode_text(text, max_depth, notes, allow_double=True)
     if type(value) is not dict:
-        raise ArgumentError(
-            f"Arguments must be a JSON object, got {_json_kind(value)}", reason="not-an-object"
-        )
+        raise ArgumentError(f"Arguments must be a JSON object, got {_json_kind(value)}", reason="not-an-object")
     return value, notes.events()
 
 
@@ -1001,9 +1005,7 @@ class CompiledSchema:
         properties = top.get("properties")
         self._properties: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
         required = top.get("required")
-        required_names = (
-            [name for name in required if isinstance(name, str)] if isinstance(required, list) else []
-        )
+        required_names = [name for name in required if isinstance(name, str)] if isinstance(required, list) else []
         in_order = [name for name in self._properties if name in required_names]
         in_order += [name for name in required_names if name not in self._properties]
         self.expected = {
@@ -1063,9 +1065,7 @@ class CompiledSchema:
 
     # -- apply --------------------------------------------------------------------------------
 
-    def apply(
-        self, arguments: Mapping[str, Any], *, tool: str
-    ) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
+    def apply(self, arguments: Mapping[str, Any], *, tool: str) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
         """Rename misnamed keys, coerce values where safe, validate; return arguments and events.
 
         Raises :class:`ArgumentError` (``ambiguous``, ``unknown-key``, ``missing``, ``type``,
@@ -1189,9 +1189,7 @@ class CompiledSchema:
                 out: dict[str, Any] = {}
                 for key, item in value.items():
                     sub = properties.get(key, extra)
-                    out[key] = (
-                        item if sub is None else self._coerce(item, sub, _join(path, key), depth + 1, run)
-                    )
+                    out[key] = item if sub is None else self._coerce(item, sub, _join(path, key), depth + 1, run)
                 value = out
         elif isinstance(value, list):
             prefix = schema.get("prefixItems")
@@ -1202,9 +1200,7 @@ class CompiledSchema:
                 result: list[Any] = []
                 for index, item in enumerate(value):
                     sub = prefix[index] if index < len(prefix) else rest
-                    result.append(
-                        item if sub is None else self._coerce(item, sub, _join(path, index), depth + 1, run)
-                    )
+                    result.append(item if sub is None else self._coerce(item, sub, _join(path, index), depth + 1, run))
                 value = result
         return value
 
@@ -1284,17 +1280,30 @@ def _type_error(error: jsonschema.exceptions.ValidationError, kinds: list[Any]) 
         path = _join(path, part)
     words = " or ".join(_TYPE_WORDS.get(kind, repr(kind)) for kind in kinds)
     subject = f"Argument {path!r}" if path else "Arguments"
-    return ArgumentError(
-        f"{subject} must be {words}, got {_show(error.instance)}", reason="type", path=path or None
-    )
+    return ArgumentError(f"{subject} must be {words}, got {_show(error.instance)}", reason="type", path=path or None)
 
 
 def compile_schema(schema: Mapping[str, Any]) -> CompiledSchema:
     """Prepare a tool's JSON Schema for :meth:`CompiledSchema.apply`; build once per tool.
 
-    Raises ``ValueError`` for a schema that is not valid JSON Schema.
+    Raises ``ValueError`` for a schema that is not valid JSON Schema. Checking a schema against
+    its metaschema costs milliseconds, so compiled schemas are cached by content (a registry
+    rebuilt per request pays it once); the cached copy is private, so later changes to
+    ``schema`` do not leak into it.
 
     >>> compile_schema({"properties": {"q": {"type": "string"}}, "required": ["q"]}).expected
     {'required': ['q'], 'optional': []}
     """
+    if not isinstance(schema, Mapping):
+        raise TypeError(f"an argument schema must be a mapping, got {type(schema).__name__}")
+    try:
+        key = json.dumps(schema, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):  # not plain JSON: compile it as it is
+        return CompiledSchema(schema)
+    return _compile_cached(key)
+
+
+@lru_cache(maxsize=512)
+def _compile_cached(key: str) -> CompiledSchema:
+    schema: Mapping[str, Any] = json.loads(key)
     return CompiledSchema(schema)
