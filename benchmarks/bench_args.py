@@ -106,7 +106,12 @@ def main() -> None:
         ratio = ours / baseline
         verdict = "ok" if ratio <= target else "OVER"
         rows.append(
-            (f"decode {label} ({len(text)} chars)", f"{ours:9.2f}", f"{ratio:5.2f}x json.loads", f"<= {target}x {verdict}")
+            (
+                f"decode {label} ({len(text)} chars)",
+                f"{ours:9.2f}",
+                f"{ratio:5.2f}x json.loads",
+                f"<= {target}x {verdict}",
+            )
         )
 
     for label, text in BROKEN.items():

@@ -24,9 +24,7 @@ scalars = (
 )
 json_values = st.recursive(
     scalars,
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
-    ),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5),
     max_leaves=25,
 )
 json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=6)
@@ -41,21 +39,15 @@ dumps_options = st.fixed_dictionaries(
 
 @SETTINGS
 @given(json_objects, dumps_options)
-def test_valid_json_objects_round_trip_unchanged_with_no_events(
-    obj: dict[str, Any], options: dict[str, Any]
-) -> None:
+def test_valid_json_objects_round_trip_unchanged_with_no_events(obj: dict[str, Any], options: dict[str, Any]) -> None:
     text = json.dumps(obj, **options)
     assert decode_arguments(text) == (obj, ())
-    assert (
-        decode_arguments(text.encode("utf-8", "surrogatepass") if options["ensure_ascii"] else text)[0] == obj
-    )
+    assert decode_arguments(text.encode("utf-8", "surrogatepass") if options["ensure_ascii"] else text)[0] == obj
 
 
 @SETTINGS
 @given(json_objects, dumps_options)
-def test_the_lenient_parser_agrees_with_json_on_valid_json(
-    obj: dict[str, Any], options: dict[str, Any]
-) -> None:
+def test_the_lenient_parser_agrees_with_json_on_valid_json(obj: dict[str, Any], options: dict[str, Any]) -> None:
     text = json.dumps(obj, **options)
     notes = _Notes()
     assert _parse_lenient(text, 1000, notes, doubled=False) == obj
@@ -219,9 +211,7 @@ def test_apply_gives_a_dict_or_an_argument_error(
 
 
 @SETTINGS
-@given(
-    schemas_with_instances(), st.dictionaries(st.sampled_from(["query", "limit", "x", "year"]), json_values)
-)
+@given(schemas_with_instances(), st.dictionaries(st.sampled_from(["query", "limit", "x", "year"]), json_values))
 def test_the_fast_check_agrees_with_jsonschema(
     case: tuple[dict[str, Any], dict[str, Any]], noise: dict[str, Any]
 ) -> None:
