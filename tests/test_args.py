@@ -732,6 +732,8 @@ COERCIONS: list[tuple[dict[str, Any], Any, Any]] = [
     ({"type": "number"}, "2.5", 2.5),
     ({"type": "number"}, "3", 3),
     ({"type": "number"}, "-1e3", -1000.0),
+    ({"type": "number"}, "2.0", 2),
+    ({"type": "integer"}, "-12.000", -12),
     ({"type": "boolean"}, "true", True),
     ({"type": "boolean"}, "FALSE", False),
     ({"type": "boolean"}, " True ", True),
@@ -793,6 +795,9 @@ NOT_COERCED: list[tuple[dict[str, Any], Any, str]] = [
     ({"type": "integer"}, 5.5, "must be an integer, got 5.5"),
     ({"type": "integer"}, True, "must be an integer, got true"),
     ({"type": "integer"}, "five", 'must be an integer, got "five"'),
+    ({"type": "integer"}, "1e3", 'must be an integer, got "1e3"'),
+    ({"type": "integer"}, "1e-400", 'must be an integer, got "1e-400"'),
+    ({"type": "integer"}, "5.01", 'must be an integer, got "5.01"'),
     ({"type": "integer"}, "02139", 'must be an integer, got "02139"'),
     ({"type": "integer"}, "1" * 5000, "must be an integer"),
     ({"type": "integer"}, float("inf"), "must be an integer"),
@@ -976,6 +981,11 @@ def test_open_schema_renames_and_keeps_unknown_keys() -> None:
     schema = {"properties": {"query": {"type": "string"}}}
     assert apply(schema, {"Query": "x", "foo": 1})[0] == {"query": "x", "foo": 1}
     assert apply(schema, {"foo": 1}) == ({"foo": 1}, ())
+
+
+def test_very_long_keys_are_never_renamed() -> None:
+    key = "query" + "_" * 300
+    assert apply_error(SEARCH, {key: "x"}).reason == "unknown-key"
 
 
 def test_lookalike_letters_are_not_folded() -> None:

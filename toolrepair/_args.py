@@ -682,8 +682,10 @@ def _decode_value(text: str) -> Any:
 # NFKC + casefold, then drop format characters (zero-width, bidi), '_', '-' and whitespace.
 _KEY_NOISE: Final = regex.compile(r"[\p{Cf}_\-\s]+")
 _KEY_SUFFIX: Final = re.compile(r"\s*[=:]\s*\Z")
-_INT_TEXT: Final = re.compile(r"-?[0-9]+")
+_INT_TEXT: Final = re.compile(r"(-?[0-9]+)(?:\.0+)?")
 _MAX_COERCE_DEPTH: Final = DEFAULT_MAX_DEPTH
+# Longer keys are never renamed: no property name is this long, and the cache stays small.
+_MAX_KEY_CHARS: Final = 256
 _TYPE_WORDS: Final = {
     "integer": "an integer",
     "number": "a number",
@@ -732,14 +734,13 @@ def _coerce_to(value: object, name: str) -> Any:
         if name in ("integer", "number"):
             if len(text) > _MAX_NUMBER_CHARS or not _NUMBER.fullmatch(text):
                 return _MISSING
-            if _INT_TEXT.fullmatch(text):
-                return int(text)
-            number = float(text)
-            if number - number != 0.0:
+            whole = _INT_TEXT.fullmatch(text)
+            if whole is not None:  # "5", and "5.0" for an integer: no rounding, no exponent
+                return int(whole.group(1))
+            if name == "integer":
                 return _MISSING
-            if name == "number":
-                return number
-            return int(number) if number.is_integer() else _MISSING
+            number = float(text)
+            return number if number - number == 0.0 else _MISSING
         if name == "boolean":
             folded = text.casefold()
             return True if folded == "true" else False if folded == "false" else _MISSING
@@ -1111,7 +1112,11 @@ class CompiledSchema:
         for key, value in args.items():
             target = key
             if key not in known:
-                candidates = self._normalized.get(_normalize_key(key)) if isinstance(key, str) else None
+                candidates = (
+                    self._normalized.get(_normalize_key(key))
+                    if isinstance(key, str) and len(key) <= _MAX_KEY_CHARS
+                    else None
+                )
                 if candidates is not None and len(candidates) > 1:
                     raise ArgumentError(
                         f"Argument {key!r} is ambiguous: it could mean "
