@@ -80,7 +80,9 @@ def test_valid_json_is_decoded_as_json_loads_does_with_no_events(text: str) -> N
 @pytest.mark.parametrize("text", VALID)
 def test_valid_json_through_the_lenient_parser_gives_the_same_value(text: str) -> None:
     notes = _Notes()
-    assert _parse_lenient(text.strip(), 1000, notes, doubled=False) == json.loads(text, strict=False)
+    assert _parse_lenient(text, len(text) - len(text.lstrip()), 1000, notes, doubled=False) == json.loads(
+        text, strict=False
+    )
     assert notes.events() == ()
 
 
@@ -250,6 +252,29 @@ def test_repair_events_say_what_changed() -> None:
     assert by_message["Replaced Python literal True with true at 6"].after == "true"
     assert by_message["Removed trailing comma at 10"].before == ","
     assert by_message["Replaced single quotes with double quotes at 1"].after == '"'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('  {"a": 1,}', "Removed trailing comma at 9"),
+        ('```json\n{"a": 1,}\n```', "Removed trailing comma at 15"),
+        ('\n\ufeff {"a": 1,}', "Removed trailing comma at 10"),
+        ('\n\ufeff {"a": 1,}', "Removed byte-order mark at 1"),
+        ('\n```json\n{"a": 1}\n```', "Removed Markdown code fence at 1"),
+        ('  {{"a": 1}}', "Collapsed doubled braces at 2"),
+    ],
+)
+def test_positions_are_positions_in_the_original_text(text: str, message: str) -> None:
+    assert message in [event.message for event in decode(text)[1]]
+
+
+@pytest.mark.parametrize(
+    ("text", "position"),
+    [('  {"a": 1}}', 10), ('```\n{"a": 1}}\n```', 12), ('  {"a": 02}', 8), ("  ", 2), ("```\n```", 4)],
+)
+def test_error_positions_are_positions_in_the_original_text(text: str, position: int) -> None:
+    assert refusal(text).position == position
 
 
 def test_smart_quotes_inside_a_json_string_are_content() -> None:
@@ -665,6 +690,8 @@ def test_invalid_schemas_are_refused_at_compile_time() -> None:
         compile_schema({"type": "object", "properties": {"a": {"type": "int"}}})
     with pytest.raises(TypeError):
         compile_schema([])  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        CompiledSchema("{}")  # type: ignore[arg-type]
 
 
 def test_compiled_schemas_are_cached_by_content_and_kept_private() -> None:

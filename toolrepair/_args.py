@@ -108,15 +108,15 @@ def _check_nesting(value: Any, max_depth: int) -> None:
             raise _NonFiniteError("inf")
 
 
-def _maybe_scan(text: str, max_depth: int) -> Any:
-    """The value of ``text`` if it is exactly one valid JSON value, else ``_MISSING``.
+def _maybe_scan(text: str, max_depth: int, start: int = 0) -> Any:
+    """The value of ``text[start:]`` if it is exactly one valid JSON value, else ``_MISSING``.
 
     One pass of the C scanner; for texts long enough to nest beyond ``max_depth`` (depth d
     needs 2d characters), one walk of the result. Raises ``too-deep``.
     """
-    short = len(text) <= 2 * max_depth
+    short = len(text) - start <= 2 * max_depth
     try:
-        value, end = (_HOOKED_SCAN if short else _PLAIN_SCAN)(text, 0)
+        value, end = (_HOOKED_SCAN if short else _PLAIN_SCAN)(text, start)
         if end != len(text):
             return _MISSING
         if not short:
@@ -152,6 +152,7 @@ _NUMBER_PREFIX: Final = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][
 _LEADING_ZERO: Final = re.compile(r"-?0[0-9]")
 _WORD: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _BARE_KEY: Final = re.compile(r"(?:[^\W\d]|\$)[\w$-]*")
+_SPACE: Final = re.compile(r"\s*")  # what str.strip() removes
 _FENCE_OPEN: Final = re.compile(r"`{3,}|~{3,}")
 _FENCE_INFO: Final = re.compile(r"[ \t]*[A-Za-z0-9_.+-]*[ \t]*\r?\n")
 
@@ -387,8 +388,8 @@ def _read_number(s: str, i: int) -> tuple[int | float, int]:
         raise _undecodable(f"Number at {i} has too many digits", i) from None
 
 
-def _parse_lenient(s: str, max_depth: int, notes: _Notes, doubled: bool) -> Any:
-    """Parse ``s`` as one JSON value, repairing only what has a single reading.
+def _parse_lenient(s: str, start: int, max_depth: int, notes: _Notes, doubled: bool) -> Any:
+    """Parse ``s[start:]`` as one JSON value, repairing only what has a single reading.
 
     One left-to-right pass with an explicit stack: O(len(s)) time, O(depth + output) space, no
     recursion. ``doubled`` reads ``{{``/``}}`` as ``{``/``}`` (template leakage).
@@ -399,7 +400,7 @@ def _parse_lenient(s: str, max_depth: int, notes: _Notes, doubled: bool) -> Any:
     comma_at = -1  # position of the comma just read, for trailing-comma notes
     key = ""
     result: Any = None
-    i = 0
+    i = start
     while True:
         i = _skip_space(s, i, notes)
         if i >= n:
@@ -502,7 +503,7 @@ def _parse_lenient(s: str, max_depth: int, notes: _Notes, doubled: bool) -> Any:
     if state == _S_END:
         return result
     if not stack:
-        raise ArgumentError("Arguments are empty", reason="empty", position=0)
+        raise ArgumentError("Arguments are empty", reason="empty", position=start)
     if state == _S_COLON:
         raise _truncated(f"the text ends after key {key!r}", n)
     if state == _S_VALUE and type(stack[-1]) is dict:
@@ -546,39 +547,44 @@ def _read_word(s: str, i: int, notes: _Notes, *, top_level: bool) -> tuple[Any, 
     raise _undecodable(f"Unexpected {shown!r} at {i}: string values must be quoted", i)
 
 
-def _strip_fence(text: str, notes: _Notes) -> str:
-    """Remove one Markdown code fence around the whole text. O(len(text))."""
-    match = _FENCE_OPEN.match(text)
-    if match is None:
-        return text
-    fence = match.group()
-    body_start = match.end()
-    info = _FENCE_INFO.match(text, body_start)
-    if info is not None:
-        body_start = info.end()
-    body = text[body_start:].rstrip()
-    closing = len(body) - len(body.rstrip(fence[0]))
-    if closing >= 3:
-        body = body[: len(body) - closing]
-    notes.add("Removed Markdown code fence", 0, fence, "")
-    return body.strip()
+def _content_span(text: str, notes: _Notes) -> tuple[int, int]:
+    """Where the arguments lie in ``text``: without surrounding whitespace, a byte-order mark
+    or one Markdown code fence around the whole text. O(len(text)).
+
+    A span rather than a slice, so that every position reported is a position in ``text``.
+    """
+    start = _SPACE.match(text).end()  # type: ignore[union-attr]  # '*' always matches
+    end = len(text.rstrip())
+    if text.startswith("\ufeff", start):
+        notes.add("Removed byte-order mark", start, "\ufeff", "")
+        start = _SPACE.match(text, start + 1).end()  # type: ignore[union-attr]
+    fence = _FENCE_OPEN.match(text, start, end)
+    if fence is not None:
+        notes.add("Removed Markdown code fence", start, fence.group(), "")
+        info = _FENCE_INFO.match(text, fence.end(), end)
+        start = info.end() if info is not None else fence.end()
+        # A closing fence (of the same character, three or more) ends the body.
+        body = text[start:end]
+        closing = len(body) - len(body.rstrip(fence.group()[0]))
+        if closing >= 3:
+            end -= closing
+        start = _SPACE.match(text, start, end).end()  # type: ignore[union-attr]
+        end = start + len(text[start:end].rstrip())
+    return start, max(start, end)
 
 
 def _decode_text(text: str, max_depth: int, notes: _Notes, allow_double: bool) -> Any:
-    """Decode ``text`` to any JSON value: normalise its edges, try the C scanner, then repair."""
-    text = text.strip()
-    if text.startswith("\ufeff"):
-        notes.add("Removed byte-order mark", 0, "\ufeff", "")
-        text = text[1:].strip()
-    text = _strip_fence(text, notes)
-    if not text:
-        raise ArgumentError("Arguments are empty", reason="empty", position=0)
-    value = _maybe_scan(text, max_depth)
+    """Decode ``text`` to any JSON value: find its span, try the C scanner, then repair."""
+    start, end = _content_span(text, notes)
+    if start == end:
+        raise ArgumentError("Arguments are empty", reason="empty", position=start)
+    body = text if end == len(text) else text[:end]  # cut only the end: positions stay valid
+    value = _maybe_scan(body, max_depth, start)
     if value is _MISSING:
-        doubled = text.startswith("{{")
+        doubled = body.startswith("{{", start)
         if doubled:
-            notes.add("Collapsed doubled braces", 0, "{{", "{")
-        value = _parse_lenient(text, max_depth, notes, doubled)
+            notes.add("Collapsed doubled braces", start, "{{", "{")
+        value = _parse_lenient(body, start, max_depth, notes, doubled)
     if allow_double and type(value) is str:
         inner = _Notes()
         try:
@@ -586,9 +592,9 @@ def _decode_text(text: str, max_depth: int, notes: _Notes, allow_double: bool) -
         except ArgumentError:
             return value
         if type(decoded) in _CONTAINER_TYPES:
-            notes.add("Decoded double-encoded JSON string", 0, "string", "object")
+            notes.add("Decoded double-encoded JSON string", start, "string", "object")
             for what, entry in inner._seen.items():
-                notes._seen.setdefault(what, entry)
+                notes._seen.setdefault(what, entry)  # positions inside the decoded string
             return decoded
     return value
 

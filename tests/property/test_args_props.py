@@ -50,7 +50,7 @@ def test_valid_json_objects_round_trip_unchanged_with_no_events(obj: dict[str, A
 def test_the_lenient_parser_agrees_with_json_on_valid_json(obj: dict[str, Any], options: dict[str, Any]) -> None:
     text = json.dumps(obj, **options)
     notes = _Notes()
-    assert _parse_lenient(text, 1000, notes, doubled=False) == obj
+    assert _parse_lenient(text, 0, 1000, notes, doubled=False) == obj
     assert notes.events() == ()
 
 
