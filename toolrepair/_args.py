@@ -135,6 +135,7 @@ def _maybe_scan(text: str, max_depth: int, start: int = 0) -> Any:
 # --------------------------------------------------------------------------------------------
 
 _JSON_WS: Final = re.compile(r"[ \t\n\r]*")
+_SPACE_OR_SLASH: Final = frozenset(" \t\n\r/")
 # Opening quote -> the characters that may close it. Smart quotes close with either of the pair:
 # models mix them up, and inside such a string a plain '"' is content.
 _CLOSERS: Final = {'"': '"', "'": "'", "“": "”“", "‘": "’‘"}
@@ -213,6 +214,8 @@ def _undecodable(message: str, position: int) -> ArgumentError:
 def _skip_space(s: str, i: int, notes: _Notes) -> int:
     """Skip JSON whitespace and comments from ``i``. O(length skipped)."""
     while True:
+        if s[i : i + 1] not in _SPACE_OR_SLASH:  # the common case: a token starts right here
+            return i
         i = _JSON_WS.match(s, i).end()  # type: ignore[union-attr]  # '*' always matches
         if s.startswith("//", i):
             notes.add("Removed comment", i, s[i : i + 2], "")
@@ -573,13 +576,16 @@ def _content_span(text: str, notes: _Notes) -> tuple[int, int]:
     return start, max(start, end)
 
 
-def _decode_text(text: str, max_depth: int, notes: _Notes, allow_double: bool) -> Any:
-    """Decode ``text`` to any JSON value: find its span, try the C scanner, then repair."""
+def _decode_text(text: str, max_depth: int, notes: _Notes, *, allow_double: bool, scanned: bool = False) -> Any:
+    """Decode ``text`` to any JSON value: find its span, try the C scanner, then repair.
+
+    ``scanned`` says the caller has already tried the C scanner on the whole of ``text``.
+    """
     start, end = _content_span(text, notes)
     if start == end:
         raise ArgumentError("Arguments are empty", reason="empty", position=start)
     body = text if end == len(text) else text[:end]  # cut only the end: positions stay valid
-    value = _maybe_scan(body, max_depth, start)
+    value = _MISSING if scanned and body is text and start == 0 else _maybe_scan(body, max_depth, start)
     if value is _MISSING:
         doubled = body.startswith("{{", start)
         if doubled:
@@ -670,7 +676,7 @@ def decode_arguments(
     if type(value) is dict:
         return value, ()
     notes = _Notes()
-    value = _decode_text(text, max_depth, notes, allow_double=True)
+    value = _decode_text(text, max_depth, notes, allow_double=True, scanned=value is _MISSING)
     if type(value) is not dict:
         raise ArgumentError(f"Arguments must be a JSON object, got {_json_kind(value)}", reason="not-an-object")
     return value, notes.events()
