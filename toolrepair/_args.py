@@ -988,7 +988,7 @@ class CompiledSchema:
     """
 
     __slots__ = (
-        "_branch_validators",
+        "_branch_checks",
         "_fast_check",
         "_known",
         "_normalized",
@@ -1013,7 +1013,7 @@ class CompiledSchema:
             raise ValueError(f"Invalid JSON Schema for arguments: {exc.message}") from exc
         self._root = schema
         self._validator: Any = cls(schema)
-        self._branch_validators: dict[int, Any] = {}
+        self._branch_checks: dict[int, _Check] = {}
         top = self._resolve_all(schema)
         properties = top.get("properties")
         self._properties: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
@@ -1067,14 +1067,15 @@ class CompiledSchema:
             seen += 1
         return schema
 
-    def _branch_validator(self, branch: Any) -> Any:
-        key = id(branch)
-        validator = self._branch_validators.get(key)
-        if validator is None:
+    def _branch_check(self, branch: Any) -> _Check:
+        """Validity against one union branch: its exact predicate, else a jsonschema validator."""
+        key = id(branch)  # branches live as long as the root schema, so ids are stable
+        check = self._branch_checks.get(key)
+        if check is None:
             # evolve keeps the root's reference resolver, so '#/$defs/...' still resolves.
-            validator = self._validator.evolve(schema=branch)
-            self._branch_validators[key] = validator
-        return validator
+            check = _simple_check(branch) or self._validator.evolve(schema=branch).is_valid
+            self._branch_checks[key] = check
+        return check
 
     # -- apply --------------------------------------------------------------------------------
 
@@ -1086,7 +1087,7 @@ class CompiledSchema:
         """
         args = dict(arguments)
         try:
-            if self._known.issuperset(args) and self._is_valid(args):
+            if self._known.issuperset(args) and self._accepts_quickly(args):
                 return args, ()
             return self._repair(args, tool)
         except Unresolvable as exc:
@@ -1108,7 +1109,16 @@ class CompiledSchema:
             raise self._first_error(coerced)
         return coerced, tuple(events)
 
+    def _accepts_quickly(self, args: dict[str, Any]) -> bool:
+        """Validity for the fast path: the exact predicate when the schema has one.
+
+        Should it ever wrongly say no, the slow path confirms with jsonschema before refusing.
+        """
+        check = self._fast_check
+        return check(args) if check is not None else self._is_valid(args)
+
     def _is_valid(self, args: dict[str, Any]) -> bool:
+        """Validity as jsonschema sees it (the fast predicate may only shortcut a yes)."""
         check = self._fast_check
         if check is not None and check(args):
             return True
@@ -1222,13 +1232,13 @@ class CompiledSchema:
         return value
 
     def _coerce_union(self, value: Any, branches: list[Any], path: str, depth: int, run: _Run) -> Any:
-        validators = [self._branch_validator(branch) for branch in branches]
-        if any(validator.is_valid(value) for validator in validators):
+        checks = [self._branch_check(branch) for branch in branches]
+        if any(check(value) for check in checks):
             return value
-        for branch, validator in zip(branches, validators, strict=True):
+        for branch, check in zip(branches, checks, strict=True):
             trial = _Run(run.tool, [])
             candidate = self._coerce(value, branch, path, depth + 1, trial)
-            if validator.is_valid(candidate):
+            if check(candidate):
                 run.events.extend(trial.events)
                 return candidate
         return value
