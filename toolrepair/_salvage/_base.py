@@ -17,6 +17,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 __all__ = [
     "ANY_TOOL",
+    "LOOKBEHIND",
     "NEED_MORE",
     "AnyTool",
     "Dialect",
@@ -68,6 +69,13 @@ class NeedMore:
 
 
 NEED_MORE: Final = NeedMore()
+
+
+# A reader may look at most this many characters before its marker (e.g. "is this at the
+# start of a line", "does `</think>` precede me"): a stream keeps that much text behind the
+# markers still to read, and a reader may be handed a window of the text that begins there
+# (then ``ReadContext.first_nonspace`` is relative to that window and may be negative).
+LOOKBEHIND: Final = 512
 
 
 @dataclass(frozen=True, slots=True)

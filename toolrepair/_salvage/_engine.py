@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._names import NameTable
 from .._types import Rejection, SalvageResult, ToolCall
-from ._base import ANY_TOOL, NEED_MORE, AnyTool, Dialect, Found, ReadContext, skip_ws
+from ._base import ANY_TOOL, LOOKBEHIND, NEED_MORE, AnyTool, Dialect, Found, NeedMore, ReadContext
 from ._mask import DEFAULT_REASONING, fence_closer_at, fence_opener_at
 from ._scan import MarkerFinder
 
@@ -38,6 +38,8 @@ DEFAULT_MAX_CALL_CHARS = 1_000_000
 DEFAULT_MAX_DEPTH = 64
 # A Rejection quotes at most this much of its candidate (its span gives the true extent).
 REJECTION_TEXT_CHARS = 1_000
+# First prefix probed for a candidate that may outgrow max_call_chars (see SalvagePass._read).
+_PROBE_CHARS = 256
 
 _FENCE = ("fence",)
 
@@ -124,7 +126,12 @@ def _allowlist(allowed: Collection[str] | AnyTool) -> NameTable | None:
 
 
 class SalvagePass:
-    """The state of one pass over a (possibly growing) text. See module docstring for cost."""
+    """The state of one pass over a (possibly growing) text. See module docstring for cost.
+
+    Streaming (``_stream``) feeds it with ``extend`` and ``advance(final=False)``; positions
+    are always offsets in the whole text, while the scan may hold only a window of it
+    (``scan.base`` on). Readers and mask checks are handed the window and rebased offsets.
+    """
 
     __slots__ = (
         "_retry",
@@ -138,8 +145,10 @@ class SalvagePass:
         "names",
         "pos",
         "rejected",
+        "resets",
         "scan",
         "seen",
+        "settling",
         "work",
     )
 
@@ -158,46 +167,56 @@ class SalvagePass:
         self.floor = 0
         self.blocked: int | None = None  # start of a marker waiting for more text
         self._retry: tuple[int, str, Any] | None = None
-        self.work = 0  # markers handled: a cost counter for linear-time tests
+        self.settling = False  # blocked on a decided candidate that reaches the text's end
+        self.resets = 0  # forced-open reasoning closes taken (each cleared calls and cuts)
+        # A cost counter for linear-time tests: markers handled, plus characters handed to
+        # readers; ``scan.copied`` counts the characters copied into the window.
+        self.work = 0
 
     @property
     def text(self) -> str:
+        self.scan.sync()
         return self.scan.text
 
     def extend(self, more: str) -> None:
         self.scan.extend(more)
 
-    def _ctx(self, final: bool) -> ReadContext:
-        text = self.scan.text
-        return ReadContext(final, self.limits[0], self.limits[1], skip_ws(text, 0))
+    def _ctx(self, final: bool, offset: int) -> ReadContext:
+        first = self.scan.first_nonspace
+        if first == -1:  # all whitespace so far
+            first = self.scan.base + len(self.scan.text)
+        return ReadContext(final, self.limits[0], self.limits[1], first - offset)
 
     def advance(self, final: bool) -> None:
         """Handle markers until the text ends or one needs more text (``blocked``)."""
         self.blocked = None
-        ctx: ReadContext | None = None
+        self.settling = False
+        scan = self.scan
+        scan.sync()
+        text, base = scan.text, scan.base
         while True:
-            item = self._retry or self.scan.pop(self.pos)
+            retried = self._retry is not None
+            item = self._retry or scan.pop(self.pos, final)
             self._retry = None
             if item is None:
                 return
             self.work += 1
             s, marker, payload = item
             kind = payload[0]
-            text = self.scan.text
             mode = self.mode
             if mode is not None:
                 if mode[0] == "fence" and kind == "fence":
-                    closed = fence_closer_at(text, s, mode[1], mode[2], final)
+                    closed = fence_closer_at(text, s - base, mode[1], mode[2], final)
                     if closed is NEED_MORE:
                         self._block(item)
                         return
                     if isinstance(closed, int):
-                        self.mode, self.pos = None, closed
+                        self.mode, self.pos = None, closed + base
                 elif mode[0] == "reason" and kind == "close" and payload[1] == mode[1]:
                     self.mode, self.pos = None, s + len(marker)
                 continue
             if kind == "fence":
-                opened = fence_opener_at(text, s, final)
+                opened = fence_opener_at(text, s - base, final)
                 if opened is NEED_MORE:
                     self._block(item)
                     return
@@ -216,12 +235,11 @@ class SalvagePass:
                     self.calls.clear()
                     self.rejected.clear()
                     self.floor = s + len(marker)
+                    self.resets += 1
                 self.pos = max(self.pos, s + len(marker))
                 continue
-            if ctx is None or ctx.final != final:
-                ctx = self._ctx(final)
             for dialect in payload[1]:
-                found = dialect.read(text, s, s + len(marker), ctx)
+                found = self._read(dialect, s, s + len(marker), final, retried)
                 if found is None:
                     continue
                 if found is NEED_MORE:
@@ -231,14 +249,55 @@ class SalvagePass:
                 self._take(dialect, s, s + len(marker), found)
                 break
 
+    def _read(self, dialect: Dialect, s: int, marker_end: int, final: bool,
+              retried: bool) -> Found | NeedMore | None:
+        """The dialect's answer at marker ``s``, within the size limit, in whole-text offsets.
+
+        A candidate is given up (``too-large``) when the text runs past ``max_call_chars``
+        from its marker and the reader cannot decide on those first ``max_call_chars``
+        characters: the answer is a function of that prefix alone, so ``salvage_text`` and a
+        stream cut anywhere agree, and a stream never holds more than the limit for one
+        candidate. Prefix-stable readers give that answer on any shorter prefix that decides,
+        so it is probed on prefixes growing fourfold: O(what the reader needs) per marker.
+        """
+        scan = self.scan
+        text, base = scan.text, scan.base
+        end = base + len(text)
+        limit = max(self.limits[1], marker_end - s)
+        if end - s <= limit:
+            self.work += end - s
+            found = dialect.read(text, s - base, marker_end - base, self._ctx(final, base))
+            if not final:
+                settled = _settled(found, text)
+                self.settling = settled is not found
+                found = settled
+            return _rebased(found, base)
+        lo = max(base, s - LOOKBEHIND)
+        ctx = self._ctx(False, lo)
+        # A stream retrying a candidate that just outgrew the limit knows the shorter
+        # prefixes were undecided: one probe, at the limit, suffices.
+        size = limit if retried else min(_PROBE_CHARS, limit)
+        while True:
+            view = text[lo - base : s - base + size]
+            self.work += len(view)
+            found = _settled(dialect.read(view, s - lo, marker_end - lo, ctx), view)
+            if found is not NEED_MORE:
+                return _rebased(found, lo)
+            if size >= limit:
+                # Given up: read as if the text ended at the limit, and refuse whatever call
+                # that yields (a silent skip or a "not mine" stays what it is).
+                return _too_large(_rebased(dialect.read(view, s - lo, marker_end - lo,
+                                                        replace(ctx, final=True)), lo))
+            size = min(4 * size, limit)
+
     def _block(self, item: tuple[int, str, Any]) -> None:
         self.blocked = item[0]
         self._retry = item
 
     def _take(self, dialect: Dialect, s: int, marker_end: int, found: Found) -> None:
-        text = self.scan.text
+        scan = self.scan
         end = max(found.end, marker_end)
-        quoted = text[s : min(end, s + REJECTION_TEXT_CHARS)]
+        quoted = scan.text[s - scan.base : min(end, s + REJECTION_TEXT_CHARS) - scan.base]
         if found.error is not None:
             self.rejected.append(Rejection(quoted, (s, end), dialect.name, found.error, None))
             self.pos = found.resume if found.resume is not None and found.resume > s else marker_end
@@ -265,8 +324,31 @@ class SalvagePass:
         self.pos = end
 
     def result(self) -> SalvageResult:
-        text = self.scan.text
-        return SalvageResult(tuple(self.calls), build_content(text, self.cuts), tuple(self.rejected))
+        return SalvageResult(tuple(self.calls), build_content(self.text, self.cuts), tuple(self.rejected))
+
+
+def _settled(found: Found | NeedMore | None, text: str) -> Found | NeedMore | None:
+    """Before the text is complete, a candidate whose span reaches the end of the text may
+    yet take in more of it (``json`` takes a `;` and the whitespace after it): wait for one
+    more character. This keeps a stream equal to ``salvage_text`` even for a reader that is
+    not quite prefix-stable at its very end; ``salvage_text`` (final) never gets here."""
+    if isinstance(found, Found) and max(found.end, found.resume or 0) >= len(text):
+        return NEED_MORE
+    return found
+
+
+def _too_large(found: Found | NeedMore | None) -> Found | NeedMore | None:
+    if not isinstance(found, Found) or (found.error is None and not found.calls):
+        return found
+    return Found(found.end, error="too-large", resume=found.resume if found.error is not None else None)
+
+
+def _rebased(found: Found | NeedMore | None, offset: int) -> Found | NeedMore | None:
+    """A reader's answer on a window starting at ``offset``, in whole-text offsets."""
+    if offset == 0 or not isinstance(found, Found):
+        return found
+    resume = None if found.resume is None else found.resume + offset
+    return Found(found.end + offset, found.calls, found.error, resume)
 
 
 def build_content(text: str, cuts: Sequence[tuple[int, int]]) -> str:

@@ -10,6 +10,7 @@ C plus O(1) Python work per anchor occurrence; no regex, no backtracking.
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,31 +44,43 @@ def anchor_of(marker: str) -> int:
 class MarkerFinder:
     """The compiled table of markers: built once per configuration, shared by every scan."""
 
-    __slots__ = ("anchors", "groups", "max_len", "max_offset")
+    __slots__ = ("anchor_re", "anchors", "firsts", "groups", "max_len", "max_offset", "prefixes")
 
     def __init__(self, entries: Sequence[tuple[str, Any]]) -> None:
-        # anchor char -> char after the anchor ("" when the marker ends there) -> markers.
-        # The second level keeps the work per anchor occurrence to a handful of comparisons
-        # however many dialects share an anchor (dozens share `<`).
-        groups: dict[str, dict[str, list[tuple[int, str, int, Any]]]] = {}
-        offsets: list[int] = []
-        lengths: list[int] = []
-        for order, (marker, payload) in enumerate(entries):
-            if not marker:
+        groups: dict[str, list[tuple[int, str, int, Any]]] = {}
+        for order, (given, payload) in enumerate(entries):
+            if not given:
                 raise ValueError("a marker cannot be empty")
-            marker = marker.lower()
+            marker = given.lower()
             k = anchor_of(marker)
-            follow = marker[k + 1] if k + 1 < len(marker) else ""
-            groups.setdefault(marker[k], {}).setdefault(follow, []).append((k, marker, order, payload))
-            offsets.append(k)
-            lengths.append(len(marker))
+            groups.setdefault(marker[k], []).append((k, marker, order, payload))
         self.groups = groups
         self.anchors = tuple(groups)
-        self.max_offset = max(offsets, default=0)
-        self.max_len = max(lengths, default=0)
+        self.max_offset = max((k for g in groups.values() for k, *_ in g), default=0)
+        self.max_len = max((len(m) for g in groups.values() for _, m, *_ in g), default=0)
+        # Proper prefixes of every marker: a text ending in one may yet end in a marker.
+        self.prefixes = frozenset(m[:i] for g in groups.values() for _, m, *_ in g for i in range(1, len(m)))
+        self.firsts = frozenset(p[0] for p in self.prefixes)
+        # Any anchor character: text without one cannot complete a marker.
+        self.anchor_re = re.compile("[" + "".join(re.escape(c) for c in self.anchors) + "]" if self.anchors else "(?!)")
 
     def scan(self, text: str) -> MarkerScan:
         return MarkerScan(self, text)
+
+    def partial_start(self, text: str, lo: int) -> int:
+        """The first ``i >= lo`` where ``text[i:]`` is a proper prefix of a marker (ignoring
+        case), else ``len(text)``: where a marker cut by the end of a chunk may begin.
+        O(max_len) slices of at most max_len characters."""
+        n = len(text)
+        start = max(lo, n - self.max_len + 1)
+        tail = text[start:].lower()
+        if len(tail) != n - start:  # a letter that lowers to two: compare in place instead
+            return next((i for i in range(start, n) if text[i:].lower() in self.prefixes), n)
+        firsts, prefixes = self.firsts, self.prefixes
+        for i, ch in enumerate(tail):
+            if ch in firsts and tail[i:] in prefixes:
+                return start + i
+        return n
 
 
 class MarkerScan:
@@ -75,76 +88,130 @@ class MarkerScan:
 
     Ties at one start come longest marker first, then in table order. ``pop(pos)`` never
     returns a marker starting before ``pos``; ``pos`` must not decrease between calls.
-    ``extend`` appends text (streaming): only the new text is searched.
 
-    Cost: every anchor occurrence at or after the positions asked for is visited once, at
-    O(log A) for the anchor heap plus a few slice comparisons; skipped text is crossed by
-    ``str.find`` alone.
+    Streaming: ``extend`` appends text in O(1) (the pieces are joined by ``sync``, which the
+    pass calls only when it is about to look, so a candidate waiting for more text is not
+    re-copied per delta); ``pop(pos, final=False)`` stops at an anchor whose marker may be
+    cut by the end of the text (``stall``) instead of passing it, so a marker split across
+    two deltas is still found; ``trim`` drops a prefix nobody will look at again. Positions
+    are offsets in the whole text: ``text`` holds the text from ``base`` on.
     """
 
-    __slots__ = ("_anchors", "_finder", "_heap", "_idle", "_seq", "text")
+    __slots__ = ("_finder", "_heap", "_next", "_parts", "_pending", "_seq", "base", "copied",
+                 "first_nonspace", "stall", "text")
 
     def __init__(self, finder: MarkerFinder, text: str) -> None:
         self._finder = finder
         self.text = text
-        # Next unprocessed occurrence of each anchor, as a heap; anchors with none left idle.
-        self._anchors: list[tuple[int, str]] = []
-        self._idle: list[str] = []
-        for c in finder.anchors:
-            p = text.find(c)
-            if p == -1:
-                self._idle.append(c)
-            else:
-                self._anchors.append((p, c))
-        heapq.heapify(self._anchors)
+        self.base = 0
+        self._parts: list[str] = []
+        self._pending = 0
+        # Next unprocessed occurrence of each anchor; -1: none in the text so far.
+        self._next: dict[str, int] = {c: text.find(c) for c in finder.anchors}
         self._heap: list[tuple[int, int, int, int, str, Any]] = []
         self._seq = 0
+        self.copied = len(text)  # characters copied into the window: a cost counter
+        self.stall = -1  # the anchor a non-final pop stopped at, or -1
+        stripped = text.lstrip()
+        self.first_nonspace = len(text) - len(stripped) if stripped else -1
+
+    @property
+    def end(self) -> int:
+        """Length of the whole text so far, including pieces not yet joined."""
+        return self.base + len(self.text) + self._pending
 
     def extend(self, more: str) -> None:
-        old = len(self.text)
-        self.text += more
-        idle = self._idle
-        self._idle = []
-        for c in idle:
-            p = self.text.find(c, old)
-            if p == -1:
-                self._idle.append(c)
-            else:
-                heapq.heappush(self._anchors, (p, c))
+        """Append text. O(1): joined on the next ``sync``."""
+        if more:
+            self._parts.append(more)
+            self._pending += len(more)
 
-    def pop(self, pos: int) -> tuple[int, str, Any] | None:
-        text, finder, heap, anchors = self.text, self._finder, self._heap, self._anchors
+    @property
+    def idle(self) -> bool:
+        """Every marker in the text has been popped and none may be cut by its end."""
+        return not self._heap and self.stall == -1 and not self._parts
+
+    def extend_plain(self, more: str) -> None:
+        """Append text holding no anchor character to an ``idle`` scan: no marker can end in
+        it, so there is nothing to search. O(window + len(more)) in C."""
+        if self.first_nonspace == -1 and more.strip():
+            self.first_nonspace = self.end + len(more) - len(more.lstrip())
+        self.text += more
+        self.copied += len(self.text)
+
+    def sync(self) -> None:
+        """Join the pending pieces into the window. O(window + pending); the caller bounds
+        how often a large window is re-joined (see ``_stream``)."""
+        if not self._parts:
+            return
+        old = len(self.text)
+        more = "".join(self._parts)
+        self._parts.clear()
+        self._pending = 0
+        if self.first_nonspace == -1:
+            stripped = more.lstrip()
+            if stripped:
+                self.first_nonspace = self.base + old + len(more) - len(stripped)
+        self.text += more
+        self.copied += len(self.text)
+        base, text = self.base, self.text
+        for c, p in self._next.items():
+            if p == -1:
+                q = text.find(c, old)
+                self._next[c] = q + base if q != -1 else -1
+
+    def trim(self, keep: int) -> None:
+        """Forget the text before offset ``keep`` (which no marker or reader will look at
+        again). Copies only when at least half the window goes: O(1) amortised per character."""
+        cut = keep - self.base
+        if cut > 0 and 2 * cut >= len(self.text):
+            self.text = self.text[cut:]
+            self.base = keep
+            self.copied += len(self.text)
+
+    def frontier(self, pos: int) -> int:
+        """No marker at or after ``pos`` that ``pop`` has yet to return starts before this
+        offset (after a pop that returned None). O(max_len²) at the end of the window."""
+        text, base = self.text, self.base
+        low = base + len(text)
+        if self._heap:
+            low = min(low, self._heap[0][0])
+        if self.stall != -1:
+            low = min(low, self.stall - self._finder.max_offset)
+        return min(low, base + self._finder.partial_start(text, max(0, pos - base)))
+
+    def pop(self, pos: int, final: bool = True) -> tuple[int, str, Any] | None:
+        text, base, finder, heap, nxt = self.text, self.base, self._finder, self._heap, self._next
+        n = base + len(text)
+        self.stall = -1
         while True:
             while heap and heap[0][0] < pos:
                 heapq.heappop(heap)
-            # Bring the earliest anchor occurrence up to `pos` (stale ones are re-found there).
-            while anchors and anchors[0][0] < pos:
-                _, c = anchors[0]
-                p = text.find(c, pos)
-                if p == -1:
-                    heapq.heappop(anchors)
-                    self._idle.append(c)
-                else:
-                    heapq.heapreplace(anchors, (p, c))
-            best_p = anchors[0][0] if anchors else -1
+            best_c, best_p = "", -1
+            for c, at in nxt.items():
+                p = at
+                if p != -1 and p < pos:
+                    q = text.find(c, pos - base)
+                    p = nxt[c] = q + base if q != -1 else -1
+                if p != -1 and (best_p == -1 or p < best_p):
+                    best_c, best_p = c, p
             # A later anchor can only produce a start >= best_p - max_offset.
             if heap and (best_p == -1 or heap[0][0] < best_p - finder.max_offset):
                 s, _, _, _, marker, payload = heapq.heappop(heap)
                 return s, marker, payload
             if best_p == -1:
                 return None
-            best_c = anchors[0][1]
             group = finder.groups[best_c]
-            follow = text[best_p + 1 : best_p + 2].lower()
-            for key in (follow, "") if follow else ("",):
-                for k, marker, order, payload in group.get(key, ()):
+            if not final:
+                for k, marker, _, _ in group:
                     s = best_p - k
-                    if s >= pos and text[s : s + len(marker)].lower() == marker:
-                        self._seq += 1
-                        heapq.heappush(heap, (s, -len(marker), order, self._seq, marker, payload))
-            p = text.find(best_c, best_p + 1)
-            if p == -1:
-                heapq.heappop(anchors)
-                self._idle.append(best_c)
-            else:
-                heapq.heapreplace(anchors, (p, best_c))
+                    if s >= pos and s + len(marker) > n and marker.startswith(text[s - base :].lower()):
+                        self.stall = best_p  # come back when the text is longer
+                        return None
+            for k, marker, order, payload in group:
+                s = best_p - k
+                if s >= pos and text[s - base : s - base + len(marker)].lower() == marker:
+                    self._seq += 1
+                    heapq.heappush(heap, (s, -len(marker), order, self._seq, marker, payload))
+            q = text.find(best_c, best_p + 1 - base)
+            nxt[best_c] = q + base if q != -1 else -1
