@@ -1,0 +1,110 @@
+"""StreamSalvager equals salvage_text for every reply and every way of cutting it."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolrepair as tr
+from toolrepair._salvage import StreamSalvager, TextDelta, ToolCallReady
+
+CORPUS = pathlib.Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "corpus.jsonl"
+CASES: list[dict[str, Any]] = (
+    [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if CORPUS.exists() else []
+)
+# Calls of every built-in dialect as their models write them: the corpus's real outputs.
+MODEL_CALLS = [c["text"] for c in CASES if c["calls"]] or ['<tool_call>{"name": "f", "arguments": {}}</tool_call>']
+
+NAMES = st.sampled_from(["f", "web_search", "get_weather"])
+SCALARS = st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=12)
+ARGS = st.dictionaries(st.text(max_size=6), SCALARS | st.lists(SCALARS, max_size=3), max_size=3)
+WS = st.sampled_from(["", " ", "  ", "\n", " \n\t", "\n\n"])
+
+
+@st.composite
+def seed_call(draw: st.DrawFn) -> str:
+    name, args = draw(NAMES), draw(ARGS)
+    style = draw(st.integers(0, 4))
+    payload = json.dumps({"name": name, "arguments": args})
+    if style == 0:
+        return f"<tool_call>{draw(WS)}{payload}{draw(WS)}</tool_call>"
+    if style == 1:
+        return f"<function={name}>{json.dumps(args)}</function>"
+    if style == 2:
+        return f"<tool_call>{payload}"  # the closing tag eaten by the end of sequence
+    if style == 3:
+        return f"[{payload}]"
+    return payload + draw(st.sampled_from(["", ";", "; "]))
+
+
+PARTIAL = st.sampled_from(["<tool_", "<function", "```", "``", "~~", "<think", "</thi", "[TOOL_", "<|", "{", "[",
+                           '{"name": "f", "argu', "Action", "<tool_call>{"])
+MASKS = st.sampled_from(["```\n", "```json\n", "\n```\n", "~~~\n", "<think>", "</think>", "[THINK]", "[/THINK]",
+                         "[BEGIN FINAL RESPONSE]", "<|START_THINKING|>", "<|END_THINKING|>", "` inline `"])
+PROSE = st.text(alphabet=st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
+    ["Sure.", "Let me check.", "Done!", "a {brace} here", "x < y > z", "Action: none", "é ü 中文"])
+PIECE = seed_call() | st.sampled_from(MODEL_CALLS) | PARTIAL | MASKS | PROSE | WS
+REPLY = st.lists(PIECE, max_size=10).map("".join)
+ALLOWED = st.sampled_from([["f", "web_search"], tr.ANY_TOOL, ["get_weather"]])
+OPTIONS = st.sampled_from([{}, {"dialects": ["hermes", "function_tag", "json"]}, {"mask_reasoning": False},
+                           {"mask_fences": False}, {"max_call_chars": 60}])
+
+
+def streamed(text: str, allowed: Any, cuts: list[int], **kw: Any) -> tuple[str, tuple[tr.ToolCall, ...]]:
+    salvager = StreamSalvager(allowed, **kw)
+    events: list[Any] = []
+    prev = 0
+    for cut in [*sorted(c for c in cuts if c <= len(text)), len(text)]:
+        events += salvager.feed(text[prev:cut])
+        prev = cut
+    events += salvager.close()
+    return "".join(e.text for e in events if isinstance(e, TextDelta)), tuple(
+        e.call for e in events if isinstance(e, ToolCallReady))
+
+
+def expected(text: str, allowed: Any, **kw: Any) -> tuple[str, tuple[tr.ToolCall, ...]]:
+    result = tr.salvage_text(text, allowed, **kw)
+    return result.content, result.calls
+
+
+@settings(max_examples=200, deadline=None)
+@given(REPLY, ALLOWED, OPTIONS, st.lists(st.integers(0, 400), max_size=12))
+def test_any_cuts_give_salvage_text(text: str, allowed: Any, kw: dict[str, Any], cuts: list[int]) -> None:
+    assert streamed(text, allowed, cuts, **kw) == expected(text, allowed, **kw)
+
+
+@settings(max_examples=100, deadline=None)
+@given(REPLY, ALLOWED, OPTIONS)
+def test_one_character_at_a_time_gives_salvage_text(text: str, allowed: Any, kw: dict[str, Any]) -> None:
+    assert streamed(text, allowed, list(range(len(text))), **kw) == expected(text, allowed, **kw)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(PIECE, min_size=1, max_size=6), st.integers(1, 5))
+def test_text_deltas_are_never_empty_and_calls_come_in_order(pieces: list[str], step: int) -> None:
+    text = "".join(pieces)
+    salvager = StreamSalvager(tr.ANY_TOOL)
+    events: list[Any] = []
+    for i in range(0, len(text), step):
+        events += salvager.feed(text[i : i + step])
+    events += salvager.close()
+    assert all(e.text for e in events if isinstance(e, TextDelta))
+    starts = [e.call.span[0] for e in events if isinstance(e, ToolCallReady)]
+    assert starts == sorted(starts)
+
+
+@pytest.mark.skipif(not CASES, reason="conformance corpus not present")
+@pytest.mark.parametrize("kw", [{}, {"mask_reasoning": False}])
+def test_whole_corpus_one_character_at_a_time(kw: dict[str, Any]) -> None:
+    for case in CASES:
+        text = case["text"]
+        allowed = [c["name"] for c in case["calls"]] or tr.ANY_TOOL
+        want = expected(text, allowed, **kw)
+        assert streamed(text, allowed, [], **kw) == want, text
+        assert streamed(text, allowed, list(range(len(text))), **kw) == want, text
