@@ -84,7 +84,7 @@ def test_python_reprs_decode_to_the_same_value(obj: dict[str, Any]) -> None:
     assert all(event.kind == "decode" for event in events)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_any_text_gives_a_dict_or_an_argument_error(text: str) -> None:
     try:
@@ -107,7 +107,7 @@ def test_any_text_gives_a_dict_or_an_argument_error(text: str) -> None:
 json_alphabet = st.sampled_from(list("{}[]:,\"'“”‘’\\/*tfnTFN0123456789.-eE aq\n\ufeff`"))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(json_alphabet, max_size=40).map("".join))
 def test_json_like_noise_gives_a_dict_or_an_argument_error(text: str) -> None:
     try:
