@@ -64,6 +64,8 @@ CASES: list[tuple[str, Sequence[str] | tr.AnyTool]] = [
     ("```\n" + hermes("a", {}) + "\n```\n" + hermes("a", {"x": 1}), ["a"]),
     ("text ``` inline ``` " + hermes("a", {}), ["a"]),
     ("~~~python\n" + hermes("a", {}) + "\n", ["a"]),
+    ("````\n" + hermes("a", {}) + "\n```\n" + hermes("a", {}) + "\n````\n" + hermes("a", {"z": 1}), ["a"]),
+    ("```py\nx\n```  trailing\n" + hermes("a", {}) + "\n```\n" + hermes("a", {"z": 1}), ["a"]),
     ("<think>maybe " + hermes("a", {}) + "</think>ok " + hermes("a", {"y": 2}), ["a"]),
     ("plan " + hermes("a", {}) + "</think>ok " + hermes("a", {"y": 2}) + " end", ["a"]),
     (hermes("a", {}) + " [BEGIN FINAL RESPONSE] answer", ["a"]),

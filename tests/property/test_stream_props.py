@@ -45,7 +45,7 @@ def seed_call(draw: st.DrawFn) -> str:
 
 PARTIAL = st.sampled_from(["<tool_", "<function", "```", "``", "~~", "<think", "</thi", "[TOOL_", "<|", "{", "[",
                            '{"name": "f", "argu', "Action", "<tool_call>{"])
-MASKS = st.sampled_from(["```\n", "```json\n", "\n```\n", "~~~\n", "<think>", "</think>", "[THINK]", "[/THINK]",
+MASKS = st.sampled_from(["```\n", "```json\n", "\n```\n", "~~~\n", "````\n", "\n````", "\n~~~~~\n", "<think>", "</think>", "[THINK]", "[/THINK]",
                          "[BEGIN FINAL RESPONSE]", "<|START_THINKING|>", "<|END_THINKING|>", "` inline `"])
 PROSE = st.text(alphabet=st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
     ["Sure.", "Let me check.", "Done!", "a {brace} here", "x < y > z", "Action: none", "é ü 中文"])

@@ -50,6 +50,8 @@ def fence_opener_at(text: str, s: int, final: bool) -> tuple[str, int] | NeedMor
     nl = text.find("\n", s + length)
     if nl == -1:
         if not final:
+            if s + length < len(text) and ch == "`" and "`" in text[s + length :]:
+                return None  # decided already: a stream need not wait for the line's end
             return NEED_MORE
         nl = len(text)
     if ch == "`" and "`" in text[s + length : nl]:
@@ -64,11 +66,13 @@ def fence_closer_at(text: str, s: int, ch: str, length: int, final: bool) -> int
         return None
     run = _run(text, s)
     if run < length:
-        return None
+        # A run cut by the end of a streamed text may yet grow long enough.
+        return NEED_MORE if not final and s + run == len(text) else None
     nl = text.find("\n", s + run)
     if nl == -1:
         if not final:
-            return NEED_MORE
+            # Decided already when something other than whitespace follows the run.
+            return None if text[s + run :].strip() else NEED_MORE
         nl = len(text)
     if text[s + run : nl].strip():
         return None
