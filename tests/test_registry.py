@@ -366,3 +366,8 @@ def test_repair_call_function(registry: tr.ToolRegistry) -> None:
     assert failed.call is None and isinstance(failed.error, tr.ToolExecutionError) and not failed
     with pytest.raises(TypeError):
         tr.repair_call(42, [web_search])  # type: ignore[arg-type]
+
+
+def test_invalid_schema_fails_at_registration_naming_the_tool() -> None:
+    with pytest.raises(ValueError, match="tool 'broken'"):
+        tr.ToolRegistry([tr.ToolSpec("broken", {"type": "no-such-type"})])

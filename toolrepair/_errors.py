@@ -73,7 +73,8 @@ class ArgumentError(ToolRepairError, ValueError):
     """Arguments that cannot be decoded or do not fit the schema.
 
     ``reason`` is a short code (``truncated``, ``undecodable``, ``empty``, ``not-an-object``,
-    ``too-deep``, ``too-large``, ``type``, ``unknown-key``, ``missing``, ``ambiguous``);
+    ``too-deep``, ``too-large``, ``type``, ``unknown-key``, ``missing``, ``ambiguous``, ``enum``,
+    ``constraint``);
     ``path`` is the dotted argument path when one applies; ``position`` the offset in the text.
     """
 

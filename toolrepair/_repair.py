@@ -39,7 +39,11 @@ def _entry(info: ToolInfo) -> Entry:
         p.kind is inspect.Parameter.POSITIONAL_ONLY for p in sig.parameters.values())
     derived = (sig is not None and info.call_style == "kwargs" and info.target is not None
                and dict(info.schema) == schema_for_callable(info.target, sig))
-    return Entry(info, compile_schema(info.schema), info.expected or {"required": [], "optional": []},
+    try:
+        schema = compile_schema(info.schema)
+    except (TypeError, ValueError) as exc:  # fail at registration, naming the tool, not per call
+        raise ValueError(f"tool {info.name!r}: {exc}") from exc
+    return Entry(info, schema, info.expected or {"required": [], "optional": []},
                  positional_only, sig is not None and info.call_style == "kwargs" and not derived)
 
 
