@@ -1,0 +1,411 @@
+"""Hostile input: every public entry point stays linear, shallow and bounded.
+
+Each family below is a shape that has made a real tool-call parser quadratic, recursive or
+unbounded (a marker run, a bracket run, the pythonic pattern behind a published ReDoS advisory
+in an inference server, ...). Linear time is checked three ways, none of them an absolute
+wall-clock bound:
+
+* counted work: the Python-level calls (``sys.setprofile`` events, which include calls into C
+  such as ``str.find`` and ``re.match``) made on inputs of size N and 2N; linear code makes at
+  most about twice as many, quadratic code four times as many. Deterministic, so it holds on a
+  busy machine. Reader invocations (markers handled) are counted the same way.
+* doubling ratios t(2N)/t(N), best of several runs, with a generous margin: this catches work
+  hidden inside one C call (a ``find`` that rescans the rest of the text per marker), which call
+  counts cannot see.
+* the recursion limit lowered to a little above the caller's depth: recursion that grows with
+  the input fails there, however large the default limit is.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import toolrepair as tr
+from toolrepair._args import decode_arguments
+from toolrepair._salvage import BUILTIN
+
+# -- the families ---------------------------------------------------------------------------
+# Each maps a repeat count n to a text; the text grows linearly in n.
+FAMILIES: dict[str, Callable[[int], str]] = {
+    "tool_call_open": lambda n: "<tool_call>{" * n,
+    "open_brackets": lambda n: "[" * n,
+    "open_keys": lambda n: '{"a":' * n,
+    "deep_valid_call": lambda n: '<tool_call>{"name": "sink", "arguments": {"a": ' + "[" * n + "]" * n
+    + "}}</tool_call>",
+    "pythonic_redos": lambda n: "[f(" + "a=, " * n,
+    "fence_toggles": lambda n: "```\n" * n,
+    "think_open": lambda n: "<think>" * n,
+    "think_close": lambda n: "</think>" * n,
+    "deepseek_sep": lambda n: "<｜tool▁sep｜>" * n,
+    "deepseek_begin": lambda n: "<｜tool▁call▁begin｜>" * n,
+    "spaces_in_tag": lambda n: "<tool_call>" + " " * (64 * n),
+    "stray_close": lambda n: "</tool_call>" * n,
+    "function_tag_open": lambda n: "<function=x>{" * n,
+    "kimi_begin": lambda n: "<|tool_call_begin|>" * n,
+    "mistral_marker": lambda n: "[TOOL_CALLS]" * n,
+    "surrogates_nuls": lambda n: '\ud800\x00<tool_call>{"name": "\udfff\x00' * n,
+    "prose": lambda n: ("The quick brown fox jumps over the lazy dog; it was not a tool call. " * n),
+}
+
+# Argument strings: the shapes above plus the ones the lenient JSON decoder has to survive.
+ARG_FAMILIES: dict[str, Callable[[int], str]] = {
+    **FAMILIES,
+    "deep_truncated": lambda n: '{"a": ' + "[" * n,
+    "deep_valid": lambda n: '{"a": ' + "[" * n + "]" * n + "}",
+    "single_quoted_keys": lambda n: "{'a': " * n,
+    "trailing_commas": lambda n: '{"a": [' + "1, " * n,
+    "backslash_run": lambda n: '{"a": "' + "\\" * n,
+    "double_encoded": lambda n: '"' + '{\\"a\\": ' * n + '"',
+    "code_fences": lambda n: "```json\n" * n,
+    "python_literals": lambda n: "{" + "'a': True, " * n + "}",
+    "raw_newlines": lambda n: '{"a": "' + "\n" * n + '"}',
+    "comma_runs": lambda n: '{"a": "x"' + ",," * n + "}",
+    "surrogate_string": lambda n: '{"a": "' + "\ud800\x00" * n + '"}',
+}
+
+
+def sink(a: Any = None, b: str = "") -> str:
+    """The only tool: every hostile argument string is aimed at it."""
+    return "ok"
+
+
+ALLOWED = ["sink", "f", "x", "web_search"]
+REGISTRY = tr.ToolRegistry([sink])
+
+
+# -- the entry points -----------------------------------------------------------------------
+def via_salvage_any(text: str) -> object:
+    return tr.salvage_text(text, tr.ANY_TOOL)
+
+
+def via_salvage_allowed(text: str) -> object:
+    return tr.salvage_text(text, ALLOWED)
+
+
+def via_registry_salvage(text: str) -> object:
+    return tr.ToolRegistry([sink]).salvage(text)
+
+
+def via_stream(text: str, step: int = 7) -> object:
+    # Small deltas: a stream that rescans its buffer per delta is quadratic in the reply.
+    stream = tr.StreamSalvager(tr.ANY_TOOL)
+    events: list[object] = []
+    for i in range(0, len(text), step):
+        events.extend(stream.feed(text[i : i + step]))
+    events.extend(stream.close())
+    return events
+
+
+def via_decode(text: str) -> object:
+    return decode_arguments(text)
+
+
+def via_execute(text: str) -> object:
+    return REGISTRY.execute("sink", text)
+
+
+def via_repair_call(text: str) -> object:
+    return tr.repair_call({"name": "Sink", "arguments": text}, [sink])
+
+
+def via_run(text: str) -> object:
+    return REGISTRY.run({"name": "sink", "arguments": text})
+
+
+def via_serialize(text: str) -> object:
+    return tr.serialize_result({"error": text, "more": [text]}, max_chars=1000)
+
+
+TEXT_ENTRY_POINTS = {
+    "salvage_text(ANY_TOOL)": via_salvage_any,
+    "salvage_text(allowed)": via_salvage_allowed,
+    "ToolRegistry.salvage": via_registry_salvage,
+    "StreamSalvager": via_stream,
+}
+ARG_ENTRY_POINTS = {
+    "decode_arguments": via_decode,
+    "ToolRegistry.execute": via_execute,
+    "repair_call": via_repair_call,
+    "ToolRegistry.run": via_run,
+    "serialize_result": via_serialize,
+}
+
+
+def outcome(fn: Callable[[str], object], text: str) -> object:
+    """Call ``fn``; a documented error is a fine answer, anything else escapes the test."""
+    try:
+        return fn(text)
+    except tr.ToolRepairError as exc:
+        return exc
+
+
+def counted_calls(fn: Callable[[str], object], text: str) -> int:
+    """Python-level call events (Python and C functions) made while ``fn`` handles ``text``."""
+    count = 0
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        count += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        outcome(fn, text)
+    finally:
+        sys.setprofile(previous)
+    return count
+
+
+# Linear work doubles; quadratic work quadruples. The margin absorbs fixed costs.
+MAX_COUNT_RATIO = 2.5
+# Repeat counts for counted work: texts of a few thousand characters keep profiling cheap.
+N_COUNTED = 200
+
+CASES = [(ep, fam) for ep in TEXT_ENTRY_POINTS for fam in FAMILIES] + [
+    (ep, fam) for ep in ARG_ENTRY_POINTS for fam in ARG_FAMILIES]
+ALL_ENTRY_POINTS = {**TEXT_ENTRY_POINTS, **ARG_ENTRY_POINTS}
+FAMILY_OF = {**FAMILIES, **ARG_FAMILIES}
+
+
+@pytest.mark.parametrize(("entry", "family"), CASES, ids=[f"{e}-{f}" for e, f in CASES])
+def test_counted_work_is_linear(entry: str, family: str) -> None:
+    fn, make = ALL_ENTRY_POINTS[entry], FAMILY_OF[family]
+    small, large = counted_calls(fn, make(N_COUNTED)), counted_calls(fn, make(2 * N_COUNTED))
+    assert large <= MAX_COUNT_RATIO * small + 50, f"{entry} on {family}: {small} -> {large} calls"
+
+
+class CountingDialect:
+    """A built-in dialect whose reader invocations are counted (a tracing wrapper)."""
+
+    def __init__(self, inner: Any, counter: list[int]) -> None:
+        self._inner, self._counter = inner, counter
+        self.name, self.markers = inner.name, inner.markers
+        self.reasoning = getattr(inner, "reasoning", ())
+
+    def read(self, text: str, start: int, marker_end: int, ctx: Any) -> Any:
+        self._counter[0] += 1
+        return self._inner.read(text, start, marker_end, ctx)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_markers_handled_are_linear(family: str) -> None:
+    # Reader invocations: a marker re-read once per later marker shows up here as N^2.
+    # (``SalvagePass.work`` also adds the characters *handed* to each reader, the rest of the
+    # text on a whole-text pass: an upper bound on reading, quadratic on marker runs by
+    # construction, so it is not the measure used here.)
+    def readers_called(text: str) -> int:
+        counter = [0]
+        dialects = [CountingDialect(d, counter) for d in BUILTIN]
+        tr.salvage_text(text, tr.ANY_TOOL, dialects=dialects)
+        return counter[0]
+
+    make = FAMILIES[family]
+    small, large = readers_called(make(N_COUNTED)), readers_called(make(2 * N_COUNTED))
+    # Fixed offsets (a reader's depth limit swallowing the first markers) allow a constant.
+    assert large <= 2 * small + 200, f"{family}: {small} -> {large} reader calls"
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_salvage_memory_is_linear(family: str) -> None:
+    def peak(text: str) -> int:
+        tracemalloc.start()
+        try:
+            tr.salvage_text(text, tr.ANY_TOOL)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    make = FAMILIES[family]
+    small, large = peak(make(N_COUNTED)), peak(make(2 * N_COUNTED))
+    assert large <= MAX_COUNT_RATIO * small + 64_000, f"{family}: peak {small} -> {large} bytes"
+
+
+# -- doubling ratios --------------------------------------------------------------------------
+# One run at N takes at least this long (N found by doubling from a small start): shorter
+# runs cross CPU cache sizes between N and 2N and the ratio measures the cache, not the code.
+TARGET_SECONDS = 0.015
+# ... unless the text is already this long (prose is fast; 2N stays under max_input_chars).
+MAX_TIMED_CHARS = 6_000_000
+MAX_TIME_RATIO = 3.0
+# The argument families that make the lenient decoder read the whole text (the others are
+# refused at a fixed depth or position, in constant time).
+TIMED_ARG_FAMILIES = ("trailing_commas", "python_literals", "backslash_run", "double_encoded")
+
+
+def best_time(fn: Callable[[str], object], text: str, runs: int = 5) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        outcome(fn, text)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def calibrated_n(fn: Callable[[str], object], make: Callable[[int], str]) -> int:
+    # Best of three: on a loaded machine one run can be preempted and stop the search early.
+    n = 16
+    while len(make(2 * n)) <= MAX_TIMED_CHARS and best_time(fn, make(n), runs=3) < TARGET_SECONDS:
+        n *= 2
+    return n
+
+
+def doubling_ratio(fn: Callable[[str], object], make: Callable[[int], str], n: int) -> float:
+    small, large = make(n), make(2 * n)
+    return best_time(fn, large) / best_time(fn, small)
+
+
+def assert_doubling(fn: Callable[[str], object], make: Callable[[int], str]) -> None:
+    # A shared, busy machine can slow one measurement: a ratio over the margin is measured
+    # again (up to three times) at twice the size, where noise weighs less; a quadratic path
+    # is over it at every size (ratio ~4).
+    n = calibrated_n(fn, make)
+    ratios = []
+    for _ in range(3):
+        ratios.append(doubling_ratio(fn, make, n))
+        if ratios[-1] < MAX_TIME_RATIO:
+            return
+        if len(make(4 * n)) <= 2 * MAX_TIMED_CHARS:
+            n *= 2
+    pytest.fail(f"N={n}: t(2N)/t(N) = {ratios}")
+
+
+def via_stream_16(text: str) -> object:
+    return via_stream(text, step=16)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_salvage_doubling_ratio(family: str) -> None:
+    assert_doubling(via_salvage_any, FAMILIES[family])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_stream_doubling_ratio(family: str) -> None:
+    assert_doubling(via_stream_16, FAMILIES[family])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", TIMED_ARG_FAMILIES)
+def test_decode_arguments_doubling_ratio(family: str) -> None:
+    assert_doubling(via_decode, ARG_FAMILIES[family])
+
+
+# -- recursion ----------------------------------------------------------------------------------
+@pytest.fixture
+def shallow_stack() -> Iterator[None]:
+    """Allow only 150 frames above the test: any recursion that grows with the input (10^5
+    brackets here) fails, whatever the interpreter's default limit."""
+    depth = 0
+    frame: Any = sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(200, depth + 150))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+# The sizes the issue names: 10^5 brackets, 10^6 spaces in a tag, 10 MB of prose; marker runs
+# of tens of thousands.
+BIG_N: dict[str, int] = {
+    "tool_call_open": 5000, "open_brackets": 100_000, "open_keys": 100_000, "deep_valid_call": 100_000,
+    "pythonic_redos": 100_000, "fence_toggles": 20_000, "think_open": 20_000, "think_close": 20_000,
+    "deepseek_sep": 20_000, "deepseek_begin": 10_000, "spaces_in_tag": 1_000_000 // 64, "stray_close": 20_000,
+    "function_tag_open": 5000, "kimi_begin": 10_000, "mistral_marker": 20_000, "surrogates_nuls": 5000,
+    "prose": 10_000_000 // 70,
+    # Depth families at 10^5; the rest at sizes the pure-Python lenient decoder (about 1 us per
+    # character, linear: see the doubling test) reads in a fraction of a second.
+    "deep_truncated": 100_000, "deep_valid": 100_000, "single_quoted_keys": 100_000, "trailing_commas": 10_000,
+    "backslash_run": 100_000, "double_encoded": 100_000, "code_fences": 100_000, "python_literals": 5000,
+    "raw_newlines": 100_000, "comma_runs": 100_000, "surrogate_string": 100_000,
+}
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_big_inputs_salvage_on_a_shallow_stack(shallow_stack: None, family: str) -> None:
+    text = FAMILIES[family](BIG_N[family])
+    result = tr.salvage_text(text, ALLOWED)
+    assert isinstance(result, tr.SalvageResult)
+    if not result.calls:
+        assert result.content == text
+
+
+@pytest.mark.parametrize("family", list(ARG_FAMILIES))
+def test_big_arguments_on_a_shallow_stack(shallow_stack: None, family: str) -> None:
+    text = ARG_FAMILIES[family](BIG_N[family])
+    for fn in ARG_ENTRY_POINTS.values():
+        outcome(fn, text)
+
+
+def test_big_stream_on_a_shallow_stack(shallow_stack: None) -> None:
+    text = FAMILIES["deep_valid_call"](100_000) + FAMILIES["tool_call_open"](2000)
+    events = via_stream(text, step=4096)
+    assert isinstance(events, list)
+
+
+def test_deep_results_serialize_on_a_shallow_stack(shallow_stack: None) -> None:
+    nested: Any = []
+    for _ in range(100_000):
+        nested = [nested]
+    mapping: Any = {}
+    for _ in range(100_000):
+        mapping = {"a": mapping}
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    for value in (nested, mapping, {"error": nested}, cyclic, [{"error": mapping}]):
+        assert isinstance(tr.serialize_result(value), str)
+
+
+def test_the_valid_deep_call_is_refused_not_crashed() -> None:
+    result = tr.salvage_text(FAMILIES["deep_valid_call"](100_000), ["sink"])
+    assert result.calls == ()
+    assert result.rejected and result.rejected[0].reason in {"too-deep", "undecodable", "too-large"}
+
+
+# -- documented size limits ---------------------------------------------------------------------
+def test_salvage_text_refuses_input_beyond_max_input_chars() -> None:
+    text = '<tool_call>{"name": "sink", "arguments": {}}</tool_call>'
+    assert tr.salvage_text(text, ["sink"], max_input_chars=len(text)).calls
+    result = tr.salvage_text(text + " ", ["sink"], max_input_chars=len(text))
+    assert result.calls == () and result.content == text + " "
+    assert [(r.reason, r.span) for r in result.rejected] == [("input-too-large", (0, len(text) + 1))]
+
+
+def test_registry_passes_max_input_chars_to_salvage() -> None:
+    text = '<tool_call>{"name": "sink", "arguments": {}}</tool_call>'
+    assert tr.ToolRegistry([sink], max_input_chars=len(text)).salvage(text).calls
+    refused = tr.ToolRegistry([sink], max_input_chars=len(text) - 1).salvage(text)
+    assert refused.calls == () and refused.content == text
+    assert [r.reason for r in refused.rejected] == ["input-too-large"]
+    assert tr.ToolRegistry([sink], max_input_chars=len(text) - 1).calls(text) == []
+    with pytest.raises(ValueError, match="max_input_chars"):
+        tr.ToolRegistry([sink], max_input_chars=-1)
+
+
+def test_arguments_beyond_max_chars_are_refused() -> None:
+    with pytest.raises(tr.ArgumentError) as info:
+        decode_arguments('{"a": "' + "x" * 100 + '"}', max_chars=50)
+    assert info.value.reason == "too-large"
+    huge = '{"a": "' + "x" * 10_000_001 + '"}'  # past the default limit of 10^7 characters
+    outcome_ = REGISTRY.run({"name": "sink", "arguments": huge})
+    assert not outcome_.ok and outcome_.error is not None and outcome_.error.kind == "arguments"
+
+
+@pytest.mark.xfail(strict=True, reason="StreamSalvager has no size limit of its own yet: it buffers "
+                   "every delta (reported to the lead; remove this mark when the rewrite adds one)")
+def test_stream_salvager_has_a_documented_size_limit() -> None:
+    stream = tr.StreamSalvager(tr.ANY_TOOL, max_input_chars=100)  # type: ignore[call-arg]
+    call = '<tool_call>{"name": "sink", "arguments": {}}</tool_call>'
+    events = stream.feed("x" * 100) + stream.feed(call) + stream.close()
+    assert not [e for e in events if isinstance(e, tr.ToolCallReady)]
+    assert "".join(e.text for e in events if isinstance(e, tr.TextDelta)) == "x" * 100 + call
