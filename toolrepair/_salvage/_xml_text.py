@@ -39,9 +39,15 @@ class ValueSpec:
     cdata: bool = False  # `<![CDATA[...]]>` sections hold text verbatim
 
 
+_LONGEST: dict[tuple[str, ...], int] = {}
+
+
 def any_at(text: str, i: int, literals: tuple[str, ...], ctx: ReadContext) -> str | NeedMore | None:
     """The literal at ``i`` (NEED_MORE when the text ends inside one of them)."""
-    got = text[i : i + max((len(x) for x in literals), default=0)].lower()
+    longest = _LONGEST.get(literals)
+    if longest is None:
+        longest = _LONGEST.setdefault(literals, max((len(x) for x in literals), default=0))
+    got = text[i : i + longest].lower()
     partial = False
     for lit in literals:
         if got.startswith(lit):
@@ -51,15 +57,20 @@ def any_at(text: str, i: int, literals: tuple[str, ...], ctx: ReadContext) -> st
     return NEED_MORE if partial else None
 
 
-def read_value(text: str, i: int, spec: ValueSpec, ctx: ReadContext) -> tuple[str, int, bool] | NeedMore | str:
-    """The raw value from ``i``: (value, index after it, closed). ``closed`` is False when a
-    stop tag (or, on the final text, the end of the reply after a closing tag) ended it; a
-    string is the reason the value cannot be read. O(value length)."""
+def read_value(
+    text: str, i: int, spec: ValueSpec, ctx: ReadContext, crossings: int = 0
+) -> tuple[str, int, bool, int] | NeedMore | str:
+    """The raw value from ``i``: (value, index after it, closed, crossings so far).
+
+    ``closed`` is False when a stop tag ended the value. ``crossings`` counts own markers
+    quoted in values across one read (pass back the count from the previous value of the same
+    read: the budget is per read, not per value). A string is the reason the value cannot be
+    read. O(value length).
+    """
     n = len(text)
     limit = min(n, i + ctx.max_call_chars)
     pieces: list[str] = []
     seg = j = i
-    crossings = 0
     watch = (spec.close, *spec.stops, *spec.own) + ((_CDATA_OPEN,) if spec.cdata else ())
     while True:
         p = text.find("<", j, limit)
@@ -83,14 +94,15 @@ def read_value(text: str, i: int, spec: ValueSpec, ctx: ReadContext) -> tuple[st
                     j = p + 1  # markup inside the value, not its end
                     continue
             pieces.append(text[seg:p])
-            return "".join(pieces), p + len(hit), True
+            return "".join(pieces), p + len(hit), True, crossings
         if hit in spec.stops:
             pieces.append(text[seg:p])
-            return "".join(pieces), p, False
+            return "".join(pieces), p, False, crossings
         if hit == _CDATA_OPEN:
-            e = _cdata_end(text, p + len(hit), limit, spec, ctx)
-            if not isinstance(e, int):
-                return e
+            got = _cdata_end(text, p + len(hit), limit, spec, ctx, crossings=crossings)
+            if not isinstance(got, tuple):
+                return got
+            e, crossings = got
             pieces.append(text[seg:p])
             pieces.append(text[p + len(hit) : e])
             seg = j = e + 3
@@ -102,15 +114,16 @@ def read_value(text: str, i: int, spec: ValueSpec, ctx: ReadContext) -> tuple[st
         j = p + 1
 
 
-def _cdata_end(text: str, i: int, limit: int, spec: ValueSpec, ctx: ReadContext) -> int | NeedMore | str:
-    """Index of the `]]>` closing a CDATA section, counting own markers crossed."""
-    crossings = 0
+def _cdata_end(
+    text: str, i: int, limit: int, spec: ValueSpec, ctx: ReadContext, *, crossings: int
+) -> tuple[int, int] | NeedMore | str:
+    """Index of the `]]>` closing a CDATA section, and the own markers crossed so far."""
     j = i
     while True:
         p = text.find("<", j, limit)
         e = text.find("]]>", j, limit if p == -1 else p)  # `]]>` holds no `<`
         if e != -1:
-            return e
+            return e, crossings
         if p == -1:
             if limit < len(text):
                 return "too-large"

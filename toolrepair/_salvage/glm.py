@@ -57,6 +57,7 @@ class _Glm:
         if not _name_ok(name):
             return None
         arguments: dict[str, Any] = {}
+        crossings = 0
         j = m.start()
         while True:
             k = skip_ws(text, j)
@@ -89,13 +90,13 @@ class _Glm:
                 return NEED_MORE
             if not opened:
                 return Found(v, error="undecodable")
-            got = read_value(text, v + len(_VALUE), _SPEC, ctx)
+            got = read_value(text, v + len(_VALUE), _SPEC, ctx, crossings)
             if isinstance(got, NeedMore):
                 return NEED_MORE
             if isinstance(got, str):
                 return Found(n if got == "truncated" else v, error=got)
             assert isinstance(got, tuple)
-            arguments[key], j, _ = got
+            arguments[key], j, _, crossings = got
 
 
 def _find_ci(text: str, literal: str, i: int, limit: int) -> int:

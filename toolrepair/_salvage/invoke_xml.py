@@ -66,9 +66,10 @@ class InvokeDialect:
         )
 
     def _invoke(
-        self, text: str, i: int, ctx: ReadContext, spec: ValueSpec
+        self, text: str, i: int, ctx: ReadContext, spec: ValueSpec, budget: list[int]
     ) -> tuple[RawCall, int] | Found | NeedMore | None:
-        """The invoke whose `<` is at ``i``: (call, end). O(invoke length)."""
+        """The invoke whose `<` is at ``i``: (call, end). ``budget[0]`` carries the markers
+        crossed in values across the whole read. O(invoke length)."""
         n = len(text)
         head = read_attrs(text, i + 1 + len(self.invoke), ctx)
         if head is None or head is NEED_MORE:
@@ -124,13 +125,13 @@ class InvokeDialect:
             if ph is None or "name" not in ph[0]:
                 return Found(k + 1, error="undecodable")
             pattrs, v = ph
-            got_value = read_value(text, v, spec, ctx)
+            got_value = read_value(text, v, spec, ctx, budget[0])
             if isinstance(got_value, NeedMore):
                 return NEED_MORE
             if isinstance(got_value, str):
                 return Found(n if got_value == "truncated" else v, error=got_value)
             assert isinstance(got_value, tuple)
-            value, j, _ = got_value
+            value, j, _, budget[0] = got_value
             typed = self.typed and pattrs.get("string", "true").lower() == "false"
             arguments[pattrs["name"]] = json_value(value, ctx) if typed else value
 
@@ -160,7 +161,7 @@ class InvokeDialect:
         n = len(text)
         opener = f"<{self.invoke}"
         if not self.blocks:
-            got = self._invoke(text, start, ctx, self._spec(None))
+            got = self._invoke(text, start, ctx, self._spec(None), [0])
             if not isinstance(got, tuple):
                 return got
             return Found(got[1], (got[0],))
@@ -168,6 +169,7 @@ class InvokeDialect:
         close = next(c for o, c in self.blocks if o == marker)
         spec = self._spec(close)
         calls: list[RawCall] = []
+        budget = [0]
         j = marker_end
         while True:
             k = self._skip_fillers(text, j, ctx)
@@ -187,7 +189,7 @@ class InvokeDialect:
                 if k + len(opener) >= n and lit is not None and not ctx.final:
                     return NEED_MORE
                 return Found(j, tuple(calls)) if calls else None
-            got = self._invoke(text, k, ctx, spec)
+            got = self._invoke(text, k, ctx, spec, budget)
             if got is None:
                 return Found(j, tuple(calls)) if calls else None
             if not isinstance(got, tuple):

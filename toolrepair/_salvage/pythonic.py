@@ -26,7 +26,7 @@ __all__ = ["LFM2_PYTHONIC", "LLAMA4_PYTHONIC", "OLMO3", "PYTHONIC", "literal_val
 
 # A walk may pass this many later triggers of its own reader (a call list whose string values
 # quote other call lists); past that it gives up, which bounds the total work (module doc).
-MAX_CROSSINGS = 16
+MAX_CROSSINGS = 8
 
 # `[` + name + `(`: the only shape the bare-list reader looks into. Bounded repeats, disjoint
 # classes: O(name length) per `[`, no backtracking blow-up.

@@ -46,11 +46,12 @@ def _trim_newlines(value: str) -> str:
 
 
 def read_function(
-    text: str, i: int, ctx: ReadContext, block_close: str, *, own: tuple[str, ...], trim: bool
+    text: str, i: int, ctx: ReadContext, block_close: str, *, own: tuple[str, ...], trim: bool, budget: list[int]
 ) -> tuple[RawCall, int] | Found | NeedMore | None:
     """``<function=NAME>`` at ``i``, its parameters and ``</function>``: (call, end).
 
     A missing ``</function>`` (at the block's close or the end of the reply) is tolerated.
+    ``budget[0]`` carries our markers crossed in values across the whole read.
     None when the body is not parameters (a JSON body is ``function_tag``'s). O(call length).
     """
     n = len(text)
@@ -90,13 +91,13 @@ def read_function(
             return Found(k + 1, error="undecodable")
         assert isinstance(key_head, tuple)
         key, v = key_head
-        got = read_value(text, v, spec, ctx)
+        got = read_value(text, v, spec, ctx, budget[0])
         if isinstance(got, NeedMore):
             return NEED_MORE
         if isinstance(got, str):
             return Found(n if got == "truncated" else v, error=got)
         assert isinstance(got, tuple)
-        value, j, closed = got
+        value, j, closed, budget[0] = got
         if not closed:
             value = value.rstrip()  # the layout before the next tag, not the value
         arguments[key] = _trim_newlines(value) if trim else value
@@ -131,9 +132,10 @@ class _QwenXml:
             if not opened:
                 return None  # a JSON body (Hermes) or `NAME<arg_key>` (GLM)
         calls: list[RawCall] = []
+        budget = [0]
         j = first
         while True:
-            got = read_function(text, j, ctx, self.close, own=own, trim=self.trim)
+            got = read_function(text, j, ctx, self.close, own=own, trim=self.trim, budget=budget)
             if got is None and calls:
                 return Found(j, error="undecodable")
             if not isinstance(got, tuple):
