@@ -229,13 +229,13 @@ def run(recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callabl
     reply, payloads = reply_with_three_calls()
     assert len(tr.salvage_text(reply, allowed).calls) == 3
     loads = best(lambda: [json.loads(p) for p in payloads])
-    ours = best(lambda: tr.salvage_text(reply, allowed))
+    ours = best(lambda: tr.salvage_text(reply, allowed), repeat=15)
     print(f"\n{len(reply)} B reply, 3 calls")
     print(row("json.loads x3 payloads (baseline)", loads, loads))
     print(row("toolrepair salvage_text", ours, loads))
     if recover:
         assert len(recover(reply, tools)) == 3
-        theirs = best(lambda: recover(reply, tools))
+        theirs = best(lambda: recover(reply, tools), repeat=15)
         print(row("PraisonAI _recover_json_tool_calls", theirs, loads))
         print(f"{'  toolrepair / PraisonAI':<52} {ours / theirs:8.3f}x  target <= 0.1x")
         targets.append(f"2 KB reply <= 0.1x PraisonAI: {ours / theirs:.3f}x — {verdict(ours / theirs, 0.1)}")
@@ -244,7 +244,7 @@ def run(recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callabl
     registry = tr.ToolRegistry([web_search])
     args = {"query": "cats", "limit": 3}
     bare = best(lambda: web_search(**args))
-    ours = best(lambda: registry.execute("web_search", args))
+    ours = best(lambda: registry.execute("web_search", args), repeat=15)
     print("\ndispatch of a valid call")
     print(row("bare call web_search(**args) (baseline)", bare, bare))
     print(row("toolrepair ToolRegistry.execute", ours, bare))
@@ -256,7 +256,7 @@ def run(recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callabl
             return agent.execute_tool("web_search", args)
 
         reset = best(lambda: reset_turn(agent))
-        theirs = max(best(praison_execute, repeat=9) - reset, bare)
+        theirs = max(best(praison_execute, repeat=15) - reset, bare)
         print(row("PraisonAI Agent.execute_tool (turn reset excluded)", theirs, bare))
         print(f"{'  toolrepair / PraisonAI':<52} {ours / theirs:8.3f}x  target <= 0.05x")
         targets.append(f"dispatch <= 0.05x PraisonAI execute_tool: {ours / theirs:.3f}x — "
