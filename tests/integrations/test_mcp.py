@@ -54,14 +54,17 @@ async def _exercise(session: Any, hermes: Callable[[str, str], str]) -> None:
         await registry.aexecute("read_file", {"path": "/x"})
 
 
-def test_in_process_with_client(hermes) -> None:
-    if not hasattr(mcp, "Client"):
-        pytest.skip("this mcp has no mcp.Client")
-
+def test_in_process(hermes) -> None:
     async def main() -> None:
-        async with mcp.Client(build_server()) as client:
-            await _exercise(client, hermes)
-            await _exercise(client.session, hermes)  # the ClientSession underneath
+        if hasattr(mcp, "Client"):  # mcp 2.x: the high-level client connects to a server object
+            async with mcp.Client(build_server()) as client:
+                await _exercise(client, hermes)
+                await _exercise(client.session, hermes)  # the ClientSession underneath
+        else:  # mcp 1.x: a ClientSession over memory streams
+            from mcp.shared.memory import create_connected_server_and_client_session
+
+            async with create_connected_server_and_client_session(build_server()._mcp_server) as session:
+                await _exercise(session, hermes)
 
     asyncio.run(main())
 

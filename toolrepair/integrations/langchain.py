@@ -15,6 +15,7 @@ Nothing here imports LangChain until it is used; without it a clear ImportError 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
@@ -158,7 +159,10 @@ def _prepare(registry: ToolRegistry, request: Any, pending: _Pending | None) -> 
     tool = _find_tool(registry, fixed.name, request)
     if tool is not None:
         overrides["tool"] = tool
-    return request.override(**overrides), None
+    override = getattr(request, "override", None)
+    if callable(override):
+        return override(**overrides), None
+    return dataclasses.replace(request, **overrides), None  # ToolCallRequest before `override` existed
 
 
 def _is_control_flow(exc: BaseException) -> bool:
@@ -260,7 +264,6 @@ def _repair_for_agent(message: Any, registry: ToolRegistry, pending: _Pending) -
 def _middleware_class() -> type:
     middleware = require("langchain.agents.middleware", _EXTRA)
     ai_message = _messages().AIMessage
-    import dataclasses
 
     class ToolRepairMiddleware(middleware.AgentMiddleware):  # type: ignore[misc,name-defined]
         """``create_agent`` middleware: repairs and salvages each model reply (``wrap_model_call``)
