@@ -102,7 +102,7 @@ def test_prose_salvages_to_no_call_under_every_builtin_dialect(text: str) -> Non
 def test_prose_really_holds_markers_and_braces() -> None:
     seen: set[str] = set()
 
-    @settings(max_examples=150, deadline=None, database=None)
+    @settings(max_examples=400, deadline=None, database=None)
     @given(prose())
     def collect(text: str) -> None:
         seen.update(c for c in "{}`" if c in text)
@@ -222,22 +222,22 @@ class Fragile:
 
 
 def test_a_dialect_raising_on_junk_fails_robustness() -> None:
-    with pytest.raises(AssertionError, match=r"check_dialect\(fragile\): robustness failed: IndexError"):
+    with pytest.raises(AssertionError, match=r"check_dialect\(fragile\): robustness failed: IndexError(?s:.*)Falsifying example"):
         check_dialect(Fragile(), EXAMPLE.render_at_call, max_examples=100)
 
 
 @dataclass(frozen=True)
 class Quadratic:
-    """Broken: looks for its closing marker in the whole rest of the text at every marker."""
+    """Broken: a hand-written scanner looks for its closing marker through the whole rest of
+    the text, from every opening marker."""
 
     name: str = "quadratic"
     markers: tuple[str, ...] = ("@@call",)
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
-        if text.count("@@end", marker_end) < 0:  # O(rest of the text), never true
-            return None
-        for _ in range(text.count("@@call", marker_end) // 64):  # and a little Python work per marker ahead
-            pass
+        i = marker_end
+        while i < len(text) and not text.startswith("@@end", i):
+            i += 1
         return EXAMPLE.AT_CALL.read(text, start, marker_end, ctx)
 
 
