@@ -72,7 +72,9 @@ class StreamSalvager:
     The concatenated ``TextDelta`` texts equal ``salvage_text(reply, allowed).content`` and
     the ``ToolCallReady`` calls equal its ``calls``, in order, for every way of cutting the
     reply (same masks, allowlist, dialects and limits; spans are offsets in the whole reply).
-    ``feed`` after ``close`` raises ``RuntimeError``.
+    There is no ``max_input_chars``: memory is bounded by ``max_call_chars`` per candidate
+    (plus what the rules above must hold), so equality is for replies within
+    ``salvage_text``'s input limit. ``feed`` after ``close`` raises ``RuntimeError``.
 
     >>> s = StreamSalvager(["web_search"], dialects=["hermes"], mask_reasoning=False)
     >>> events = s.feed('Sure. <tool_call>{"name": "web_search", ')
