@@ -420,18 +420,23 @@ def _costs(texts: Sequence[str], dialect: Dialect, runs: int) -> list[float]:
 def _linear_failure(unit: str, dialect: Dialect) -> str | None:
     """Why salvaging ``unit * n`` is not linear in n, or None. Never an absolute time: the
     ratio t(2n)/t(n) of best-of-5 timings, with n grown until t(n) dwarfs timer noise."""
-    n = 16
-    n = max(n, -(-LINEAR_MIN_CHARS // len(unit)))
-    while len(unit) * n < LINEAR_MAX_CHARS and _costs([unit * n], dialect, 1)[0] < LINEAR_MIN_SECONDS:
+    n = max(16, -(-LINEAR_MIN_CHARS // len(unit)))
+    t = _costs([unit * n], dialect, 1)[0]
+    while len(unit) * n < LINEAR_MAX_CHARS and t < LINEAR_MIN_SECONDS:
         n *= 2
+        t = _costs([unit * n], dialect, 1)[0]
     message = ""
     for _ in range(LINEAR_ATTEMPTS):
-        t1, t2 = _costs([unit * n, unit * (2 * n)], dialect, 5)
+        # A slow pass is its own best evidence: fewer runs, and no retry at a larger size.
+        slow = t > 50 * LINEAR_MIN_SECONDS
+        t1, t2 = _costs([unit * n, unit * (2 * n)], dialect, 2 if slow else 5)
         ratio = t2 / max(t1, 1e-9)
         if ratio < LINEAR_MAX_RATIO:
             return None
         message = f"{unit!r} * {2 * n} took {ratio:.1f}x as long as * {n} (best of 5; linear is ~2x)"
-        n *= 2  # noise shrinks against a longer run; a quadratic reader stays at ~4x
+        if slow:
+            break
+        n, t = 2 * n, t2  # noise shrinks against a longer run; a quadratic reader stays at ~4x
     return message
 
 
