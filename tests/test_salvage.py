@@ -306,3 +306,14 @@ def test_protocol_dialect() -> None:
     assert [(c.name, c.arguments) for c in result.calls] == [WS]
     assert result.content == "hello\nbye"
     assert tr.salvage_text("=> web_search(", ALLOWED, dialects=[d]).rejected[0].reason == "truncated"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[ {"name": "web_search", "arguments": {"query": "cats"}} ',  # a broken reply-wide array
+        '[TOOL_CALLS] [TOOL_CALLS]web_search[ARGS]{"query": "cats"}',  # a stray token before a call
+    ],
+)
+def test_a_refused_candidate_does_not_swallow_the_call_after_it(text: str) -> None:
+    assert [(c.name, c.arguments) for c in tr.salvage_text(text, ALLOWED).calls] == [WS]

@@ -191,8 +191,6 @@ OPTIONS: dict[str, dict[str, Any]] = {
 # Real bugs found by check_dialect in built-in dialects (owned elsewhere): strict xfails, so
 # a fix turns them into failures that ask for the mark to go.
 KNOWN_BUGS: dict[str, str] = {
-    "mistral": ("a stray [TOOL_CALLS] before a call swallows it: '[TOOL_CALLS] [TOOL_CALLS]get_weather[ARGS]{}' "
-                "reads the second token's '[' as a pre-v11 array, refuses span (0, 14) and resumes past the call"),
     "minicpm5": ("a lone '<function name=' before an unclosed <think> reads into it: "
                  "'<function name=<think><function name=\"get_weather\"></function>' salvages get_weather"),
     "llama4_pythonic": ("a lone '<|python_start|>' before a fence reads into it: "
@@ -204,19 +202,15 @@ KNOWN_BUGS: dict[str, str] = {
                    "[{\"name\": \"get_weather\", \"arguments\": {}}]</tool_calls>\\n```\\n' salvages get_weather"),
     "olmo3": ("a lone '<function_calls>' before a fence reads into it: '<function_calls> x\\n```\\n<function_calls>"
               "\\nget_weather()\\n</function_calls>\\n```\\n' salvages get_weather"),
-    "json": ("a lone '[' opening the reply swallows the call after it: '[ {\"name\": \"get_weather\", "
-             "\"arguments\": {}} ' salvages nothing and rejects nothing (the refused array resumes past the object)"),
 }
 # The prose that triggers each known bug: a random search may miss it in one run, and a strict
 # xfail must fail every run.
 KNOWN_BUG_PROSE: dict[str, str] = {
-    "mistral": "[TOOL_CALLS]",
     "minicpm5": "<function name=",
     "llama4_pythonic": "<|python_start|> x",
     "lfm2_pythonic": "<|tool_call_start|> x",
     "tool_calls": "<tool_calls> {",
     "olmo3": "<function_calls> x",
-    "json": "[",
 }
 
 

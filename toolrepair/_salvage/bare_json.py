@@ -36,6 +36,9 @@ class _BareJson:
         if decoded is NEED_MORE:
             return NEED_MORE
         if isinstance(decoded, JsonFailure):
+            if text[start] == "[":
+                # A broken reply-wide array may still hold a whole call object: look inside.
+                return Found(start + 1, resume=start + 1)
             return Found(start + 1, resume=max(decoded.pos, start + 1))
         assert isinstance(decoded, tuple)
         value, end = decoded
