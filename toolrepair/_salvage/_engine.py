@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .._names import NameTable
@@ -258,7 +258,7 @@ class SalvagePass:
         characters: the answer is a function of that prefix alone, so ``salvage_text`` and a
         stream cut anywhere agree, and a stream never holds more than the limit for one
         candidate. Prefix-stable readers give that answer on any shorter prefix that decides,
-        so it is probed on prefixes growing fourfold: O(what the reader needs) per marker.
+        so it is probed on prefixes growing eightfold: O(what the reader needs) per marker.
         """
         scan = self.scan
         text, base = scan.text, scan.base
@@ -284,11 +284,10 @@ class SalvagePass:
             if found is not NEED_MORE:
                 return _rebased(found, lo)
             if size >= limit:
-                # Given up: read as if the text ended at the limit, and refuse whatever call
-                # that yields (a silent skip or a "not mine" stays what it is).
-                return _too_large(_rebased(dialect.read(view, s - lo, marker_end - lo,
-                                                        replace(ctx, final=True)), lo))
-            size = min(4 * size, limit)
+                # Given up: the first `limit` characters are released as text and not read
+                # again (nested markers of a huge broken candidate would cost O(limit) each).
+                return Found(s + limit, error="too-large", resume=s + limit)
+            size = min(8 * size, limit)
 
     def _block(self, item: tuple[int, str, Any]) -> None:
         self.blocked = item[0]
@@ -335,12 +334,6 @@ def _settled(found: Found | NeedMore | None, text: str) -> Found | NeedMore | No
     if isinstance(found, Found) and max(found.end, found.resume or 0) >= len(text):
         return NEED_MORE
     return found
-
-
-def _too_large(found: Found | NeedMore | None) -> Found | NeedMore | None:
-    if not isinstance(found, Found) or (found.error is None and not found.calls):
-        return found
-    return Found(found.end, error="too-large", resume=found.resume if found.error is not None else None)
 
 
 def _rebased(found: Found | NeedMore | None, offset: int) -> Found | NeedMore | None:
