@@ -17,12 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import best, machine, row  # noqa: E402
+from _common import best, machine, row
 
-import toolrepair as tr  # noqa: E402
+import toolrepair as tr
 
-WORDS = ("the quick brown fox jumps over the lazy dog while a model explains its plan and then "
-         "answers the question with some care about the details of the weather in paris").split()
+WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog", "while", "a", "model", "explains", "its", "plan", "and", "then", "answers", "the", "question", "with", "some", "care", "about", "the", "details", "of", "the", "weather", "in", "paris"]
 
 
 def prose(n_chars: int, seed: int = 7) -> str:
@@ -56,7 +55,7 @@ def main() -> None:
     assert len(tr.salvage_text(reply, allowed).calls) == 3
     assert tr.salvage_text(text, allowed).calls == ()
 
-    lower = best(lambda: text.lower(), repeat=9)
+    lower = best(text.lower, repeat=9)
     clean_all = best(lambda: tr.salvage_text(text, allowed), repeat=9)
     clean_seed = best(lambda: tr.salvage_text(text, allowed, dialects=["hermes", "function_tag", "json"]), repeat=9)
     loads = best(lambda: [json.loads(p) for p in payloads])

@@ -76,8 +76,9 @@ DEEPSEEK_V3_ROWS: list[Row] = [
     ("<think>maybe " + DB + ds3("get_weather", PARIS) + DE + "</think>No.", ALLOWED, [], None, []),
     (DB + ds3("delete_all", "{}") + DE, ALLOWED, [], None, ["not-offered"]),
     (DB + ds3("get_weather", '{"city": "Par'), ALLOWED, [], None, ["truncated"]),
-    (BROKEN + " after " + ds3("search", CATS), ALLOWED, [SEARCH], BROKEN + " after",
-     ["undecodable"]),  # a broken payload refuses its whole section
+    # A broken payload refuses its whole section, which stays text: its own ```json line then
+    # opens a Markdown fence that nothing closes, so the call after it is inside a fence.
+    (BROKEN + " after " + ds3("search", CATS), ALLOWED, [], None, ["undecodable"]),
     (DB + ds3("get_weather", "[1, 2]") + ds3("search", CATS) + DE, ALLOWED, [SEARCH], "", ["undecodable-arguments"]),
     (DB + "function<｜tool▁sep｜>get_weather\n```json\n" + PARIS + "\n```" + DE, ALLOWED, [], None, []),
     # Step-3 bodies under the same tokens are not DeepSeek's

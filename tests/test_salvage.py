@@ -317,3 +317,27 @@ def test_protocol_dialect() -> None:
 )
 def test_a_refused_candidate_does_not_swallow_the_call_after_it(text: str) -> None:
     assert [(c.name, c.arguments) for c in tr.salvage_text(text, ALLOWED).calls] == [WS]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<function name=<think><function name="web_search"></function>',
+        '<|python_start|> x\n```\n<|python_start|>[web_search()]<|python_end|>\n```\n',
+        '<|tool_call_start|> x\n```\n<|tool_call_start|>[web_search()]<|tool_call_end|>\n```\n',
+        '<tool_calls> {\n```\n<tool_calls>[{"name": "web_search", "arguments": {}}]</tool_calls>\n```\n',
+        '<function_calls> x\n```\n<function_calls>\nweb_search()\n</function_calls>\n```\n',
+        '{"broken": \n```\n' + CALL + "\n```\n",
+        '<tool_call>{"name": "nope", "arguments": {"x": "\n```\n"}}</tool_call>\n' + CALL,
+    ],
+)
+def test_a_mask_opened_inside_text_a_refused_candidate_read_still_masks(text: str) -> None:
+    # Found by check_dialect: a refused candidate's reader read across a fence or <think>;
+    # the engine must still open the mask there, so the call after it is never a call.
+    assert tr.salvage_text(text, ALLOWED).calls == ()
+
+
+def test_harmony_end_is_not_forced_open_reasoning() -> None:
+    text = ('<|start|>assistant<|channel|>commentary to=functions.web_search <|constrain|>json<|message|>'
+            '{"query": "cats"}<|call|><|start|>functions.web_search to=assistant<|message|>{"ok": true}<|end|>')
+    assert [(c.name, c.arguments) for c in tr.salvage_text(text, ALLOWED).calls] == [WS]

@@ -190,28 +190,10 @@ OPTIONS: dict[str, dict[str, Any]] = {
 
 # Real bugs found by check_dialect in built-in dialects (owned elsewhere): strict xfails, so
 # a fix turns them into failures that ask for the mark to go.
-KNOWN_BUGS: dict[str, str] = {
-    "minicpm5": ("a lone '<function name=' before an unclosed <think> reads into it: "
-                 "'<function name=<think><function name=\"get_weather\"></function>' salvages get_weather"),
-    "llama4_pythonic": ("a lone '<|python_start|>' before a fence reads into it: "
-                        "'<|python_start|> x\n```\n<|python_start|>[get_weather()]<|python_end|>\n```\n' "
-                        "salvages get_weather"),
-    "lfm2_pythonic": ("a lone '<|tool_call_start|>' before a fence reads into it: '<|tool_call_start|> x\\n```\\n"
-                      "<|tool_call_start|>[get_weather()]<|tool_call_end|>\\n```\\n' salvages get_weather"),
-    "tool_calls": ("a lone '<tool_calls> {' before a fence reads into it: '<tool_calls> {\\n```\\n<tool_calls>"
-                   "[{\"name\": \"get_weather\", \"arguments\": {}}]</tool_calls>\\n```\\n' salvages get_weather"),
-    "olmo3": ("a lone '<function_calls>' before a fence reads into it: '<function_calls> x\\n```\\n<function_calls>"
-              "\\nget_weather()\\n</function_calls>\\n```\\n' salvages get_weather"),
-}
+KNOWN_BUGS: dict[str, str] = {}
 # The prose that triggers each known bug: a random search may miss it in one run, and a strict
 # xfail must fail every run.
-KNOWN_BUG_PROSE: dict[str, str] = {
-    "minicpm5": "<function name=",
-    "llama4_pythonic": "<|python_start|> x",
-    "lfm2_pythonic": "<|tool_call_start|> x",
-    "tool_calls": "<tool_calls> {",
-    "olmo3": "<function_calls> x",
-}
+KNOWN_BUG_PROSE: dict[str, str] = {}
 
 
 def _cases() -> list[Any]:

@@ -118,7 +118,9 @@ class Dialect(Protocol):
 
     Markers are matched case-insensitively (give them in lower case) and must contain a
     character that is not a letter or digit. ``reasoning`` lists extra (open, close) pairs of
-    reasoning markers that join the mask (open may be None: a close alone masks what precedes).
+    reasoning markers that join the mask (open may be None: a close alone masks what precedes);
+    a third element ``False`` says a close with no opener is not forced-open reasoning (a close
+    marker shared with other messages, like harmony's ``<|end|>``).
     """
 
     @property

@@ -53,6 +53,9 @@ class SalvageConfig:
     mask_reasoning: bool
     finder: MarkerFinder
     reasoning: tuple[tuple[str | None, str], ...]
+    # Per pair: may a close with no opener mean the reply began inside reasoning? Not for a
+    # close shared with other messages (harmony's `<|end|>` ends every message).
+    forced_open: tuple[bool, ...] = ()
 
 
 def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect, ...]:
@@ -77,17 +80,19 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
     if mask_fences:
         entries.extend([("```", _FENCE), ("~~~", _FENCE)])
     pairs: list[tuple[str | None, str]] = []
+    forced: list[bool] = []
     if mask_reasoning:
-        pairs.extend(DEFAULT_REASONING)
-        for d in dialects:
-            for pair in getattr(d, "reasoning", ()):
-                if pair not in pairs:
-                    pairs.append(pair)
+        # A dialect's pair is (open, close) or (open, close, forced_open); see Dialect.
+        for entry in (*DEFAULT_REASONING, *(p for d in dialects for p in getattr(d, "reasoning", ()))):
+            pair = (entry[0], entry[1])
+            if pair not in pairs:
+                pairs.append(pair)
+                forced.append(bool(entry[2]) if len(entry) > 2 else True)
         for i, (open_, close) in enumerate(pairs):
             if open_ is not None:
                 entries.append((open_.lower(), ("open", i)))
             entries.append((close.lower(), ("close", i)))
-    return SalvageConfig(dialects, mask_fences, mask_reasoning, MarkerFinder(entries), tuple(pairs))
+    return SalvageConfig(dialects, mask_fences, mask_reasoning, MarkerFinder(entries), tuple(pairs), tuple(forced))
 
 
 _DEFAULT_CONFIGS: dict[tuple[bool, bool], SalvageConfig] = {}
@@ -140,6 +145,7 @@ class SalvagePass:
         "config",
         "cuts",
         "floor",
+        "skip_until",
         "limits",
         "mode",
         "names",
@@ -163,8 +169,12 @@ class SalvagePass:
         self.cuts: list[tuple[int, int]] = []
         self.calls: list[ToolCall] = []
         self.rejected: list[Rejection] = []
-        self.seen: set[int] = set()
+        # Reasoning pairs seen so far; a pair that cannot force-open counts as seen from the start.
+        self.seen: set[int] = {i for i, forced in enumerate(config.forced_open) if not forced}
         self.floor = 0
+        # Dialect markers before this were read by a refused candidate: not candidates again
+        # (that keeps refusals linear), but mask markers there still count (see `_take`).
+        self.skip_until = 0
         self.blocked: int | None = None  # start of a marker waiting for more text
         self._retry: tuple[int, str, Any] | None = None
         self.settling = False  # blocked on a decided candidate that reaches the text's end
@@ -238,6 +248,8 @@ class SalvagePass:
                     self.resets += 1
                 self.pos = max(self.pos, s + len(marker))
                 continue
+            if s < self.skip_until:
+                continue
             for dialect in payload[1]:
                 found = self._read(dialect, s, s + len(marker), final, retried)
                 if found is None:
@@ -299,10 +311,10 @@ class SalvagePass:
         quoted = scan.text[s - scan.base : min(end, s + REJECTION_TEXT_CHARS) - scan.base]
         if found.error is not None:
             self.rejected.append(Rejection(quoted, (s, end), dialect.name, found.error, None))
-            self.pos = found.resume if found.resume is not None and found.resume > s else marker_end
+            self._refused(marker_end, found.resume)
             return
-        if not found.calls:  # a silent skip: data, not a candidate (e.g. JSON in prose)
-            self.pos = max(found.resume or found.end, s + 1)
+        if not found.calls:  # a silent skip: data or a broken payload, text either way
+            self._refused(s + 1, max(found.resume or found.end, s + 1))
             return
         accepted: list[ToolCall] = []
         for raw in found.calls:
@@ -320,7 +332,18 @@ class SalvagePass:
         if accepted:
             self.cuts.append((s, end))
             self.calls.extend(accepted)
-        self.pos = end
+            self.pos = end  # a cut: what is inside is the call's, masks included
+        else:
+            self._refused(marker_end, end)  # no call: the candidate stays text
+
+    def _refused(self, after: int, resume: int | None) -> None:
+        """Scanning goes on right after a candidate that gave no call: what it read stays text,
+        so a fence or reasoning marker in it opens a mask as anywhere else (a call must never
+        be taken from inside one, whatever a reader read across it). Dialect markers up to
+        ``resume`` are not read again: that keeps refusals linear."""
+        self.pos = after
+        if resume is not None and resume > self.skip_until:
+            self.skip_until = resume
 
     def result(self) -> SalvageResult:
         return SalvageResult(tuple(self.calls), build_content(self.text, self.cuts), tuple(self.rejected))

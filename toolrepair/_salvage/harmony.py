@@ -150,13 +150,12 @@ def _read_call(text: str, body: int, name: str, ctx: ReadContext) -> Found | Nee
 @dataclass(frozen=True)
 class _Harmony:
     name: str = "harmony"
-    # `<|end|>` is read (and skipped) outside the analysis mask: it ends every kind of message,
-    # so it must not count as the close of a reasoning block the reply began inside (which
-    # would drop the calls before it); inside the mask the engine still closes on it.
+    # `<|end|>` ends every kind of message, so it closes the analysis mask but never means the
+    # reply began inside reasoning (forced_open False); outside the mask it is read and skipped.
     markers: tuple[str, ...] = ("<|start|>", "<|channel|>", _RECIPIENT, _END)
-    reasoning: tuple[tuple[str | None, str], ...] = (
-        ("<|channel|>analysis<|message|>", "<|end|>"),
-        ("<|channel|> analysis<|message|>", "<|end|>"),
+    reasoning: tuple[tuple[str | None, str, bool], ...] = (
+        ("<|channel|>analysis<|message|>", "<|end|>", False),
+        ("<|channel|> analysis<|message|>", "<|end|>", False),
     )
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:

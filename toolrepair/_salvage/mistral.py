@@ -112,12 +112,12 @@ class _Mistral:
         if i >= n:
             return NEED_MORE if not ctx.final else Found(marker_end, error="truncated")
         if text[i] in "[{":
-            found = _json_payload(text, i, ctx)
-            if isinstance(found, Found) and found.error is not None and found.resume is not None:
+            payload = _json_payload(text, i, ctx)
+            if isinstance(payload, Found) and payload.error is not None and payload.resume is not None:
                 # A refused array must not swallow what follows it: another `[TOOL_CALLS]` may
                 # start right here (`[TOOL_CALLS] [TOOL_CALLS]name{...}`).
-                return Found(found.end, error=found.error, resume=i)
-            return found
+                return Found(payload.end, error=payload.error, resume=i)
+            return payload
         # v11: a name, then `{`, `[ARGS]` or `[CALL_ID]`; anything else may be junk before an array.
         limit = min(n, i + MAX_NAME_CHARS)
         j = i
