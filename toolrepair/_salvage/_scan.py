@@ -44,17 +44,25 @@ def anchor_of(marker: str) -> int:
 class MarkerFinder:
     """The compiled table of markers: built once per configuration, shared by every scan."""
 
-    __slots__ = ("anchor_re", "anchors", "firsts", "groups", "max_len", "max_offset", "prefixes")
+    __slots__ = ("anchor_re", "anchors", "by_follow", "firsts", "groups", "max_len", "max_offset", "prefixes")
 
     def __init__(self, entries: Sequence[tuple[str, Any]]) -> None:
         groups: dict[str, list[tuple[int, str, int, Any]]] = {}
+        # anchor -> character after the anchor ("" when the marker ends there) -> markers: the
+        # work per anchor occurrence stays a few comparisons however many markers share an
+        # anchor (dozens share `<`).
+        by_follow: dict[str, dict[str, list[tuple[int, str, int, Any]]]] = {}
         for order, (given, payload) in enumerate(entries):
             if not given:
                 raise ValueError("a marker cannot be empty")
             marker = given.lower()
             k = anchor_of(marker)
-            groups.setdefault(marker[k], []).append((k, marker, order, payload))
+            entry = (k, marker, order, payload)
+            groups.setdefault(marker[k], []).append(entry)
+            follow = marker[k + 1] if k + 1 < len(marker) else ""
+            by_follow.setdefault(marker[k], {}).setdefault(follow, []).append(entry)
         self.groups = groups
+        self.by_follow = by_follow
         self.anchors = tuple(groups)
         self.max_offset = max((k for g in groups.values() for k, *_ in g), default=0)
         self.max_len = max((len(m) for g in groups.values() for _, m, *_ in g), default=0)
@@ -97,7 +105,7 @@ class MarkerScan:
     are offsets in the whole text: ``text`` holds the text from ``base`` on.
     """
 
-    __slots__ = ("_finder", "_heap", "_next", "_parts", "_pending", "_seq", "base", "copied",
+    __slots__ = ("_anchors", "_finder", "_heap", "_idle", "_parts", "_pending", "_seq", "base", "copied",
                  "first_nonspace", "stall", "text")
 
     def __init__(self, finder: MarkerFinder, text: str) -> None:
@@ -106,8 +114,17 @@ class MarkerScan:
         self.base = 0
         self._parts: list[str] = []
         self._pending = 0
-        # Next unprocessed occurrence of each anchor; -1: none in the text so far.
-        self._next: dict[str, int] = {c: text.find(c) for c in finder.anchors}
+        # Next unprocessed occurrence of each anchor, as a heap (O(log A) to find the earliest);
+        # anchors with none in the text so far wait in `_idle` until `sync` brings more text.
+        self._anchors: list[tuple[int, str]] = []
+        self._idle: list[str] = []
+        for c in finder.anchors:
+            p = text.find(c)
+            if p == -1:
+                self._idle.append(c)
+            else:
+                self._anchors.append((p, c))
+        heapq.heapify(self._anchors)
         self._heap: list[tuple[int, int, int, int, str, Any]] = []
         self._seq = 0
         self.copied = len(text)  # characters copied into the window: a cost counter
@@ -155,10 +172,13 @@ class MarkerScan:
         self.text += more
         self.copied += len(self.text)
         base, text = self.base, self.text
-        for c, p in self._next.items():
-            if p == -1:
-                q = text.find(c, old)
-                self._next[c] = q + base if q != -1 else -1
+        idle, self._idle = self._idle, []
+        for c in idle:
+            q = text.find(c, old)
+            if q == -1:
+                self._idle.append(c)
+            else:
+                heapq.heappush(self._anchors, (q + base, c))
 
     def trim(self, keep: int) -> None:
         """Forget the text before offset ``keep`` (which no marker or reader will look at
@@ -181,37 +201,46 @@ class MarkerScan:
         return min(low, base + self._finder.partial_start(text, max(0, pos - base)))
 
     def pop(self, pos: int, final: bool = True) -> tuple[int, str, Any] | None:
-        text, base, finder, heap, nxt = self.text, self.base, self._finder, self._heap, self._next
+        text, base, finder, heap, anchors = self.text, self.base, self._finder, self._heap, self._anchors
         n = base + len(text)
         self.stall = -1
         while True:
             while heap and heap[0][0] < pos:
                 heapq.heappop(heap)
-            best_c, best_p = "", -1
-            for c, at in nxt.items():
-                p = at
-                if p != -1 and p < pos:
-                    q = text.find(c, pos - base)
-                    p = nxt[c] = q + base if q != -1 else -1
-                if p != -1 and (best_p == -1 or p < best_p):
-                    best_c, best_p = c, p
+            # Bring the earliest anchor occurrence up to `pos` (stale ones are re-found there).
+            while anchors and anchors[0][0] < pos:
+                c = anchors[0][1]
+                q = text.find(c, pos - base)
+                if q == -1:
+                    heapq.heappop(anchors)
+                    self._idle.append(c)
+                else:
+                    heapq.heapreplace(anchors, (q + base, c))
+            best_p = anchors[0][0] if anchors else -1
             # A later anchor can only produce a start >= best_p - max_offset.
             if heap and (best_p == -1 or heap[0][0] < best_p - finder.max_offset):
                 s, _, _, _, marker, payload = heapq.heappop(heap)
                 return s, marker, payload
             if best_p == -1:
                 return None
-            group = finder.groups[best_c]
-            if not final:
-                for k, marker, _, _ in group:
+            best_c = anchors[0][1]
+            if not final and best_p + finder.max_len > n:
+                for k, marker, _, _ in finder.groups[best_c]:
                     s = best_p - k
                     if s >= pos and s + len(marker) > n and marker.startswith(text[s - base :].lower()):
                         self.stall = best_p  # come back when the text is longer
                         return None
-            for k, marker, order, payload in group:
-                s = best_p - k
-                if s >= pos and text[s - base : s - base + len(marker)].lower() == marker:
-                    self._seq += 1
-                    heapq.heappush(heap, (s, -len(marker), order, self._seq, marker, payload))
+            group = finder.by_follow[best_c]
+            follow = text[best_p + 1 - base : best_p + 2 - base].lower()
+            for key in (follow, "") if follow else ("",):
+                for k, marker, order, payload in group.get(key, ()):
+                    s = best_p - k
+                    if s >= pos and text[s - base : s - base + len(marker)].lower() == marker:
+                        self._seq += 1
+                        heapq.heappush(heap, (s, -len(marker), order, self._seq, marker, payload))
             q = text.find(best_c, best_p + 1 - base)
-            nxt[best_c] = q + base if q != -1 else -1
+            if q == -1:
+                heapq.heappop(anchors)
+                self._idle.append(best_c)
+            else:
+                heapq.heapreplace(anchors, (q + base, best_c))
