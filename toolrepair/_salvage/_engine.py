@@ -144,6 +144,7 @@ class SalvagePass:
         "calls",
         "config",
         "cuts",
+        "_ctx_cache",
         "floor",
         "skip_until",
         "limits",
@@ -175,6 +176,7 @@ class SalvagePass:
         # Dialect markers before this were read by a refused candidate: not candidates again
         # (that keeps refusals linear), but mask markers there still count (see `_take`).
         self.skip_until = 0
+        self._ctx_cache: ReadContext | None = None
         self.blocked: int | None = None  # start of a marker waiting for more text
         self._retry: tuple[int, str, Any] | None = None
         self.settling = False  # blocked on a decided candidate that reaches the text's end
@@ -195,7 +197,11 @@ class SalvagePass:
         first = self.scan.first_nonspace
         if first == -1:  # all whitespace so far
             first = self.scan.base + len(self.scan.text)
-        return ReadContext(final, self.limits[0], self.limits[1], first - offset)
+        key = (final, first - offset)
+        ctx = self._ctx_cache
+        if ctx is None or (ctx.final, ctx.first_nonspace) != key:  # one per pass, in practice
+            ctx = self._ctx_cache = ReadContext(final, self.limits[0], self.limits[1], first - offset)
+        return ctx
 
     def advance(self, final: bool) -> None:
         """Handle markers until the text ends or one needs more text (``blocked``)."""

@@ -194,7 +194,10 @@ def call_from_object(obj: Any, *, require_arguments: bool) -> RawCall | None:
 
 def calls_from_value(value: Any, *, require_arguments: bool) -> tuple[RawCall, ...] | None:
     """Calls from an object or an array of objects; None when nothing in it is call-shaped."""
-    items = value if isinstance(value, list) else [value]
+    if not isinstance(value, list):  # one object: the common case, without the list machinery
+        call = call_from_object(value, require_arguments=require_arguments)
+        return None if call is None else (call,)
+    items = value
     calls: list[RawCall] = []
     for item in items:
         call = call_from_object(item, require_arguments=require_arguments)
