@@ -368,7 +368,7 @@ class ToolRegistry:
         or with ``trusted=False``: the text then passes through as text)."""
         if self.profile == "hosted" or not trusted:
             return StreamSalvager(self._index.names, dialects=())
-        return StreamSalvager(self._index.names, dialects=self.dialects)
+        return StreamSalvager(self._index.names, dialects=self.dialects, max_input_chars=self.max_input_chars)
 
 
 def _to_call(call: Mapping[str, Any]) -> ToolCall:

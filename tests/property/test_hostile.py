@@ -401,10 +401,8 @@ def test_arguments_beyond_max_chars_are_refused() -> None:
     assert not outcome_.ok and outcome_.error is not None and outcome_.error.kind == "arguments"
 
 
-@pytest.mark.xfail(strict=True, reason="StreamSalvager has no size limit of its own yet: it buffers "
-                   "every delta (reported to the lead; remove this mark when the rewrite adds one)")
 def test_stream_salvager_has_a_documented_size_limit() -> None:
-    stream = tr.StreamSalvager(tr.ANY_TOOL, max_input_chars=100)  # type: ignore[call-arg]
+    stream = tr.StreamSalvager(tr.ANY_TOOL, max_input_chars=100)
     call = '<tool_call>{"name": "sink", "arguments": {}}</tool_call>'
     events = stream.feed("x" * 100) + stream.feed(call) + stream.close()
     assert not [e for e in events if isinstance(e, tr.ToolCallReady)]

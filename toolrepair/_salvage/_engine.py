@@ -139,14 +139,13 @@ class SalvagePass:
     """
 
     __slots__ = (
+        "_ctx_cache",
         "_retry",
         "blocked",
         "calls",
         "config",
         "cuts",
-        "_ctx_cache",
         "floor",
-        "skip_until",
         "limits",
         "mode",
         "names",
@@ -156,6 +155,7 @@ class SalvagePass:
         "scan",
         "seen",
         "settling",
+        "skip_until",
         "work",
     )
 

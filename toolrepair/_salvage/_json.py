@@ -197,16 +197,10 @@ def calls_from_value(value: Any, *, require_arguments: bool) -> tuple[RawCall, .
     if not isinstance(value, list):  # one object: the common case, without the list machinery
         call = call_from_object(value, require_arguments=require_arguments)
         return None if call is None else (call,)
-    items = value
     calls: list[RawCall] = []
-    for item in items:
+    for item in value:
         call = call_from_object(item, require_arguments=require_arguments)
-        if call is None:
-            if isinstance(value, list):
-                calls.append(RawCall("", {}, None, "not-a-call"))
-                continue
-            return None
-        calls.append(call)
+        calls.append(call if call is not None else RawCall("", {}, None, "not-a-call"))
     if not calls or all(c.error == "not-a-call" for c in calls):
         return None
     return tuple(calls)

@@ -38,7 +38,7 @@ from typing import Union
 
 from .._types import ToolCall
 from ._base import LOOKBEHIND, AnyTool, Dialect
-from ._engine import DEFAULT_MAX_CALL_CHARS, DEFAULT_MAX_DEPTH, SalvagePass, config_for
+from ._engine import DEFAULT_MAX_CALL_CHARS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_INPUT_CHARS, SalvagePass, config_for
 
 __all__ = ["Event", "StreamSalvager", "TextDelta", "ToolCallReady"]
 
@@ -91,8 +91,8 @@ class StreamSalvager:
             ...
     """
 
-    __slots__ = ("_any_cut", "_call_i", "_closed", "_cut_i", "_held", "_kept", "_kept_since_cut",
-                 "_pairs", "_pass", "_rel", "_resets", "_tried", "_ws")
+    __slots__ = ("_any_cut", "_call_i", "_closed", "_cut_i", "_fed", "_held", "_kept", "_kept_since_cut",
+                 "_max_input", "_over", "_pairs", "_pass", "_rel", "_resets", "_tried", "_ws")
 
     def __init__(
         self,
@@ -103,8 +103,16 @@ class StreamSalvager:
         mask_reasoning: bool = True,
         max_call_chars: int = DEFAULT_MAX_CALL_CHARS,
         max_depth: int = DEFAULT_MAX_DEPTH,
+        max_input_chars: int = DEFAULT_MAX_INPUT_CHARS,
     ) -> None:
+        if max_input_chars < 0:
+            raise ValueError("max_input_chars must be >= 0")
         config = config_for(dialects, mask_fences, mask_reasoning)
+        # Past `max_input_chars` in all, salvage stops: what was not yet released, and all
+        # that follows, passes through as text (calls already released stand).
+        self._max_input = max_input_chars
+        self._fed = 0
+        self._over = False
         self._pass = SalvagePass(config, allowed, max_depth=max_depth, max_call_chars=max_call_chars)
         self._pairs = len(config.reasoning)
         self._rel = 0  # the text before this offset has been handed on (released or held)
@@ -132,6 +140,11 @@ class StreamSalvager:
             raise RuntimeError("StreamSalvager.feed() after close()")
         if not isinstance(delta, str):
             raise TypeError(f"feed takes a str, not {type(delta).__name__}")
+        if self._over:
+            return [TextDelta(delta)] if delta else []
+        self._fed += len(delta)
+        if self._fed > self._max_input:
+            return self._overflow(delta)
         run = self._pass
         scan = run.scan
         if run.blocked is None and scan.idle and not run.config.finder.anchor_re.search(delta):
@@ -151,7 +164,25 @@ class StreamSalvager:
         if self._closed:
             return []
         self._closed = True
+        if self._over:
+            return []
         return self._step(final=True)
+
+    def _overflow(self, delta: str) -> list[Event]:
+        """The input outgrew ``max_input_chars``: release everything held as text, stop salvaging."""
+        self._over = True
+        scan = self._pass.scan
+        scan.sync()
+        out: list[str] = []
+        for item in self._held or ():
+            out.append(item if isinstance(item, str) else item[1])
+        self._held = None
+        out.extend(self._ws)
+        self._ws.clear()
+        out.append(scan.text[self._rel - scan.base :])
+        out.append(delta)
+        text = "".join(out)
+        return [TextDelta(text)] if text else []
 
     def _step(self, final: bool, look: bool = True) -> list[Event]:
         run = self._pass

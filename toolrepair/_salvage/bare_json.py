@@ -48,6 +48,8 @@ class _BareJson:
         k = skip_ws(text, end)
         if k < len(text) and text[k] == ";":
             end = skip_ws(text, k + 1)
+            if end >= len(text) and not ctx.final:
+                return NEED_MORE  # the whitespace run after `;` may go on
         elif k >= len(text) and not ctx.final:
             return NEED_MORE  # a `;` may follow
         return Found(end, calls)
