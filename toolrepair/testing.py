@@ -129,9 +129,13 @@ def _attribute_strings(dialect: object) -> list[str]:
 
 
 def _reasoning_pairs(dialects: Iterable[object]) -> list[tuple[str | None, str]]:
+    """(open, close) pairs; a dialect's entry may carry a third element (forced_open)."""
     pairs = list(DEFAULT_REASONING)
     for d in dialects:
-        pairs.extend(p for p in getattr(d, "reasoning", ()) or () if p not in pairs)
+        for entry in getattr(d, "reasoning", ()) or ():
+            pair = (entry[0], entry[1])
+            if pair not in pairs:
+                pairs.append(pair)
     return pairs
 
 
