@@ -161,7 +161,7 @@ def test_a_renderer_writing_another_name_fails_the_round_trip() -> None:
     def wrong_name(call: tr.ToolCall) -> str:
         return hermes(tr.ToolCall(call.name + "_v2", call.arguments))
 
-    with pytest.raises(AssertionError, match=r"check_dialect\(hermes\): round trip failed: (?s:.*)Falsifying example"
+    with pytest.raises(AssertionError, match=r"check_dialect\(hermes\): round trip failed: (?s:.*)(Falsifying example|Failing test case)"
                                              r"(?s:.*)call=ToolCall\("):
         check_dialect(by_name("hermes"), wrong_name, max_examples=50)
 
@@ -203,7 +203,7 @@ def test_a_dialect_taking_names_from_elsewhere_fails_the_allowlist() -> None:
     # The round trip offers only the call's own name, so the extra calls are rejected there;
     # the allowlist property offers the call's own strings and sees one come back.
     with pytest.raises(AssertionError, match=r"check_dialect\(nested_names\): allowlist failed: .*offered"
-                                             r"(?s:.*)Falsifying example"):
+                                             r"(?s:.*)(Falsifying example|Failing test case)"):
         check_dialect(NestedNames(), EXAMPLE.render_at_call, max_examples=200, names=st.just("get_weather"),
                       arguments=st.fixed_dictionaries({"q": st.text()}, optional={"name": st.just("rm")}))
 
@@ -222,7 +222,7 @@ class Fragile:
 
 
 def test_a_dialect_raising_on_junk_fails_robustness() -> None:
-    with pytest.raises(AssertionError, match=r"check_dialect\(fragile\): robustness failed: IndexError(?s:.*)Falsifying example"):
+    with pytest.raises(AssertionError, match=r"check_dialect\(fragile\): robustness failed: IndexError(?s:.*)(Falsifying example|Failing test case)"):
         check_dialect(Fragile(), EXAMPLE.render_at_call, max_examples=100)
 
 
