@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
-from ._json import JsonFailure, calls_from_value
+from ._json import calls_from_value
 from .function_tag import MAX_NAME_CHARS, read_tag_name
-from .json_blocks import decode_bounded, refused
+from .json_blocks import arguments_at
 
 __all__ = ["FUNCTIONARY"]
 
@@ -29,16 +29,7 @@ def _json_arguments(text: str, name: str, body: int, ctx: ReadContext) -> Found 
         return NEED_MORE if not ctx.final else Found(i, error="truncated")
     if text[i] != "{":
         return None
-    decoded = decode_bounded(text, i, ctx)
-    if decoded is NEED_MORE:
-        return NEED_MORE
-    if isinstance(decoded, JsonFailure):
-        return refused(decoded, i)
-    assert isinstance(decoded, tuple)
-    value, j = decoded
-    if not isinstance(value, dict):
-        return Found(j, (RawCall(name, {}, None, "undecodable-arguments"),))
-    return Found(j, (RawCall(name, value),))
+    return arguments_at(text, name, i, ctx)
 
 
 def _first_call(text: str, start: int, ctx: ReadContext) -> Found | NeedMore | None:

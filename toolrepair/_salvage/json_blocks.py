@@ -10,50 +10,21 @@ all; each is a frozen value of this class.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
 from ._json import JsonFailure, call_from_object, calls_from_value, decode_at
 
-__all__ = ["JsonBlock", "decode_bounded", "read_after_payload", "read_lead"]
+__all__ = ["JsonBlock", "arguments_at", "read_after_payload", "read_lead", "refused"]
 
 Shape = Literal["object", "array", "any"]
 
 # `json` reports a failure with its line and column, counted from the start of the document:
 # decoding in place at offset i costs O(i) per failure, so n broken payloads cost O(n^2).
 # Decoding a window that starts at the payload keeps a failure O(what was read).
-FIRST_WINDOW = 512
 # A failure this close to a window's end may be the window's doing (a cut escape, literal or
 # number): the window grows and the value is decoded again.
-WINDOW_MARGIN = 16
-
-
-def decode_bounded(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | JsonFailure | NeedMore:
-    """``decode_at(text, i, ctx)`` with positions in ``text``, at a cost bounded by what it reads.
-
-    The window starts small and grows fourfold while the value may run past it, so the total
-    is O(length read) whatever ``i`` is.
-    """
-    n = len(text)
-    width = FIRST_WINDOW
-    while True:
-        end = min(n, i + width)
-        whole = end == n
-        chunk = text[i:end]
-        got = decode_at(chunk, 0, ctx if whole else replace(ctx, final=False))
-        if isinstance(got, tuple):
-            value, j = got
-            if whole or j < len(chunk) or isinstance(value, (dict, list)):
-                return value, i + j
-        elif isinstance(got, JsonFailure):
-            if got.pos < len(chunk) - WINDOW_MARGIN or (whole and ctx.final):
-                return JsonFailure(got.reason, i + got.pos)
-            if whole:
-                return NEED_MORE  # `"\u00` at the end of a streamed prefix: an escape may be cut
-        elif whole:
-            return NEED_MORE
-        width *= 4
 
 
 def read_lead(text: str, i: int, lead: tuple[str, ...], ctx: ReadContext) -> int | NeedMore | None:
@@ -80,6 +51,21 @@ def refused(failure: JsonFailure, i: int) -> Found:
     end = max(failure.pos, i + 1)
     return Found(end, error=failure.reason, resume=end)
 
+
+
+def arguments_at(text: str, name: str, i: int, ctx: ReadContext, ident: str | None = None) -> Found | NeedMore:
+    """The JSON object of arguments for a call to ``name`` starting at ``text[i]`` (a ``{``),
+    for the formats that write the name outside the JSON. O(payload)."""
+    decoded = decode_at(text, i, ctx)
+    if decoded is NEED_MORE:
+        return NEED_MORE
+    if isinstance(decoded, JsonFailure):
+        return refused(decoded, i)
+    assert isinstance(decoded, tuple)
+    value, end = decoded
+    if not isinstance(value, dict):
+        return Found(end, (RawCall(name, {}, ident, "undecodable-arguments"),))
+    return Found(end, (RawCall(name, value, ident),))
 
 def read_after_payload(text: str, j: int, close: str | None, ctx: ReadContext) -> int | NeedMore:
     """End of a candidate whose payload ends at ``j``: past ``close`` when it follows (after
@@ -154,7 +140,7 @@ class JsonBlock:
         wrong = (self.shape == "object" and opener == "[") or (self.shape == "array" and opener == "{")
         if wrong and self.other_shape == "none":
             return None
-        decoded = decode_bounded(text, i, ctx)
+        decoded = decode_at(text, i, ctx)
         if decoded is NEED_MORE:
             return NEED_MORE
         if isinstance(decoded, JsonFailure):

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
-from ._json import JsonFailure, call_from_object, calls_from_value
-from .json_blocks import decode_bounded, refused
+from ._json import JsonFailure, call_from_object, calls_from_value, decode_at
+from .json_blocks import refused
 
 __all__ = ["GENERIC_JSON", "PYTHON_TAG"]
 
@@ -36,7 +36,7 @@ class _PythonTag:
         calls: list[RawCall] = []
         end = i
         while True:
-            decoded = decode_bounded(text, i, ctx)
+            decoded = decode_at(text, i, ctx)
             if decoded is NEED_MORE:
                 return NEED_MORE
             if isinstance(decoded, JsonFailure):
@@ -98,7 +98,7 @@ class _GenericJson:
         head = text[k : k + len(_KEY)]
         if head != _KEY:
             return NEED_MORE if not ctx.final and _KEY.startswith(head) else None
-        decoded = decode_bounded(text, start, ctx)
+        decoded = decode_at(text, start, ctx)
         if decoded is NEED_MORE:
             return NEED_MORE
         if isinstance(decoded, JsonFailure):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
-from ._json import JsonFailure, calls_from_value
-from .json_blocks import decode_bounded, refused
+from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws
+from ._json import JsonFailure, calls_from_value, decode_at
+from .json_blocks import arguments_at, refused
 
 __all__ = ["MISTRAL"]
 
@@ -50,7 +50,7 @@ def _array_after_junk(text: str, i: int, ctx: ReadContext) -> int | NeedMore | N
 
 def _json_payload(text: str, i: int, ctx: ReadContext) -> Found | NeedMore:
     """Pre-v11: an array (or a single object) of call objects at ``i``. O(payload)."""
-    decoded = decode_bounded(text, i, ctx)
+    decoded = decode_at(text, i, ctx)
     if decoded is NEED_MORE:
         return NEED_MORE
     if isinstance(decoded, JsonFailure):
@@ -87,16 +87,7 @@ def _v11_call(text: str, name: str, j: int, ctx: ReadContext) -> Found | NeedMor
             return NEED_MORE if not ctx.final else Found(j, error="truncated")
     if text[j] != "{":
         return None
-    decoded = decode_bounded(text, j, ctx)
-    if decoded is NEED_MORE:
-        return NEED_MORE
-    if isinstance(decoded, JsonFailure):
-        return refused(decoded, j)
-    assert isinstance(decoded, tuple)
-    value, end = decoded
-    if not isinstance(value, dict):
-        return Found(end, (RawCall(name, {}, ident, "undecodable-arguments"),))
-    return Found(end, (RawCall(name, value, ident),))
+    return arguments_at(text, name, j, ctx, ident)
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
-from ._json import JsonFailure, call_from_object
-from .json_blocks import JsonBlock, decode_bounded
+from ._json import JsonFailure, call_from_object, decode_at
+from .json_blocks import JsonBlock
 
 __all__ = ["TOOL_CALLS"]
 
@@ -34,7 +34,7 @@ def _objects(text: str, i: int, ctx: ReadContext) -> Found | NeedMore:
     n = len(text)
     calls: list[RawCall] = []
     while True:
-        decoded = decode_bounded(text, i, ctx)
+        decoded = decode_at(text, i, ctx)
         if decoded is NEED_MORE:
             return NEED_MORE
         if isinstance(decoded, JsonFailure):

@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, skip_ws
-from ._json import JsonFailure, calls_from_value
-from .json_blocks import decode_bounded
+from ._json import JsonFailure, calls_from_value, decode_at
 
 __all__ = ["XLAM"]
 
@@ -44,7 +43,7 @@ class _Xlam:
             return NEED_MORE if not ctx.final else None
         if text[k] != "{":
             return None
-        decoded = decode_bounded(text, start, ctx)
+        decoded = decode_at(text, start, ctx)
         if decoded is NEED_MORE:
             return NEED_MORE
         if isinstance(decoded, JsonFailure):
