@@ -211,7 +211,7 @@ class ToolRegistry:
         except ToolRepairError:
             raise
         except Exception as exc:
-            raise ToolExecutionError(str(exc), kind="tool-error", tool_name=entry.info.name) from exc
+            raise _tool_error(entry.info.name, exc) from exc
         if inspect.isawaitable(value):
             value = self._await_sync(entry.info, value)
         return value
@@ -239,7 +239,7 @@ class ToolRegistry:
         except ToolRepairError:
             raise
         except Exception as exc:
-            raise ToolExecutionError(str(exc), kind="tool-error", tool_name=info.name) from exc
+            raise _tool_error(info.name, exc) from exc
 
     async def aexecute(self, name: str | ToolCall | Mapping[str, Any], arguments: Any = None) -> Any:
         """The async twin of ``execute``: async tools are awaited, sync tools run as they are."""
@@ -253,7 +253,7 @@ class ToolRegistry:
         except ToolRepairError:
             raise
         except Exception as exc:
-            raise ToolExecutionError(str(exc), kind="tool-error", tool_name=entry.info.name) from exc
+            raise _tool_error(entry.info.name, exc) from exc
         return value
 
     def _outcome(self, call: ToolCall | Mapping[str, Any], repair: Repair | None, value: Any = None,
@@ -286,9 +286,7 @@ class ToolRegistry:
         except ToolRepairError:
             raise
         except Exception as exc:
-            error = ToolExecutionError(str(exc), kind="tool-error", tool_name=entry.info.name)
-            error.__cause__ = exc
-            return self._outcome(call, repair, error=error)
+            return self._outcome(call, repair, error=_tool_error(entry.info.name, exc))
         return self._outcome(call, repair, value)
 
     async def arun(self, call: ToolCall | Mapping[str, Any]) -> ToolOutcome:
@@ -308,9 +306,7 @@ class ToolRegistry:
         except ToolRepairError:
             raise
         except Exception as exc:
-            error = ToolExecutionError(str(exc), kind="tool-error", tool_name=entry.info.name)
-            error.__cause__ = exc
-            return self._outcome(call, repair, error=error)
+            return self._outcome(call, repair, error=_tool_error(entry.info.name, exc))
         return self._outcome(call, repair, value)
 
     # -- text ----------------------------------------------------------------------------
@@ -369,6 +365,13 @@ class ToolRegistry:
         if self.profile == "hosted" or not trusted:
             return StreamSalvager(self._index.names, dialects=())
         return StreamSalvager(self._index.names, dialects=self.dialects, max_input_chars=self.max_input_chars)
+
+
+def _tool_error(name: str, exc: Exception) -> ToolExecutionError:
+    """A tool's own failure: its message unchanged, the exception as the cause."""
+    error = ToolExecutionError(str(exc), kind="tool-error", tool_name=name)
+    error.__cause__ = exc
+    return error
 
 
 def _to_call(call: Mapping[str, Any]) -> ToolCall:
