@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 import toolrepair as tr
-from toolrepair._salvage import NEED_MORE, Found, NeedMore, RawCall, ReadContext
+from toolrepair import NEED_MORE, Found, NeedMore, RawCall, ReadContext
 
 # --- 1. marker + JSON + marker: a TagDialect --------------------------------------------
 
