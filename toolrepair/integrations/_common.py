@@ -5,14 +5,14 @@ from __future__ import annotations
 import copy
 import hashlib
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
 from .._registry import ToolRegistry
 from .._types import SalvageResult
 
-__all__ = ["as_dict", "rejection_errors", "require", "stable_id"]
+__all__ = ["as_dict", "lazy_classes", "rejection_errors", "require", "stable_id"]
 
 # Distributions behind each extra, for the message of a failed import.
 _EXTRA_PACKAGES = {
@@ -70,3 +70,22 @@ def rejection_errors(result: SalvageResult, registry: ToolRegistry, id_key: str)
             message = f"A tool call written as text could not be used ({rejection.reason})."
         errors.append({id_key: None, "name": rejection.name, "message": message, "reason": rejection.reason})
     return errors
+
+
+def lazy_classes(module: str, factories: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that builds each named class on first use and keeps it.
+
+    Classes that subclass a framework's own class are built this way, so that importing the
+    integration module never imports the framework.
+    """
+    built: dict[str, type] = {}
+
+    def __getattr__(name: str) -> Any:
+        factory = factories.get(name)
+        if factory is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        if name not in built:
+            built[name] = factory()
+        return built[name]
+
+    return __getattr__

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from .._registry import ToolRegistry
-from ._common import require, stable_id
+from ._common import lazy_classes, require, stable_id
 
 # ToolRepairMiddleware is built on first access (module __getattr__, below).
 __all__ = ["ToolRepairMiddleware", "awrap_tool_call", "repair_ai_message", "wrap_tool_call"]  # noqa: F822
@@ -307,14 +307,6 @@ def _middleware_class() -> type:
     return ToolRepairMiddleware
 
 
-_lazy: dict[str, type] = {}
-
-
-def __getattr__(name: str) -> Any:
-    # The middleware subclasses LangChain's AgentMiddleware, so it is defined on first use:
-    # importing this module must not import LangChain.
-    if name == "ToolRepairMiddleware":
-        if name not in _lazy:
-            _lazy[name] = _middleware_class()
-        return _lazy[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ToolRepairMiddleware subclasses LangChain's AgentMiddleware, so it is built on first use: importing this module
+# must not import the framework.
+__getattr__ = lazy_classes(__name__, {"ToolRepairMiddleware": _middleware_class})

@@ -23,7 +23,7 @@ from typing import Any
 
 from .._registry import ToolRegistry
 from .._types import ToolCall
-from ._common import require, stable_id
+from ._common import lazy_classes, require, stable_id
 
 # ToolRepairAgent is built on first access (module __getattr__, below).
 __all__ = ["ToolRepairAgent", "repair_tool_selections", "wrap_llm"]  # noqa: F822
@@ -229,14 +229,6 @@ def _agent_class() -> type:
     return ToolRepairAgent
 
 
-_lazy: dict[str, type] = {}
-
-
-def __getattr__(name: str) -> Any:
-    # ToolRepairAgent subclasses LlamaIndex's FunctionAgent, so it is defined on first use:
-    # importing this module must not import LlamaIndex.
-    if name == "ToolRepairAgent":
-        if name not in _lazy:
-            _lazy[name] = _agent_class()
-        return _lazy[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ToolRepairAgent subclasses LlamaIndex's FunctionAgent, so it is built on first use: importing this module
+# must not import the framework.
+__getattr__ = lazy_classes(__name__, {"ToolRepairAgent": _agent_class})
