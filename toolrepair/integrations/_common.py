@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import importlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
@@ -12,7 +14,7 @@ from typing import Any
 from .._registry import ToolRegistry
 from .._types import SalvageResult
 
-__all__ = ["as_dict", "lazy_classes", "rejection_errors", "require", "stable_id"]
+__all__ = ["PendingMessages", "as_dict", "lazy_classes", "rejection_errors", "require", "stable_id"]
 
 # Distributions behind each extra, for the message of a failed import.
 _EXTRA_PACKAGES = {
@@ -89,3 +91,24 @@ def lazy_classes(module: str, factories: Mapping[str, Callable[[], type]]) -> Ca
         return built[name]
 
     return __getattr__
+
+
+class PendingMessages:
+    """Corrective messages kept by tool-call id until the framework dispatches that call.
+    Bounded: a message never asked for is forgotten, oldest first. Thread-safe."""
+
+    LIMIT = 1024
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, ident: str, message: str) -> None:
+        with self._lock:
+            self._items[ident] = message
+            while len(self._items) > self.LIMIT:
+                self._items.popitem(last=False)
+
+    def pop(self, ident: Any) -> str | None:
+        with self._lock:
+            return self._items.pop(ident, None) if isinstance(ident, str) else None

@@ -16,13 +16,11 @@ Nothing here imports LangChain until it is used; without it a clear ImportError 
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from .._registry import ToolRegistry
-from ._common import lazy_classes, require, stable_id
+from ._common import PendingMessages, lazy_classes, require, stable_id
 
 # ToolRepairMiddleware is built on first access (module __getattr__, below).
 __all__ = ["ToolRepairMiddleware", "awrap_tool_call", "repair_ai_message", "wrap_tool_call"]  # noqa: F822
@@ -142,7 +140,7 @@ def _find_tool(registry: ToolRegistry, name: str, request: Any) -> Any:
     return source if isinstance(source, base_tool) else None
 
 
-def _prepare(registry: ToolRegistry, request: Any, pending: _Pending | None) -> tuple[Any, Any]:
+def _prepare(registry: ToolRegistry, request: Any, pending: PendingMessages | None) -> tuple[Any, Any]:
     """(the request to execute, None) or (None, the ToolMessage that answers the call)."""
     call = request.tool_call
     if pending is not None:
@@ -176,7 +174,7 @@ AsyncToolCallHandler = Callable[[Any], Awaitable[Any]]
 
 
 def _sync_wrapper(registry: ToolRegistry, handle_tool_errors: bool,
-                  pending: _Pending | None) -> Callable[[Any, ToolCallHandler], Any]:
+                  pending: PendingMessages | None) -> Callable[[Any, ToolCallHandler], Any]:
     def wrap(request: Any, execute: ToolCallHandler) -> Any:
         ready, answer = _prepare(registry, request, pending)
         if answer is not None:
@@ -192,7 +190,7 @@ def _sync_wrapper(registry: ToolRegistry, handle_tool_errors: bool,
 
 
 def _async_wrapper(registry: ToolRegistry, handle_tool_errors: bool,
-                   pending: _Pending | None) -> Callable[[Any, AsyncToolCallHandler], Awaitable[Any]]:
+                   pending: PendingMessages | None) -> Callable[[Any, AsyncToolCallHandler], Awaitable[Any]]:
     async def wrap(request: Any, execute: AsyncToolCallHandler) -> Any:
         ready, answer = _prepare(registry, request, pending)
         if answer is not None:
@@ -227,28 +225,9 @@ def awrap_tool_call(registry: ToolRegistry | Iterable[Any], *,
     return _async_wrapper(_registry(registry), handle_tool_errors, None)
 
 
-class _Pending:
-    """Corrective messages for calls the model could not write (kept by id until the tool node
-    answers them). Bounded: an answer never asked for is forgotten, oldest first."""
-
-    _LIMIT = 1024
-
-    def __init__(self) -> None:
-        self._items: OrderedDict[str, str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def put(self, ident: str, message: str) -> None:
-        with self._lock:
-            self._items[ident] = message
-            while len(self._items) > self._LIMIT:
-                self._items.popitem(last=False)
-
-    def pop(self, ident: Any) -> str | None:
-        with self._lock:
-            return self._items.pop(ident, None) if isinstance(ident, str) else None
 
 
-def _repair_for_agent(message: Any, registry: ToolRegistry, pending: _Pending) -> Any:
+def _repair_for_agent(message: Any, registry: ToolRegistry, pending: PendingMessages) -> Any:
     """repair_ai_message, then turn the calls that stayed invalid into tool calls the tool node
     answers with their corrective message: otherwise the agent loop would end on them silently."""
     repaired = repair_ai_message(message, registry)
@@ -276,7 +255,7 @@ def _middleware_class() -> type:
         def __init__(self, registry: ToolRegistry | Iterable[Any], *, handle_tool_errors: bool = True) -> None:
             super().__init__()
             self.registry = _registry(registry)
-            self._pending = _Pending()
+            self._pending = PendingMessages()
             self._wrap = _sync_wrapper(self.registry, handle_tool_errors, self._pending)
             self._awrap = _async_wrapper(self.registry, handle_tool_errors, self._pending)
 

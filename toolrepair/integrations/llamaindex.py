@@ -16,14 +16,12 @@ Nothing here imports LlamaIndex until it is used; without it a clear ImportError
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._registry import ToolRegistry
 from .._types import ToolCall
-from ._common import lazy_classes, require, stable_id
+from ._common import PendingMessages, lazy_classes, require, stable_id
 
 # ToolRepairAgent is built on first access (module __getattr__, below).
 __all__ = ["ToolRepairAgent", "repair_tool_selections", "wrap_llm"]  # noqa: F822
@@ -151,24 +149,6 @@ def wrap_llm(llm: Any, registry: ToolRegistry | Iterable[Any], *, on_error: Pend
     return copy
 
 
-class _Pending:
-    """Corrective messages by tool id, until the agent dispatches that call. Bounded."""
-
-    _LIMIT = 1024
-
-    def __init__(self) -> None:
-        self._items: OrderedDict[str, str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def put(self, ident: str, message: str) -> None:
-        with self._lock:
-            self._items[ident] = message
-            while len(self._items) > self._LIMIT:
-                self._items.popitem(last=False)
-
-    def pop(self, ident: str) -> str | None:
-        with self._lock:
-            return self._items.pop(ident, None)
 
 
 def _agent_class() -> type:
@@ -212,7 +192,7 @@ def _agent_class() -> type:
         def __init__(self, *args: Any, registry: ToolRegistry | None = None, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             reg = registry if registry is not None else ToolRegistry(self.tools or [])
-            pending = _Pending()
+            pending = PendingMessages()
             self._toolrepair_registry = reg
             self._toolrepair_pending = pending
             self.llm = wrap_llm(self.llm, reg, on_error=pending.put)  # type: ignore[has-type]
