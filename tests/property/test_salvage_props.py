@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolrepair as tr
 from toolrepair._names import split_namespace
+from toolrepair._salvage._engine import config_for
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
 JSON_SCALARS = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=20)
@@ -72,3 +74,51 @@ def test_names_outside_allowed_never_come_back(name: str, offered: str, args: di
     else:
         assert [c.name for c in result.calls] == [offered]
     assert all(c.name == offered for c in result.calls)
+
+
+# --- the marker table: one trie-regex match per anchor equals comparing every marker ---------
+
+_FINDER = config_for(None).finder
+_MARKERS = sorted({m for group in _FINDER.groups.values() for _, m, _, _ in group})
+# Letters whose case folding and lower() disagree, or that lower() to two characters.
+_ODD = ["K", "ſ", "İ", "ß", "Σ", "ﬁ"]
+
+
+def _brute(sub: Any, text: str, i: int) -> set[tuple[str, int]]:
+    return {(m, order) for m, order, _ in sub._entries if text[i : i + len(m)].lower() == m}
+
+
+@st.composite
+def _marker_soup(draw: st.DrawFn) -> str:
+    pieces = draw(st.lists(st.sampled_from(_MARKERS), min_size=1, max_size=4))
+    text = "".join(draw(st.sampled_from(["", " ", "x", "<", "|"])) + p for p in pieces)
+    chars = list(text)
+    for k in draw(st.lists(st.integers(0, len(chars) - 1), max_size=6)):
+        chars[k] = draw(st.sampled_from([chars[k].upper(), chars[k].lower(), *_ODD]))
+    return "".join(chars)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_marker_soup())
+def test_markers_at_equals_comparing_every_marker(text: str) -> None:
+    for subgroups in _FINDER.at.values():
+        for sub in subgroups:
+            for i in range(len(text)):
+                got = {(m, order) for m, order, _ in sub.markers_at(text, i)}
+                assert got == _brute(sub, text, i), (text, i)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<TOOL_CALL>", {"<tool_call>"}),
+        ("<thin\u212a>", {"<think>"}),  # the Kelvin sign lowers to k
+        ("<\u017feed:think>", set()),  # long s folds to s but does not lower to it
+        ("<|channel|>analysis<|message|>", {"<|channel|>", "<|channel|>analysis<|message|>"}),
+        ("<|CHANNEL|>", {"<|channel|>"}),
+        ("<tool", set()),
+    ],
+)
+def test_markers_at_table(text: str, expected: set[str]) -> None:
+    got = {m for sub in _FINDER.at["<"] if sub.offset == 0 for m, _, _ in sub.markers_at(text, 0)}
+    assert got == expected

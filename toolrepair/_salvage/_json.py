@@ -24,6 +24,9 @@ def _reject_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(strict=False, parse_constant=_reject_constant)
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # the C scanner raw_decode wraps
+# Values whose end is certain even at a window's edge (a number or literal there may go on).
+_WHOLE_VALUES = frozenset((dict, list, str))
 # Partial literals and numbers a streaming text may end inside: `tru`, `-`, `1.`, `1e+`.
 _PARTIAL_TAIL = 6
 _LITERALS = ("true", "false", "null")
@@ -110,6 +113,23 @@ def decode_at(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | JsonFail
     O(length read): windows grow fourfold, so the copies add up to at most 4/3 of the last.
     """
     n = len(text)
+    # Fast path, the common case: a valid value inside the first window, decided exactly as
+    # the loop below would decide it (same size, depth and window-edge rules), with the C
+    # scanner called directly. Depth is at most the number of opening brackets (those in
+    # strings only add to it), so counting them, in C, spares the walk. Anything else falls
+    # through and is decided afresh.
+    chunk = text[i : i + _FIRST_WINDOW]
+    try:
+        value, j = _SCAN(chunk, 0)
+    except (StopIteration, ValueError, RecursionError):
+        pass
+    else:
+        if (
+            j <= ctx.max_call_chars
+            and (j < len(chunk) or i + j >= n or type(value) in _WHOLE_VALUES)
+            and (j <= 2 * ctx.max_depth or chunk.count("{", 0, j) + chunk.count("[", 0, j) <= ctx.max_depth)
+        ):
+            return value, i + j
     width = _FIRST_WINDOW
     while True:
         stop = min(n, i + width)

@@ -2,16 +2,17 @@
 
 Each marker is found through its *anchor*: its rarest character (``<``, ``[``, ``{``, a fence
 character ...), located with ``str.find`` (memchr speed), then verified in place ignoring
-case. Prose with no anchor character costs one ``find`` per distinct anchor and returns.
-Total cost over a text of length n with A distinct anchors: O(A·n) character comparisons in
-C plus O(1) Python work per anchor occurrence; no regex, no backtracking.
+case by one match of a literal trie regex (each branch decided by one character: no
+backtracking). Prose with no anchor character costs one ``find`` per distinct anchor and
+returns. Total cost over a text of length n with A distinct anchors: O(A·n) character
+comparisons in C plus O(1) Python work per anchor occurrence.
 """
 
 from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["MarkerFinder", "MarkerScan", "anchor_of"]
@@ -19,6 +20,7 @@ __all__ = ["MarkerFinder", "MarkerScan", "anchor_of"]
 # Characters by how rarely they occur in prose: the earlier, the better an anchor.
 _RARE = "｜▁<[{`~|>=]}\\@#$%^*_:;()/\"'!?+,.-"
 _UNSEEN = len(_RARE)
+_LEADING_WS: Callable[[str], re.Match[str]] = re.compile(r"\s*").match  # type: ignore[assignment]  # always matches
 
 
 def _rank(ch: str) -> int:
@@ -41,28 +43,73 @@ def anchor_of(marker: str) -> int:
     return best
 
 
+def _trie_pattern(words: set[str]) -> str:
+    """A regex matching the longest of ``words`` at a position: their trie, alternatives
+    factored by common prefix, a word that is a prefix of others as the last (empty)
+    alternative. Literals only, each branch decided by its first character: no backtracking
+    beyond one character per level. Recursion depth is the longest marker's length."""
+    by_first: dict[str, set[str]] = {}
+    for w in words:
+        if w:
+            by_first.setdefault(w[0], set()).add(w[1:])
+    if not by_first:
+        return ""
+    alternatives = [re.escape(c) + _trie_pattern(rest) for c, rest in sorted(by_first.items())]
+    if "" in words:
+        alternatives.append("")
+    if len(alternatives) == 1:
+        return alternatives[0]
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+class _Subgroup:
+    """The markers sharing one anchor character at one offset, and how to find them at a start."""
+
+    __slots__ = ("_entries", "_match", "_table", "offset")
+
+    def __init__(self, offset: int, entries: list[tuple[int, str, int, Any]]) -> None:
+        self.offset = offset
+        self._entries = [(m, order, payload) for _, m, order, payload in entries]
+        # Marker -> every entry matching wherever it does: its own and its prefixes'.
+        self._table = {
+            m: [e for e in self._entries if m.startswith(e[0])] for m, _, _ in self._entries
+        }
+        self._match = re.compile(_trie_pattern({m for m, _, _ in self._entries}), re.IGNORECASE).match
+
+    def markers_at(self, text: str, i: int) -> list[tuple[str, int, Any]]:
+        """The entries whose marker starts at ``text[i]``, ignoring case exactly as
+        ``text[i:i+len(m)].lower() == m`` does. One regex match; the regex's case folding is a
+        superset of ``lower()`` (checked in the tests), and the longest match is verified."""
+        m = self._match(text, i)
+        if m is None:
+            return []
+        found = self._table.get(m.group().lower())
+        if found is not None:
+            return found
+        # A letter that folds but does not lower to the marker's (rare): compare one by one.
+        return [e for e in self._entries if text[i : i + len(e[0])].lower() == e[0]]
+
+
 class MarkerFinder:
     """The compiled table of markers: built once per configuration, shared by every scan."""
 
-    __slots__ = ("anchor_re", "anchors", "by_follow", "firsts", "groups", "max_len", "max_offset", "prefixes")
+    __slots__ = ("anchor_re", "anchors", "at", "firsts", "groups", "max_len", "max_offset", "prefixes")
 
     def __init__(self, entries: Sequence[tuple[str, Any]]) -> None:
         groups: dict[str, list[tuple[int, str, int, Any]]] = {}
-        # anchor -> character after the anchor ("" when the marker ends there) -> markers: the
-        # work per anchor occurrence stays a few comparisons however many markers share an
-        # anchor (dozens share `<`).
-        by_follow: dict[str, dict[str, list[tuple[int, str, int, Any]]]] = {}
         for order, (given, payload) in enumerate(entries):
             if not given:
                 raise ValueError("a marker cannot be empty")
             marker = given.lower()
             k = anchor_of(marker)
-            entry = (k, marker, order, payload)
-            groups.setdefault(marker[k], []).append(entry)
-            follow = marker[k + 1] if k + 1 < len(marker) else ""
-            by_follow.setdefault(marker[k], {}).setdefault(follow, []).append(entry)
+            groups.setdefault(marker[k], []).append((k, marker, order, payload))
         self.groups = groups
-        self.by_follow = by_follow
+        # anchor -> its markers by the anchor's offset in them, each set compiled to a trie
+        # regex matched at the marker's would-be start: the work per anchor occurrence is one
+        # C-level match of O(marker length), however many markers share an anchor (dozens
+        # share `<`).
+        self.at = {c: [_Subgroup(k, [e for e in g if e[0] == k]) for k in sorted({e[0] for e in g})]
+                   for c, g in groups.items()}
         self.anchors = tuple(groups)
         self.max_offset = max((k for g in groups.values() for k, *_ in g), default=0)
         self.max_len = max((len(m) for g in groups.values() for _, m, *_ in g), default=0)
@@ -129,8 +176,8 @@ class MarkerScan:
         self._seq = 0
         self.copied = len(text)  # characters copied into the window: a cost counter
         self.stall = -1  # the anchor a non-final pop stopped at, or -1
-        stripped = text.lstrip()
-        self.first_nonspace = len(text) - len(stripped) if stripped else -1
+        lead = _LEADING_WS(text).end()
+        self.first_nonspace = lead if lead < len(text) else -1
 
     @property
     def end(self) -> int:
@@ -230,14 +277,13 @@ class MarkerScan:
                     if s >= pos and s + len(marker) > n and marker.startswith(text[s - base :].lower()):
                         self.stall = best_p  # come back when the text is longer
                         return None
-            group = finder.by_follow[best_c]
-            follow = text[best_p + 1 - base : best_p + 2 - base].lower()
-            for key in (follow, "") if follow else ("",):
-                for k, marker, order, payload in group.get(key, ()):
-                    s = best_p - k
-                    if s >= pos and text[s - base : s - base + len(marker)].lower() == marker:
-                        self._seq += 1
-                        heapq.heappush(heap, (s, -len(marker), order, self._seq, marker, payload))
+            for sub in finder.at[best_c]:
+                s = best_p - sub.offset
+                if s < pos:
+                    continue
+                for marker, order, payload in sub.markers_at(text, s - base):
+                    self._seq += 1
+                    heapq.heappush(heap, (s, -len(marker), order, self._seq, marker, payload))
             q = text.find(best_c, best_p + 1 - base)
             if q == -1:
                 heapq.heappop(anchors)

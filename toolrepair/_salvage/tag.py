@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws
+from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws_match
 from ._json import JsonFailure, calls_from_value, decode_at
 
 __all__ = ["TagDialect", "read_json_block"]
+
+
 
 
 def read_json_block(
@@ -20,24 +22,26 @@ def read_json_block(
     O(payload length).
     """
     n = len(text)
-    i = skip_ws(text, body)
+    i = skip_ws_match(text, body).end()
     if i >= n:
         return NEED_MORE if not ctx.final else None
     if text[i] not in "{[":
         return None
     decoded = decode_at(text, i, ctx)
-    if decoded is NEED_MORE:
-        return NEED_MORE
-    if isinstance(decoded, JsonFailure):
+    if type(decoded) is not tuple:
+        if decoded is NEED_MORE:
+            return NEED_MORE
+        assert isinstance(decoded, JsonFailure)
         return Found(max(decoded.pos, i + 1), error=decoded.reason)
-    assert isinstance(decoded, tuple)
     value, j = decoded
     calls = calls_from_value(value, require_arguments=require_arguments)
     if calls is None:
         return Found(j, error="not-a-call")
     if close is None:
         return Found(j, calls)
-    k = skip_ws(text, j)
+    k = skip_ws_match(text, j).end()
+    if text[k : k + len(close)].lower() == close:  # the common case, without the helper
+        return Found(k + len(close), calls)
     if k >= n and not ctx.final:
         return NEED_MORE
     closed = expect_literal(text, k, close, ctx)
