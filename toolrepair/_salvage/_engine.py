@@ -312,35 +312,43 @@ class SalvagePass:
         self._retry = item
 
     def _take(self, dialect: Dialect, s: int, marker_end: int, found: Found) -> None:
-        scan = self.scan
         end = max(found.end, marker_end)
-        quoted = scan.text[s - scan.base : min(end, s + REJECTION_TEXT_CHARS) - scan.base]
         if found.error is not None:
-            self.rejected.append(Rejection(quoted, (s, end), dialect.name, found.error, None))
+            self._reject(s, end, dialect, found.error, None)
             self._refused(marker_end, found.resume)
             return
         if not found.calls:  # a silent skip: data or a broken payload, text either way
             self._refused(s + 1, max(found.resume or found.end, s + 1))
             return
         accepted: list[ToolCall] = []
+        names = self.names
+        span = (s, end)
         for raw in found.calls:
             if raw.error is not None:
-                self.rejected.append(Rejection(quoted, (s, end), dialect.name, raw.error, raw.name or None))
+                self._reject(s, end, dialect, raw.error, raw.name or None)
                 continue
-            if self.names is None:
-                offered: str | None = raw.name if raw.name else None
+            name = raw.name
+            if names is None:
+                offered: str | None = name if name else None
+            elif name in names:  # offered as written: the common case, without normalising
+                offered = name
             else:
-                offered = self.names.resolve(raw.name)[0]
+                offered = names.resolve(name)[0]
             if offered is None:
-                self.rejected.append(Rejection(quoted, (s, end), dialect.name, "not-offered", raw.name))
+                self._reject(s, end, dialect, "not-offered", name)
                 continue
-            accepted.append(ToolCall(offered, raw.arguments, raw.id, dialect.name, (s, end)))
+            accepted.append(ToolCall(offered, raw.arguments, raw.id, dialect.name, span))
         if accepted:
             self.cuts.append((s, end))
             self.calls.extend(accepted)
             self.pos = end  # a cut: what is inside is the call's, masks included
         else:
             self._refused(marker_end, end)  # no call: the candidate stays text
+
+    def _reject(self, s: int, end: int, dialect: Dialect, reason: str, name: str | None) -> None:
+        scan = self.scan
+        quoted = scan.text[s - scan.base : min(end, s + REJECTION_TEXT_CHARS) - scan.base]
+        self.rejected.append(Rejection(quoted, (s, end), dialect.name, reason, name))
 
     def _refused(self, after: int, resume: int | None) -> None:
         """Scanning goes on right after a candidate that gave no call: what it read stays text,
