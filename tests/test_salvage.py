@@ -341,3 +341,25 @@ def test_harmony_end_is_not_forced_open_reasoning() -> None:
     text = ('<|start|>assistant<|channel|>commentary to=functions.web_search <|constrain|>json<|message|>'
             '{"query": "cats"}<|call|><|start|>functions.web_search to=assistant<|message|>{"ok": true}<|end|>')
     assert [(c.name, c.arguments) for c in tr.salvage_text(text, ALLOWED).calls] == [WS]
+
+
+# --- hand-written __init__s of the hot value types keep the dataclass contract ---------------
+
+
+@pytest.mark.parametrize("cls", [tr.ToolCall, tr.RawCall, tr.Found])
+def test_hand_written_init_matches_fields(cls: type) -> None:
+    import dataclasses
+    import inspect
+
+    params = list(inspect.signature(cls).parameters.values())
+    fields = dataclasses.fields(cls)
+    assert [p.name for p in params] == [f.name for f in fields]
+    assert [p.default for p in params] == [
+        inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default for f in fields
+    ]
+    args = {f.name: (f"v-{f.name}" if f.default is dataclasses.MISSING else f.default) for f in fields}
+    made = cls(**args)
+    assert {f.name: getattr(made, f.name) for f in fields} == args
+    assert dataclasses.replace(made) == made
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(made, fields[0].name, "other")

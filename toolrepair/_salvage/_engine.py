@@ -56,6 +56,8 @@ class SalvageConfig:
     # Per pair: may a close with no opener mean the reply began inside reasoning? Not for a
     # close shared with other messages (harmony's `<|end|>` ends every message).
     forced_open: tuple[bool, ...] = ()
+    # The pairs that cannot force-open: a pass counts them as seen from the start.
+    unforced: frozenset[int] = frozenset()
 
 
 def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect, ...]:
@@ -92,7 +94,9 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
             if open_ is not None:
                 entries.append((open_.lower(), ("open", i)))
             entries.append((close.lower(), ("close", i)))
-    return SalvageConfig(dialects, mask_fences, mask_reasoning, MarkerFinder(entries), tuple(pairs), tuple(forced))
+    unforced = frozenset(i for i, f in enumerate(forced) if not f)
+    finder = MarkerFinder(entries)
+    return SalvageConfig(dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced)
 
 
 _DEFAULT_CONFIGS: dict[tuple[bool, bool], SalvageConfig] = {}
@@ -114,6 +118,8 @@ def config_for(
 
 @functools.lru_cache(maxsize=256)
 def _name_table(names: tuple[str, ...]) -> NameTable:
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError("allowed must be a collection of tool names (str) or ANY_TOOL")
     return NameTable(names)
 
 
@@ -124,10 +130,10 @@ def _allowlist(allowed: Collection[str] | AnyTool) -> NameTable | None:
         return allowed
     if isinstance(allowed, str):  # one name, not a collection of its letters
         return _name_table((allowed,))
-    names = tuple(allowed)
-    if not all(isinstance(n, str) for n in names):
-        raise TypeError("allowed must be a collection of tool names (str) or ANY_TOOL")
-    return _name_table(names)  # the same offered names are normalised once, not per reply
+    try:
+        return _name_table(tuple(allowed))  # the same offered names are normalised once, not per reply
+    except TypeError:  # not iterable, an unhashable item, or not all str
+        raise TypeError("allowed must be a collection of tool names (str) or ANY_TOOL") from None
 
 
 class SalvagePass:
@@ -171,7 +177,7 @@ class SalvagePass:
         self.calls: list[ToolCall] = []
         self.rejected: list[Rejection] = []
         # Reasoning pairs seen so far; a pair that cannot force-open counts as seen from the start.
-        self.seen: set[int] = {i for i, forced in enumerate(config.forced_open) if not forced}
+        self.seen: set[int] = set(config.unforced)
         self.floor = 0
         # Dialect markers before this were read by a refused candidate: not candidates again
         # (that keeps refusals linear), but mask markers there still count (see `_take`).
@@ -280,16 +286,16 @@ class SalvagePass:
         """
         scan = self.scan
         text, base = scan.text, scan.base
-        end = base + len(text)
+        span = base + len(text) - s
         limit = max(self.limits[1], marker_end - s)
-        if end - s <= limit:
-            self.work += end - s
+        if span <= limit:
+            self.work += span
             found = dialect.read(text, s - base, marker_end - base, self._ctx(final, base))
             if not final:
                 settled = _settled(found, text)
                 self.settling = settled is not found
                 found = settled
-            return _rebased(found, base)
+            return _rebased(found, base) if base else found
         lo = max(base, s - LOOKBEHIND)
         ctx = self._ctx(False, lo)
         # A stream retrying a candidate that just outgrew the limit knows the shorter
