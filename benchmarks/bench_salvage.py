@@ -48,6 +48,34 @@ def reply_with_three_calls() -> tuple[str, list[str]]:
     return "".join(parts), payloads
 
 
+_SCAN = json.JSONDecoder(strict=False).scan_once
+
+
+def floor_extractor(text: str, allowed: list[str]) -> tr.SalvageResult:
+    """Reference, not a competitor: the least a Python extractor can do on this reply alone
+    (Hermes tags only, no masks, no other dialect, exact names, no error handling). What
+    salvage_text costs beyond this is its generality: forty dialects, masks, the allowlist."""
+    names = set(allowed)
+    calls, cuts, pos = [], [], 0
+    while (p := text.find("<tool_call>", pos)) != -1:
+        i = p + 11
+        while text[i] in " \n":
+            i += 1
+        value, j = _SCAN(text, i)
+        k = text.find("</tool_call>", j)
+        end = k + 12
+        if value["name"] in names:
+            calls.append(tr.ToolCall(value["name"], value["arguments"], None, "hermes", (p, end)))
+            cuts.append((p, end))
+        pos = end
+    out, prev = [], 0
+    for s, e in cuts:
+        out.append(text[prev:s].rstrip())
+        prev = e
+    out.append(text[prev:])
+    return tr.SalvageResult(tuple(calls), "".join(out), ())
+
+
 def main() -> None:
     allowed = ["web_search", "get_weather", "calculator"]
     text = prose(1_000_000)
@@ -61,6 +89,10 @@ def main() -> None:
     loads = best(lambda: [json.loads(p) for p in payloads])
     reply_all = best(lambda: tr.salvage_text(reply, allowed))
     reply_seed = best(lambda: tr.salvage_text(reply, allowed, dialects=["hermes", "function_tag", "json"]))
+    assert [c.arguments for c in floor_extractor(reply, allowed).calls] == [
+        c.arguments for c in tr.salvage_text(reply, allowed).calls
+    ]
+    floor = best(lambda: floor_extractor(reply, allowed))
 
     print(f"salvage — {machine()}; {len(tr.DIALECTS)} built-in dialects")
     print(row("text.lower(), 1 MB prose (baseline)", lower, lower))
@@ -69,6 +101,7 @@ def main() -> None:
     print(row(f"json.loads x3 payloads ({sum(map(len, payloads))} B) (baseline)", loads, loads))
     print(row(f"salvage_text, {len(reply)} B reply, 3 calls, all dialects", reply_all, loads, "target <= 3x"))
     print(row(f"salvage_text, {len(reply)} B reply, 3 calls, seed dialects", reply_seed, loads))
+    print(row("  reference: minimal Hermes-only extractor (floor)", floor, loads))
 
 
 if __name__ == "__main__":

@@ -60,6 +60,15 @@ def streamed(text: str, allowed: list[str], delta: int, **kw: object) -> list[ob
     return events + s.close()
 
 
+def floor_feeds(text: str, delta: int) -> list[object]:
+    """Reference, not a competitor: the least any stream can do per delta, which is to hand
+    it back as one ``TextDelta`` (no markers looked for, nothing held)."""
+    events: list[object] = []
+    for i in range(0, len(text), delta):
+        events += [tr.TextDelta(text[i : i + delta])]
+    return events
+
+
 def main() -> None:
     allowed = ["web_search"]
     for name, words in (("plain prose", PLAIN), ("marker-dense prose", DENSE)):
@@ -68,6 +77,9 @@ def main() -> None:
         result = tr.salvage_text(text, allowed)
         assert len(result.calls) == 50
         print(f"{name}: {len(text)} chars, 50 calls; salvage_text {whole * 1e3:.2f} ms")
+        floor = best(lambda text=text: floor_feeds(text, DELTA), runs=3)  # type: ignore[misc]
+        print(f"  reference: one TextDelta per {DELTA}-char delta, nothing else "
+              f"{floor * 1e3:7.2f} ms  ratio {floor / whole:6.1f}x  (the floor for any stream)")
         for delta in (DELTA, 256):
             for label, kw in (("default", {}), ("mask_reasoning=False", {"mask_reasoning": False})):
                 def run(text: str = text, delta: int = delta, kw: dict[str, object] = kw) -> list[object]:
