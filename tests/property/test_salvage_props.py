@@ -122,3 +122,34 @@ def test_markers_at_equals_comparing_every_marker(text: str) -> None:
 def test_markers_at_table(text: str, expected: set[str]) -> None:
     got = {m for sub in _FINDER.at["<"] if sub.offset == 0 for m, _, _ in sub.markers_at(text, 0)}
     assert got == expected
+
+
+_CHAIN = {"<" + "a" * i + ">" for i in range(100)} | {"<" + "a" * i for i in range(1, 100)}
+
+
+@pytest.mark.parametrize(
+    ("words", "text", "longest"),
+    [
+        ({"<tool_call>", "<tool_calls>", "<"}, "<tool_calls>x", "<tool_calls>"),
+        ({"<tool_call>", "<tool_calls>", "<"}, "<tool_callx", "<"),
+        ({"<tool_call>", "<tool_calls>"}, "<tool_cal", None),
+        ({"[", "[tool_calls]", "[think]"}, "[THINK]", "[THINK]"),
+        ({"<" + "a" * 3000 + ">"}, "<" + "a" * 3000 + ">", "<" + "a" * 3000 + ">"),
+        (_CHAIN, "<" + "a" * 50 + ">", "<" + "a" * 50 + ">"),  # past the trie's size: alternation
+        (_CHAIN, "<" + "a" * 150, "<" + "a" * 99),
+    ],
+)
+def test_longest_marker_regex(words: set[str], text: str, longest: str | None) -> None:
+    import re
+
+    from toolrepair._salvage._scan import _longest_first
+
+    m = re.compile(_longest_first(words), re.IGNORECASE).match(text)
+    assert (m.group() if m else None) == longest
+
+
+def test_a_custom_dialect_with_a_very_long_marker() -> None:
+    opener = "<" + "a" * 3000 + ">"
+    dialect = tr.TagDialect("long", open=opener, close="</x>")
+    text = opener + '{"name": "f", "arguments": {}}</x>'
+    assert [c.name for c in tr.salvage_text(text, ["f"], dialects=[dialect]).calls] == ["f"]

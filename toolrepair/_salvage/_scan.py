@@ -43,18 +43,35 @@ def anchor_of(marker: str) -> int:
     return best
 
 
-def _trie_pattern(words: set[str]) -> str:
-    """A regex matching the longest of ``words`` at a position: their trie, alternatives
-    factored by common prefix, a word that is a prefix of others as the last (empty)
-    alternative. Literals only, each branch decided by its first character: no backtracking
-    beyond one character per level. Recursion depth is the longest marker's length."""
+# Past this many markers in one subgroup, a plain longest-first alternation replaces the trie,
+# whose construction recurses once per branching level (at most one level per marker).
+_TRIE_MAX_MARKERS = 64
+
+
+def _longest_first(words: set[str]) -> str:
+    """A regex matching the longest of ``words`` at a position. The markers' trie, factored
+    by common prefix (runs without a branch kept as one literal), so each branch is decided
+    by its first character; a marker that is a prefix of others is the last, empty,
+    alternative. Literals only: no backtracking beyond one character per branch."""
+    if len(words) > _TRIE_MAX_MARKERS:
+        return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return _trie(words)
+
+
+def _trie(words: set[str]) -> str:
     by_first: dict[str, set[str]] = {}
     for w in words:
         if w:
             by_first.setdefault(w[0], set()).add(w[1:])
     if not by_first:
         return ""
-    alternatives = [re.escape(c) + _trie_pattern(rest) for c, rest in sorted(by_first.items())]
+    alternatives = []
+    for c, rest in sorted(by_first.items()):
+        if len(rest) == 1 and "" not in rest:  # one marker goes on alone: one literal
+            (only,) = rest
+            alternatives.append(re.escape(c + only))
+        else:
+            alternatives.append(re.escape(c) + _trie(rest))
     if "" in words:
         alternatives.append("")
     if len(alternatives) == 1:
@@ -74,7 +91,7 @@ class _Subgroup:
         self._table = {
             m: [e for e in self._entries if m.startswith(e[0])] for m, _, _ in self._entries
         }
-        self._match = re.compile(_trie_pattern({m for m, _, _ in self._entries}), re.IGNORECASE).match
+        self._match = re.compile(_longest_first({m for m, _, _ in self._entries}), re.IGNORECASE).match
 
     def markers_at(self, text: str, i: int) -> list[tuple[str, int, Any]]:
         """The entries whose marker starts at ``text[i]``, ignoring case exactly as
