@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from toolrepair import _args
 from toolrepair._args import (
     _MISSING,
     DEFAULT_MAX_CHARS,
@@ -24,6 +25,7 @@ from toolrepair._args import (
     _parse_lenient,
     _show,
     _simple_check,
+    _text_is_safe,
     compile_schema,
     decode_arguments,
 )
@@ -524,6 +526,134 @@ def test_check_nesting_counts_arrays_and_objects() -> None:
         _check_nesting({"a": [[1], {"b": []}]}, 3)
     assert info.value.reason == "too-deep"
     assert str(info.value) == "Arguments nest deeper than 3 levels"
+
+
+# The text proof stands in for the walk on long, dense texts. It may decline (the walk then
+# decides), but what it proves, the walk must accept.
+
+RECORDS = json.dumps(
+    {"rows": [{"id": i, "name": f"item {i}", "price": i * 1.5, "tags": ["a", "b"]} for i in range(120)]}
+)
+# A dense start: the walk meets 301 elements at its second level and hands over to the proof.
+PAD = '{"pad": [' + "0, " * 300 + '0], "x": '
+
+
+def deep_list(depth: int, leaf: str = "1") -> str:
+    return "[" * depth + leaf + "]" * depth
+
+
+def fooling_list(depth: int) -> str:
+    """``depth`` nested arrays whose strings hold brackets: counted blindly, it nests 1 deep."""
+    text = '["]"]'
+    for _ in range(depth - 1):
+        text = '["]", ' + text + ', "["]'
+    return text
+
+
+TEXT_PROOF = [
+    # (text, max_depth, proved)
+    (RECORDS, DEFAULT_MAX_DEPTH, True),
+    (RECORDS, 4, True),  # object, array, object, array: exactly 4
+    (RECORDS, 3, False),
+    (deep_list(9), DEFAULT_MAX_DEPTH, True),  # few pairs: no pass needed
+    (deep_list(9), 8, False),
+    ("[" + ", ".join([deep_list(8)] * 100) + "]", DEFAULT_MAX_DEPTH, True),  # 9 deep: all passes
+    ("[" + ", ".join([deep_list(8)] * 100) + "]", 8, False),
+    ("[" + ", ".join([deep_list(20)] * 100) + "]", DEFAULT_MAX_DEPTH, False),  # wide and deep: walked
+    ("[" + ", ".join(["7"] * 300) + "]", DEFAULT_MAX_DEPTH, True),  # commas keep numbers apart
+    ('{"name": "item 100", "t": true, "f": false, "n": null}', 5, True),
+    # strings holding brackets: declined, whichever way they would fool a count
+    ('{"a": "[[[["}', 5, False),
+    ('{"a": "]]]"}', 5, False),
+    ('{"[": 1}', 5, False),
+    ('"[[["', 5, False),
+    (fooling_list(20), 5, False),
+    # escapes: only the quotes that delimit strings count
+    ('{"a": "x\\"y", "b": [[1]]}', 5, True),
+    ('{"a": "\\\\", "b": [1]}', 5, True),  # an escaped backslash, then the closing quote
+    ('{"a": "a\\\\\\"\\\\\\\\", "b": [1]}', 5, True),  # "a\\\"\\\\"
+    ('{"a": "\\"[", "b": 1}', 5, False),
+    ('{"a": "\\\\\\"[", "b": 1}', 5, False),  # "\\\"[": the third backslash escapes the quote
+    ('{"a": "a\\\\\\"[\\\\\\\\", "b": 1}', 5, False),  # "a\\\"[\\\\"
+    ('{"a": "\\u005b\\u0022", "b": [1]}', 5, True),  # escaped '[' and '"' are not marks
+    # non-ASCII and lone surrogates, escaped or raw
+    ('{"é": "ü\\u00e9", "b": ["ж", "😀"]}', 5, True),
+    ('{"a": "\\ud800", "b": "\ud800", "c": ["\\udfff"]}', 5, True),
+    # numbers that overflow to inf, in every spelling
+    ("[1e999]", 5, False),
+    ('{"a": -1e999}', 5, False),
+    ("[1E+400]", 5, False),
+    ("[1e0400]", 5, False),
+    ("[1" + "0" * 400 + ".0]", 5, False),
+    ("[" + "9" * 209 + ".5e99]", 5, False),
+    # finite numbers: proved, or declined when they look like an inf (the walk accepts them)
+    ("[1e99, 1.5e-10, 123456789.25, -0.0, 1e+16, 5E-05]", 5, True),
+    ("[" + "9" * 198 + ".5]", 5, True),  # 199 digits, fraction included
+    ("[1e-400]", 5, False),
+    ("[1e099]", 5, False),
+    ('["550e8400-e29b-41d4"]', 5, False),  # hex that reads as an exponent
+]
+
+
+@pytest.mark.parametrize(("text", "max_depth", "proved"), TEXT_PROOF, ids=short_id)
+def test_the_text_proof_declines_all_it_cannot_prove(text: str, max_depth: int, proved: bool) -> None:
+    assert _text_is_safe(text, 0, max_depth) is proved
+    assert _text_is_safe("\n " + text, 2, max_depth) is proved
+    if proved:
+        _check_nesting(json.loads(text), max_depth)  # the walk agrees
+
+
+@pytest.fixture
+def proofs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The verdicts of the text proof, in the order decode_arguments asked for them."""
+    verdicts: list[bool] = []
+    real = _args._text_is_safe
+
+    def spy(text: str, start: int, max_depth: int) -> bool:
+        verdicts.append(real(text, start, max_depth))
+        return verdicts[-1]
+
+    monkeypatch.setattr(_args, "_text_is_safe", spy)
+    return verdicts
+
+
+@pytest.mark.parametrize(
+    ("inner", "reason", "proved"),
+    [
+        (RECORDS, None, True),
+        ('{"q": "x\\"y", "r": "\\\\", "é": "ü", "s": "\\ud800\ud800"}', None, True),
+        ('["[[[[", "]]]", "{{", "}"]', None, False),
+        ('{"q": "a\\\\\\"[\\\\\\\\", "s": "\\ud800"}', None, False),
+        (fooling_list(DEFAULT_MAX_DEPTH - 1), None, False),
+        (fooling_list(DEFAULT_MAX_DEPTH), "too-deep", False),
+        (deep_list(DEFAULT_MAX_DEPTH - 1), None, True),
+        (deep_list(DEFAULT_MAX_DEPTH), "too-deep", False),
+        (deep_list(DEFAULT_MAX_DEPTH, '"]]]]"'), "too-deep", False),
+        ("[1e999]", "undecodable", False),
+        ('{"a": -1e999}', "undecodable", False),
+        ("[1E+400]", "undecodable", False),
+        ("[1e0400]", "undecodable", False),
+        ("[1" + "0" * 400 + ".0]", "undecodable", False),
+        ("[1e-400, 1e099]", None, False),
+    ],
+    ids=short_id,
+)
+def test_long_dense_texts_are_proved_or_walked(
+    inner: str, reason: str | None, proved: bool, proofs: list[bool]
+) -> None:
+    text = PAD + inner + "}"
+    if reason is None:
+        assert decode(text) == (json.loads(text), ())
+    else:
+        assert refusal(text).reason == reason
+    assert proofs == [proved]
+
+
+def test_sparse_long_texts_are_walked(proofs: list[bool]) -> None:
+    text = json.dumps({"path": "a.py", "content": "x = [1]\n" * 3000, "tags": ["a", "b"], "n": 1.5})
+    assert decode(text)[0] == json.loads(text)
+    assert refusal(text[:-1] + ', "x": 1e999}').reason == "undecodable"
+    assert proofs == []
 
 
 def test_size_limit() -> None:

@@ -72,8 +72,8 @@ def _reject_constant(text: str) -> Any:
 
 # strict=False: raw newlines and tabs inside strings are what models emit; they are unambiguous.
 # Two scanners: short texts check each float as it is read (a Python call per float, and no
-# walk afterwards); long texts read floats at C speed and check them during the depth walk,
-# which they need anyway.
+# walk afterwards); long texts read floats at C speed and check them with the depth, in the
+# walk or in the text proof, which they need anyway.
 _HOOKED_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  # type: ignore[attr-defined]
     strict=False, parse_float=_finite_float, parse_constant=_reject_constant
 ).scan_once
@@ -82,21 +82,84 @@ _PLAIN_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  #
 ).scan_once
 _CONTAINER_TYPES: Final = frozenset((dict, list))
 
+# The text proof (_text_is_safe). One translate keeps, of the UTF-8 bytes, only the quotes, the
+# brackets ('[{' -> '(', ']}' -> ')'), the number marks (digits -> '0', 'eE' -> 'e') and, to keep
+# numbers apart, the commas and the backslashes that start the escapes left.
+_MARK_CHARS: Final = b'"[{]}0123456789eE,\\'
+_MARK_TABLE: Final = bytes.maketrans(_MARK_CHARS, b'"(())0000000000ee,\\')
+_MARK_DELETE: Final = bytes(sorted(set(range(256)).difference(_MARK_CHARS)))
+_SEPARATORS_AND_NUMBERS: Final = b",\\0e"
+# A number literal -?I(.F)?([eE][+-]?X)? marks as 0..0 or 0..0e0..0, the digits of X last
+# (signs and '.' are deleted; deleting never separates what was adjacent). Its value is below
+# 10**(len(I) + X) and inf needs 1.8e308, so an inf has an exponent of 3 or more digits (0e000
+# is in its marks) or, with X <= 99, at least 210 integer digits (a run of 200 is looked for).
+# Quotes, brackets and commas keep numbers apart, backslashes keep \uXXXX escapes apart (one
+# has at most two digits after an 'e'). Inside a string, digits can still line up, once the
+# letters between are deleted, as a false alarm (as in some hex): it costs a walk.
+_BIG_EXPONENT: Final = b"0e000"
+_LONG_DIGITS: Final = b"0" * 200
+_DEPTH_PASSES: Final = 8  # replace passes at most, then the pairs left must fit
+# The walk stops short when its next level would take it past one element per 2**_WALK_SHIFT
+# characters: it costs ~60 ns an element, the text proof ~2 ns a character.
+_WALK_SHIFT: Final = 7
 
-def _check_nesting(value: Any, max_depth: int) -> None:
+
+def _text_is_safe(text: str, start: int, max_depth: int) -> bool:
+    """True if ``text[start:]`` provably nests at most ``max_depth`` deep and has no number
+    literal that overflows to inf; False when that is not proved (the caller walks instead).
+
+    Only for text the C scanner has just accepted as exactly one JSON value. Each step is one
+    C-level pass over bytes (encode, at most two replaces, three translates, two substring
+    searches, one count, at most ``_DEPTH_PASSES`` replaces): O(n), no Python step per element.
+
+    Why it is sound: in valid JSON a backslash occurs only inside strings and starts a two-
+    character escape, so deleting the pairs ``\\\\`` then ``\\"`` (left to right, as escapes
+    parse) leaves exactly the quotes that open and close strings, alternating. Among the quotes
+    and brackets, each string is ``"`` + the brackets it holds + ``"``; counting ``""`` left to
+    right finds one match per string exactly when no string holds a bracket (matches covering
+    every quote must pair each opening quote with the next one). The brackets left are then the
+    structure, and a ``replace("()", "")`` removes every innermost pair, lowering the depth by
+    exactly one: the depth is at most the passes made plus the pairs left.
+    """
+    data = text[start:].encode("utf-8", "surrogatepass")
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = data.translate(_MARK_TABLE, _MARK_DELETE)
+    if _BIG_EXPONENT in marks or _LONG_DIGITS in marks:
+        return False
+    marks = marks.translate(None, _SEPARATORS_AND_NUMBERS)
+    brackets = marks.translate(None, b'"')
+    if marks.count(b'""') * 2 != len(marks) - len(brackets):
+        return False  # some string holds a bracket
+    # The depth is the passes done plus the depth of what is left, at most a level per pair.
+    for passes in range(_DEPTH_PASSES):
+        if passes + len(brackets) // 2 <= max_depth:
+            return True
+        brackets = brackets.replace(b"()", b"")
+    return _DEPTH_PASSES + len(brackets) // 2 <= max_depth
+
+
+def _check_nesting(value: Any, max_depth: int, text: str = "", start: int = 0) -> None:
     """Raise ``too-deep`` beyond ``max_depth`` levels, ``_NonFiniteError`` for inf or nan.
 
     Iterative and breadth-first, one level at a time: each level costs a constant number of
     Python steps, and each element a few steps of C-level iterators (chain, map, compress).
-    O(total elements).
+    O(total elements). Given ``text`` (whose ``text[start:]`` the scanner turned into
+    ``value``), the walk stops short when its next level would pass one element per
+    ``2**_WALK_SHIFT`` characters and ``_text_is_safe`` proves the rest at C speed.
     """
     dicts: list[dict[str, Any]] = [value] if type(value) is dict else []
     lists: list[list[Any]] = [value] if type(value) is list else []
+    budget = (len(text) - start) >> _WALK_SHIFT if text else -1
     depth = 0
     while dicts or lists:
         depth += 1
         if depth > max_depth:
             raise ArgumentError(f"Arguments nest deeper than {max_depth} levels", reason="too-deep")
+        if budget >= 0:
+            budget -= sum(map(len, dicts)) + sum(map(len, lists))
+            if budget < 0 and _text_is_safe(text, start, max_depth):
+                return
         children = list(chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists)))
         kinds = list(map(type, children))
         present = set(kinds)
@@ -112,7 +175,8 @@ def _maybe_scan(text: str, max_depth: int, start: int = 0) -> Any:
     """The value of ``text[start:]`` if it is exactly one valid JSON value, else ``_MISSING``.
 
     One pass of the C scanner; for texts long enough to nest beyond ``max_depth`` (depth d
-    needs 2d characters), one walk of the result. Raises ``too-deep``.
+    needs 2d characters), a check of the result: a walk while the value is sparse, a proof
+    from the text once it is dense (see ``_check_nesting``). Raises ``too-deep``.
     """
     short = len(text) - start <= 2 * max_depth
     try:
@@ -120,7 +184,7 @@ def _maybe_scan(text: str, max_depth: int, start: int = 0) -> Any:
         if end != len(text):
             return _MISSING
         if not short:
-            _check_nesting(value, max_depth)
+            _check_nesting(value, max_depth, text, start)
     except ArgumentError:
         raise
     except (StopIteration, ValueError, RecursionError):

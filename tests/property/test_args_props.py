@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import json
+from functools import partial
 from typing import Any
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolrepair._args import _Notes, _parse_lenient, _simple_check, compile_schema, decode_arguments
+from toolrepair import _args
+from toolrepair._args import (
+    _check_nesting,
+    _Notes,
+    _parse_lenient,
+    _simple_check,
+    _text_is_safe,
+    compile_schema,
+    decode_arguments,
+)
 from toolrepair._errors import ArgumentError
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -122,6 +133,109 @@ def test_json_like_noise_gives_a_dict_or_an_argument_error(text: str) -> None:
 def test_any_bytes_give_a_dict_or_an_argument_error(raw: bytes) -> None:
     with contextlib.suppress(ArgumentError):
         decode_arguments(raw)
+
+
+# --------------------------------------------------------------------------------------------
+# The text proof that stands in for the walk on long, dense texts
+# --------------------------------------------------------------------------------------------
+
+# Strings full of what could fool a count: brackets, quotes, backslashes, digits and 'e'.
+tricky_text = st.text(st.sampled_from('[]{}"\\,:e0123 aé\ud800\x00'), max_size=8)
+tricky_strings = tricky_text.map(json.dumps) | tricky_text.map(partial(json.dumps, ensure_ascii=False))
+number_literals = st.from_regex(r"-?(0|[1-9][0-9]{0,3})(\.[0-9]{1,3})?([eE][-+]?[0-9]{1,4})?", fullmatch=True) | (
+    st.integers(min_value=150, max_value=320).map(lambda digits: "9" * digits + ".5")
+)
+json_texts = st.recursive(
+    number_literals | tricky_strings | st.sampled_from(["true", "false", "null"]),
+    lambda inner: (
+        st.lists(inner, max_size=4).map(lambda items: "[" + ", ".join(items) + "]")
+        | st.lists(st.tuples(tricky_strings, inner), max_size=4).map(
+            lambda pairs: "{" + ",".join(f"{key}: {value}" for key, value in pairs) + "}"
+        )
+    ),
+    max_leaves=30,
+)
+depth_limits = st.integers(min_value=1, max_value=40) | st.just(100)
+
+
+@st.composite
+def deep_texts(draw: st.DrawFn) -> str:
+    """A JSON text nested up to 40 deep, each level beside a tricky string."""
+    text = draw(json_texts | st.sampled_from(["1", "[]", "{}"]))
+    besides = tricky_strings if draw(st.booleans()) else st.sampled_from(['""', '"k"', '"a b"'])
+    for _ in range(draw(st.integers(min_value=1, max_value=40))):
+        beside = draw(besides)
+        text = f"[{beside}, {text}]" if draw(st.booleans()) else f"{{{beside}: {text}}}"
+    return text
+
+
+tricky_texts = json_texts | deep_texts()
+
+
+def walk_verdict(value: Any, max_depth: int) -> str:
+    try:
+        _check_nesting(value, max_depth)
+    except ArgumentError as error:
+        return error.reason
+    except ValueError:
+        return "not finite"
+    return "ok"
+
+
+@settings(max_examples=500, deadline=None)
+@given(tricky_texts, depth_limits)
+def test_the_text_proof_proves_only_what_the_walk_accepts(text: str, max_depth: int) -> None:
+    if _text_is_safe(text, 0, max_depth):
+        assert walk_verdict(json.loads(text), max_depth) == "ok"
+
+
+def outcome(text: str, max_depth: int) -> object:
+    try:
+        return decode_arguments(text, max_depth=max_depth)
+    except ArgumentError as error:
+        return error.reason, str(error)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tricky_texts, depth_limits)
+def test_long_texts_decode_as_the_walk_alone_decoded_them(inner: str, max_depth: int) -> None:
+    # The padding makes the text dense: the walk hands over to the text proof at once.
+    text = '{"pad": [' + "0, " * 100 + '0], "value": ' + inner + "}"
+    with mock.patch.object(_args, "_text_is_safe", return_value=False):
+        walked = outcome(text, max_depth)
+    assert outcome(text, max_depth) == walked
+
+
+def nesting(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(nesting, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(nesting, value), default=0)
+    return 0
+
+
+# Without brackets in strings or numbers that look like an inf, the proof goes through.
+plain_strings = st.text(st.characters(exclude_characters="[]{}0123456789eE"), max_size=8)
+plain_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(min_value=-1e99, max_value=1e99).filter(lambda x: x == 0 or abs(x) >= 1e-99)
+    | plain_strings,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(plain_strings, children, max_size=4),
+    max_leaves=30,
+)
+
+
+@SETTINGS
+@given(plain_values, dumps_options, depth_limits)
+def test_the_text_proof_goes_through_on_plain_values(value: Any, options: dict[str, Any], max_depth: int) -> None:
+    text = json.dumps(value, **options)
+    proved = _text_is_safe(text, 0, max_depth)
+    if nesting(value) <= min(max_depth, 8):
+        assert proved
+    if nesting(value) > max_depth:
+        assert not proved
 
 
 # --------------------------------------------------------------------------------------------
