@@ -25,8 +25,7 @@ def _reject_constant(name: str) -> Any:
 
 _DECODER = json.JSONDecoder(strict=False, parse_constant=_reject_constant)
 _SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # the C scanner raw_decode wraps
-# Values whose end is certain even at a window's edge (a number or literal there may go on).
-_WHOLE_VALUES = frozenset((dict, list, str))
+_CONTAINERS = frozenset((dict, list))
 # Partial literals and numbers a streaming text may end inside: `tru`, `-`, `1.`, `1e+`.
 _PARTIAL_TAIL = 6
 _LITERALS = ("true", "false", "null")
@@ -85,23 +84,33 @@ _WINDOW_MARGIN = 16
 def _decode_window(chunk: str, final: bool, ctx: ReadContext) -> tuple[Any, int] | JsonFailure | NeedMore:
     """Decode the value at ``chunk[0]``; ``final`` says whether the chunk ends the text."""
     try:
-        value, end = _DECODER.raw_decode(chunk, 0)
-    except json.JSONDecodeError as exc:
-        rest = chunk[exc.pos :]
-        if not final and (len(rest) <= _PARTIAL_TAIL or exc.msg.startswith("Unterminated string")):
-            return NEED_MORE  # a literal, number, escape or string may be cut at the end
-        truncated = exc.msg.startswith("Unterminated string") or _is_partial_tail(rest)
-        return JsonFailure("truncated" if truncated else "undecodable", exc.pos)
+        value, end = _SCAN(chunk, 0)  # the C scanner raw_decode wraps, without its frame
+    except StopIteration as stop:  # no value starts here (raw_decode's "Expecting value")
+        exc = json.JSONDecodeError("Expecting value", chunk, stop.value)
+    except json.JSONDecodeError as error:
+        exc = error
     except RecursionError:
         return JsonFailure("too-deep", 0)
     except ValueError:  # NaN/Infinity, or an integer past Python's digit limit
         return JsonFailure("undecodable", 0)
-    if end - 0 > ctx.max_call_chars:
-        return JsonFailure("too-large", 0)
-    # Nesting needs two characters per level: short payloads cannot be too deep.
-    if end > 2 * ctx.max_depth and isinstance(value, (dict, list)) and exceeds_depth(value, ctx.max_depth):
-        return JsonFailure("too-deep", 0)
-    return value, end
+    else:
+        if end > ctx.max_call_chars:
+            return JsonFailure("too-large", 0)
+        # Nesting needs two characters per level, and an opening bracket per level (those in
+        # strings only add to the count): below either bound, no walk is needed.
+        if (
+            end > 2 * ctx.max_depth
+            and type(value) in _CONTAINERS
+            and chunk.count("{", 0, end) + chunk.count("[", 0, end) > ctx.max_depth
+            and exceeds_depth(value, ctx.max_depth)
+        ):
+            return JsonFailure("too-deep", 0)
+        return value, end
+    rest = chunk[exc.pos :]
+    if not final and (len(rest) <= _PARTIAL_TAIL or exc.msg.startswith("Unterminated string")):
+        return NEED_MORE  # a literal, number, escape or string may be cut at the end
+    truncated = exc.msg.startswith("Unterminated string") or _is_partial_tail(rest)
+    return JsonFailure("truncated" if truncated else "undecodable", exc.pos)
 
 
 def decode_at(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | JsonFailure | NeedMore:
@@ -113,23 +122,6 @@ def decode_at(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | JsonFail
     O(length read): windows grow fourfold, so the copies add up to at most 4/3 of the last.
     """
     n = len(text)
-    # Fast path, the common case: a valid value inside the first window, decided exactly as
-    # the loop below would decide it (same size, depth and window-edge rules), with the C
-    # scanner called directly. Depth is at most the number of opening brackets (those in
-    # strings only add to it), so counting them, in C, spares the walk. Anything else falls
-    # through and is decided afresh.
-    chunk = text[i : i + _FIRST_WINDOW]
-    try:
-        value, j = _SCAN(chunk, 0)
-    except (StopIteration, ValueError, RecursionError):
-        pass
-    else:
-        if (
-            j <= ctx.max_call_chars
-            and (j < len(chunk) or i + j >= n or type(value) in _WHOLE_VALUES)
-            and (j <= 2 * ctx.max_depth or chunk.count("{", 0, j) + chunk.count("[", 0, j) <= ctx.max_depth)
-        ):
-            return value, i + j
     width = _FIRST_WINDOW
     while True:
         stop = min(n, i + width)
