@@ -45,6 +45,15 @@ WRAPPED: list[Row] = [
      ["a", "b"], [("a", {"x": "p"}), ("b", {})], "and"),
     ("<think><|tool_call_start|>[a()]<|tool_call_end|></think>", ["a"], [], None),
     ("<|tool_call_start|>[zz(x=1)]<|tool_call_end|>", ["a"], [], None),
+    # A stray opener whose body does not decode does not swallow the call written after it.
+    ("<function_calls> x { <function_calls>\nget_weather()\n</function_calls> }", ["get_weather"],
+     [("get_weather", {})], "<function_calls> x { }"),
+    ("<|python_start|> x { <|python_start|>[get_weather()]<|python_end|> }", ["get_weather"],
+     [("get_weather", {})], "<|python_start|> x { }"),
+    ("<|tool_call_start|> x { <|tool_call_start|>[get_weather()]<|tool_call_end|> }", ["get_weather"],
+     [("get_weather", {})], "<|tool_call_start|> x { }"),
+    # ... while a call inside a well-formed block's arguments stays data.
+    ("<function_calls>a(x=\"<function_calls>b()</function_calls>\")</function_calls>", ["b"], [], None),
 ]
 
 QWEN: list[Row] = [
@@ -62,6 +71,15 @@ QWEN: list[Row] = [
     ("<tool_call>\n<function=a>\n", ["a"], [], None),
     ("```\n<tool_call>\n<function=a>\n<parameter=x>1</parameter>\n</function>\n</tool_call>\n```", ["a"], [], None),
     ("<tool_call>\n<function=nope>\n<parameter=x>1</parameter>\n</function>\n</tool_call>", ["a"], [], None),
+    # A missing `</parameter>` is tolerated, so a value also ends at the next `<parameter=`,
+    # `</function>` or block close (as vLLM's parameter regex cuts it), even if a
+    # `</parameter>` comes later: the raw format cannot carry those tags in a value.
+    ("<tool_call>\n<function=a>\n<parameter=x>\nsee </TOOL_CALL> here\n</parameter>\n</function>\n</tool_call>",
+     ["a"], [("a", {"x": "see"})], None),
+    ("<tool_call>\n<function=a>\n<parameter=x>\nv</function>\n</parameter>\n</tool_call>", ["a"],
+     [("a", {"x": "v"})], None),
+    ("<tool_call>\n<function=a>\n<parameter=x>\nv\n<parameter=y>\nw\n</parameter>\n</function>\n</tool_call>",
+     ["a"], [("a", {"x": "v", "y": "w"})], ""),
     ("<seed:think>try <seed:tool_call><function=a><parameter=x>0</parameter></function></seed:tool_call>"
      "</seed:think><seed:tool_call>\n<function=a>\n<parameter=x>keep\n</parameter>\n</function>\n</seed:tool_call>",
      ["a"], [("a", {"x": "keep\n"})], None),

@@ -168,8 +168,11 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "functiongemma": {"arguments": arguments(keys=_identifiers(),
                                              values=json_values(awkward_text(avoid=["<escape>"]), _identifiers()))},
     # Raw-text values end at their closing tag (the next tag or NS token, for some).
-    "qwen3_coder": {"arguments": _strings("</parameter>")},
-    "seed_oss": {"arguments": _strings("</parameter>")},
+    # Qwen3-Coder / Seed-OSS also tolerate a missing `</parameter>`: a value ends at the next
+    # `<parameter=`, `</function>` or block close too (as vLLM's regexes do), so a value
+    # cannot hold those either (tests/test_dialect_xml_family.py pins that cut).
+    "qwen3_coder": {"arguments": _strings("</parameter>", "<parameter=", "</function>", "</tool_call>")},
+    "seed_oss": {"arguments": _strings("</parameter>", "<parameter=", "</function>", "</seed:tool_call>")},
     "glm": {"arguments": _strings("</arg_value>")},
     "minimax_m2": {"arguments": _strings("</parameter>")},
     "minimax_m3": {"arguments": _strings("]<]minimax[>[")},

@@ -315,8 +315,14 @@ def _read_body(text: str, i: int, ctx: ReadContext, marker: str, close: str) -> 
                 continue
             got_line = _calls_in(line)
             found.extend((RawCall("", {}, error=got_line),) if isinstance(got_line, str) else got_line)
-        if not any(c.error is None for c in found) and all(c.error == "not-a-call" for c in found):
-            return None  # prose after the marker, not calls
+        if not any(c.error is None for c in found):
+            if all(c.error == "not-a-call" for c in found):
+                return None  # prose after the marker, not calls
+            # Nothing in the body decoded: a broken candidate, whose inside is not data. Refused
+            # as a whole, scanning resumes right after its marker, so a call written after a
+            # stray marker is still found (walks give up after MAX_CROSSINGS of this marker,
+            # so re-reading stays linear).
+            return Found(end, error=next(c.error for c in found if c.error != "not-a-call"))
         calls = tuple(found)
     else:
         return None
