@@ -188,6 +188,7 @@ HOSTILE = [
     "[f(", "[f(a=, ", "[f('", "<|python_start|>[f(", "<function_calls>f(", "<tool_call><function=f><parameter=x>",
     "<tool_call>f<arg_key>k</arg_key><arg_value>", "<minimax:tool_call><invoke name=\"f\"><parameter name=\"k\">",
     "<function name=\"f\"><param name=\"k\"><![CDATA[", "<|open|>tools<|sep|><|open|>call tool=\"f\"<|sep|>",
+    "<function_calls> x {", "<|python_start|> x (",  # broken bodies, each marker read again
 ]
 
 
