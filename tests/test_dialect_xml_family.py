@@ -80,6 +80,11 @@ QWEN: list[Row] = [
      [("a", {"x": "v"})], None),
     ("<tool_call>\n<function=a>\n<parameter=x>\nv\n<parameter=y>\nw\n</parameter>\n</function>\n</tool_call>",
      ["a"], [("a", {"x": "v", "y": "w"})], ""),
+    # One template newline each side, `\r\n` counted as one (CRLF logs): a trailing CR merges.
+    ("<tool_call>\r\n<function=a>\r\n<parameter=x>\r\nv\r\n</parameter>\r\n</function>\r\n</tool_call>",
+     ["a"], [("a", {"x": "v"})], ""),
+    ("<tool_call>\n<function=a>\n<parameter=x>\n\r\n</parameter>\n</function>\n</tool_call>", ["a"],
+     [("a", {"x": ""})], ""),
     ("<seed:think>try <seed:tool_call><function=a><parameter=x>0</parameter></function></seed:tool_call>"
      "</seed:think><seed:tool_call>\n<function=a>\n<parameter=x>keep\n</parameter>\n</function>\n</seed:tool_call>",
      ["a"], [("a", {"x": "keep\n"})], None),

@@ -152,9 +152,14 @@ def _identifiers() -> Any:
     return tool_names()
 
 
-def _strings(*avoid: str) -> Any:
-    """Raw-text values: awkward strings, minus what the format cannot carry in a value."""
-    return arguments(keys=_identifiers(), values=awkward_text(avoid=avoid))
+def _strings(*avoid: str, crlf: bool = False) -> Any:
+    """Raw-text values: awkward strings, minus what the format cannot carry in a value.
+    ``crlf``: the reader takes `\r\n` as one template newline, so a value cannot end in `\r`
+    (it would merge with the newline the template puts after it)."""
+    values = awkward_text(avoid=avoid)
+    if crlf:
+        values = values.filter(lambda v: not v.endswith("\r"))
+    return arguments(keys=_identifiers(), values=values)
 
 
 # Per-dialect strategies: (names, arguments, prose). None keeps check_dialect's default.
@@ -171,7 +176,7 @@ OPTIONS: dict[str, dict[str, Any]] = {
     # Qwen3-Coder / Seed-OSS also tolerate a missing `</parameter>`: a value ends at the next
     # `<parameter=`, `</function>` or block close too (as vLLM's regexes do), so a value
     # cannot hold those either (tests/test_dialect_xml_family.py pins that cut).
-    "qwen3_coder": {"arguments": _strings("</parameter>", "<parameter=", "</function>", "</tool_call>")},
+    "qwen3_coder": {"arguments": _strings("</parameter>", "<parameter=", "</function>", "</tool_call>", crlf=True)},
     "seed_oss": {"arguments": _strings("</parameter>", "<parameter=", "</function>", "</seed:tool_call>")},
     "glm": {"arguments": _strings("</arg_value>")},
     "minimax_m2": {"arguments": _strings("</parameter>")},
