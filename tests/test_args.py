@@ -17,7 +17,7 @@ from toolrepair._args import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_DEPTH,
     CompiledSchema,
-    _check_nesting,
+    check_nesting,
     _coerce_to,
     _decode_value,
     _is_type,
@@ -521,9 +521,9 @@ def test_depth_limit_is_exact() -> None:
 
 
 def test_check_nesting_counts_arrays_and_objects() -> None:
-    _check_nesting({"a": [[1], {"b": []}]}, 4)
+    check_nesting({"a": [[1], {"b": []}]}, 4)
     with pytest.raises(ArgumentError) as info:
-        _check_nesting({"a": [[1], {"b": []}]}, 3)
+        check_nesting({"a": [[1], {"b": []}]}, 3)
     assert info.value.reason == "too-deep"
     assert str(info.value) == "Arguments nest deeper than 3 levels"
 
@@ -600,7 +600,7 @@ def test_the_text_proof_declines_all_it_cannot_prove(text: str, max_depth: int, 
     assert _text_is_safe(text, 0, max_depth) is proved
     assert _text_is_safe("\n " + text, 2, max_depth) is proved
     if proved:
-        _check_nesting(json.loads(text), max_depth)  # the walk agrees
+        check_nesting(json.loads(text), max_depth)  # the walk agrees
 
 
 @pytest.fixture

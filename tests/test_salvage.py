@@ -192,6 +192,10 @@ def test_any_tool_is_an_explicit_opt_out() -> None:
         ('<tool_call>{"name": "web_search", "arguments": [1]}</tool_call>', "undecodable-arguments"),
         ('<tool_call>{"foo": 1}</tool_call>', "not-a-call"),
         ('<tool_call>{"name": "web_search", "arguments": {"x": NaN}}</tool_call>', "undecodable"),
+        # Not finite: the same rule as argument decoding, never a silent inf.
+        ('<tool_call>{"name": "web_search", "arguments": {"x": 1e999}}</tool_call>', "undecodable"),
+        ('<tool_call>{"name": "web_search", "arguments": {"x": [-1E+400]}}</tool_call>', "undecodable"),
+        ('<function=web_search>{"limit": ' + "9" * 400 + '.5}</function>', "undecodable"),
         ('<function=web_search>{"query": "ca', "truncated"),
         ('<function=web_search>{"query": }</function>', "undecodable"),
     ],

@@ -34,7 +34,15 @@ from referencing.exceptions import Unresolvable
 from ._errors import ArgumentError
 from ._types import RepairEvent
 
-__all__ = ["DEFAULT_MAX_CHARS", "DEFAULT_MAX_DEPTH", "CompiledSchema", "compile_schema", "decode_arguments"]
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "DEFAULT_MAX_DEPTH",
+    "FINITE_SCAN",
+    "CompiledSchema",
+    "check_nesting",
+    "compile_schema",
+    "decode_arguments",
+]
 
 DEFAULT_MAX_DEPTH: Final = 100
 """Deepest nesting of objects and arrays accepted in decoded arguments (the top object is 1)."""
@@ -74,7 +82,7 @@ def _reject_constant(text: str) -> Any:
 # Two scanners: short texts check each float as it is read (a Python call per float, and no
 # walk afterwards); long texts read floats at C speed and check them with the depth, in the
 # walk or in the text proof, which they need anyway.
-_HOOKED_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  # type: ignore[attr-defined]
+FINITE_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  # type: ignore[attr-defined]
     strict=False, parse_float=_finite_float, parse_constant=_reject_constant
 ).scan_once
 _PLAIN_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  # type: ignore[attr-defined]
@@ -139,7 +147,7 @@ def _text_is_safe(text: str, start: int, max_depth: int) -> bool:
     return _DEPTH_PASSES + len(brackets) // 2 <= max_depth
 
 
-def _check_nesting(value: Any, max_depth: int, text: str = "", start: int = 0) -> None:
+def check_nesting(value: Any, max_depth: int, text: str = "", start: int = 0) -> None:
     """Raise ``too-deep`` beyond ``max_depth`` levels, ``_NonFiniteError`` for inf or nan.
 
     Iterative and breadth-first, one level at a time: each level costs a constant number of
@@ -176,15 +184,15 @@ def _maybe_scan(text: str, max_depth: int, start: int = 0) -> Any:
 
     One pass of the C scanner; for texts long enough to nest beyond ``max_depth`` (depth d
     needs 2d characters), a check of the result: a walk while the value is sparse, a proof
-    from the text once it is dense (see ``_check_nesting``). Raises ``too-deep``.
+    from the text once it is dense (see ``check_nesting``). Raises ``too-deep``.
     """
     short = len(text) - start <= 2 * max_depth
     try:
-        value, end = (_HOOKED_SCAN if short else _PLAIN_SCAN)(text, start)
+        value, end = (FINITE_SCAN if short else _PLAIN_SCAN)(text, start)
         if end != len(text):
             return _MISSING
         if not short:
-            _check_nesting(value, max_depth, text, start)
+            check_nesting(value, max_depth, text, start)
     except ArgumentError:
         raise
     except (StopIteration, ValueError, RecursionError):

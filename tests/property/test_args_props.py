@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from toolrepair import _args
 from toolrepair._args import (
-    _check_nesting,
+    check_nesting,
     _Notes,
     _parse_lenient,
     _simple_check,
@@ -174,7 +174,7 @@ tricky_texts = json_texts | deep_texts()
 
 def walk_verdict(value: Any, max_depth: int) -> str:
     try:
-        _check_nesting(value, max_depth)
+        check_nesting(value, max_depth)
     except ArgumentError as error:
         return error.reason
     except ValueError:

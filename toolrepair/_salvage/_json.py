@@ -1,9 +1,11 @@
 """JSON payloads in text: decode one value in place, and read call-shaped objects.
 
-Decoding is ``json.JSONDecoder.raw_decode`` from the opening bracket, so a valid payload
-costs what ``json.loads`` costs and its end is exact (markers inside strings are data).
-Failures are classified without guessing: ``truncated`` when the text ends inside the value,
-``undecodable`` otherwise, ``too-deep`` and ``too-large`` past the named limits.
+Decoding is the C JSON scanner from the opening bracket, so a valid payload costs what
+``json.loads`` costs and its end is exact (markers inside strings are data). Numbers and depth
+are held to the same rules as argument decoding (``_args``: its scanner refuses inf and NaN,
+its walk the nesting limit). Failures are classified without guessing: ``truncated`` when
+the text ends inside the value, ``undecodable`` otherwise, ``too-deep`` and ``too-large``
+past the named limits.
 """
 
 from __future__ import annotations
@@ -12,20 +14,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .._args import decode_arguments
+from .._args import FINITE_SCAN, check_nesting, decode_arguments
 from .._errors import ArgumentError
 from ._base import NEED_MORE, NeedMore, RawCall, ReadContext
 
-__all__ = ["JsonFailure", "call_from_object", "calls_from_value", "decode_at", "exceeds_depth"]
+__all__ = ["JsonFailure", "call_from_object", "calls_from_value", "decode_at"]
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_DECODER = json.JSONDecoder(strict=False, parse_constant=_reject_constant)
-_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # the C scanner raw_decode wraps
-_CONTAINERS = frozenset((dict, list))
 # Partial literals and numbers a streaming text may end inside: `tru`, `-`, `1.`, `1e+`.
 _PARTIAL_TAIL = 6
 _LITERALS = ("true", "false", "null")
@@ -56,22 +51,6 @@ def _is_partial_tail(rest: str) -> bool:
     return len(rest) <= _PARTIAL_TAIL and all(c in "0123456789+-.eE" for c in rest)
 
 
-def exceeds_depth(value: Any, limit: int) -> bool:
-    """True when containers nest deeper than ``limit``. Iterative: O(size of value)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            if depth >= limit:
-                return True
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            if depth >= limit:
-                return True
-            stack.extend((v, depth + 1) for v in item)
-    return False
-
-
 # The decoder sees a window of the text that grows fourfold while the value may run past it.
 # Why: `json.JSONDecodeError` computes a line and column by counting newlines from the start
 # of the string it was given, so decoding in place would make each failure cost O(offset) and
@@ -84,27 +63,25 @@ _WINDOW_MARGIN = 16
 def _decode_window(chunk: str, final: bool, ctx: ReadContext) -> tuple[Any, int] | JsonFailure | NeedMore:
     """Decode the value at ``chunk[0]``; ``final`` says whether the chunk ends the text."""
     try:
-        value, end = _SCAN(chunk, 0)  # the C scanner raw_decode wraps, without its frame
+        value, end = FINITE_SCAN(chunk, 0)
     except StopIteration as stop:  # no value starts here (raw_decode's "Expecting value")
         exc = json.JSONDecodeError("Expecting value", chunk, stop.value)
     except json.JSONDecodeError as error:
         exc = error
     except RecursionError:
         return JsonFailure("too-deep", 0)
-    except ValueError:  # NaN/Infinity, or an integer past Python's digit limit
+    except ValueError:  # inf, NaN/Infinity, or an integer past Python's digit limit
         return JsonFailure("undecodable", 0)
     else:
         if end > ctx.max_call_chars:
             return JsonFailure("too-large", 0)
         # Nesting needs two characters per level, and an opening bracket per level (those in
         # strings only add to the count): below either bound, no walk is needed.
-        if (
-            end > 2 * ctx.max_depth
-            and type(value) in _CONTAINERS
-            and chunk.count("{", 0, end) + chunk.count("[", 0, end) > ctx.max_depth
-            and exceeds_depth(value, ctx.max_depth)
-        ):
-            return JsonFailure("too-deep", 0)
+        if end > 2 * ctx.max_depth and chunk.count("{", 0, end) + chunk.count("[", 0, end) > ctx.max_depth:
+            try:
+                check_nesting(value, ctx.max_depth)
+            except ArgumentError:
+                return JsonFailure("too-deep", 0)
         return value, end
     rest = chunk[exc.pos :]
     if not final and (len(rest) <= _PARTIAL_TAIL or exc.msg.startswith("Unterminated string")):
