@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
+
+from ._base import skip_ws_match
 
 __all__ = ["MarkerFinder", "MarkerScan", "anchor_of"]
 
 # Characters by how rarely they occur in prose: the earlier, the better an anchor.
 _RARE = "｜▁<[{`~|>=]}\\@#$%^*_:;()/\"'!?+,.-"
 _UNSEEN = len(_RARE)
-_LEADING_WS: Callable[[str], re.Match[str]] = re.compile(r"\s*").match  # type: ignore[assignment]  # always matches
 
 
 def _rank(ch: str) -> int:
@@ -193,7 +194,7 @@ class MarkerScan:
         self._seq = 0
         self.copied = len(text)  # characters copied into the window: a cost counter
         self.stall = -1  # the anchor a non-final pop stopped at, or -1
-        lead = _LEADING_WS(text).end()
+        lead = skip_ws_match(text, 0).end()
         self.first_nonspace = lead if lead < len(text) else -1
 
     @property

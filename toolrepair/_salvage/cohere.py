@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws
-from ._json import JsonFailure, calls_from_value, decode_at
-from .json_blocks import JsonBlock, refused
+from ._json import calls_from_value
+from .json_blocks import JsonBlock, payload_at
 
 __all__ = ["COHERE", "COMMAND_R_PLUS"]
 
@@ -71,12 +71,9 @@ class _CommandRPlus:
             return NEED_MORE if not ctx.final else None
         if text[k] not in "[{":
             return None
-        decoded = decode_at(text, k, ctx)
-        if decoded is NEED_MORE:
-            return NEED_MORE
-        if isinstance(decoded, JsonFailure):
-            return refused(decoded, k)
-        assert isinstance(decoded, tuple)
+        decoded = payload_at(text, k, ctx)
+        if not isinstance(decoded, tuple):
+            return decoded
         value, j = decoded
         calls = calls_from_value(value, require_arguments=False)
         if calls is None:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
 from ._json import JsonFailure, call_from_object, calls_from_value, decode_at
 
-__all__ = ["JsonBlock", "arguments_at", "read_after_payload", "read_lead", "refused"]
+__all__ = ["JsonBlock", "arguments_at", "payload_at", "read_after_payload", "read_lead", "refused"]
 
 Shape = Literal["object", "array", "any"]
 
@@ -52,16 +52,21 @@ def refused(failure: JsonFailure, i: int) -> Found:
     return Found(end, error=failure.reason, resume=end)
 
 
+def payload_at(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | Found | NeedMore:
+    """The JSON value at ``text[i]`` and the index after it, or its refusal (``refused``)."""
+    decoded = decode_at(text, i, ctx)
+    if isinstance(decoded, JsonFailure):
+        return refused(decoded, i)
+    return decoded
+
+
 
 def arguments_at(text: str, name: str, i: int, ctx: ReadContext, ident: str | None = None) -> Found | NeedMore:
     """The JSON object of arguments for a call to ``name`` starting at ``text[i]`` (a ``{``),
     for the formats that write the name outside the JSON. O(payload)."""
-    decoded = decode_at(text, i, ctx)
-    if decoded is NEED_MORE:
-        return NEED_MORE
-    if isinstance(decoded, JsonFailure):
-        return refused(decoded, i)
-    assert isinstance(decoded, tuple)
+    decoded = payload_at(text, i, ctx)
+    if not isinstance(decoded, tuple):
+        return decoded
     value, end = decoded
     if not isinstance(value, dict):
         return Found(end, (RawCall(name, {}, ident, "undecodable-arguments"),))
@@ -140,12 +145,9 @@ class JsonBlock:
         wrong = (self.shape == "object" and opener == "[") or (self.shape == "array" and opener == "{")
         if wrong and self.other_shape == "none":
             return None
-        decoded = decode_at(text, i, ctx)
-        if decoded is NEED_MORE:
-            return NEED_MORE
-        if isinstance(decoded, JsonFailure):
-            return refused(decoded, i)
-        assert isinstance(decoded, tuple)
+        decoded = payload_at(text, i, ctx)
+        if not isinstance(decoded, tuple):
+            return decoded
         value, j = decoded
         if wrong:
             return Found(j, error="not-a-call", resume=j)

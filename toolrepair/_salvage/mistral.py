@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws
-from ._json import JsonFailure, calls_from_value, decode_at
-from .json_blocks import arguments_at, refused
+from ._json import calls_from_value
+from .json_blocks import arguments_at, payload_at
 
 __all__ = ["MISTRAL"]
 
@@ -50,12 +50,9 @@ def _array_after_junk(text: str, i: int, ctx: ReadContext) -> int | NeedMore | N
 
 def _json_payload(text: str, i: int, ctx: ReadContext) -> Found | NeedMore:
     """Pre-v11: an array (or a single object) of call objects at ``i``. O(payload)."""
-    decoded = decode_at(text, i, ctx)
-    if decoded is NEED_MORE:
-        return NEED_MORE
-    if isinstance(decoded, JsonFailure):
-        return refused(decoded, i)
-    assert isinstance(decoded, tuple)
+    decoded = payload_at(text, i, ctx)
+    if not isinstance(decoded, tuple):
+        return decoded
     value, j = decoded
     calls = calls_from_value(value, require_arguments=False)
     if calls is None:

@@ -40,8 +40,6 @@ def read_json_block(
     if close is None:
         return Found(j, calls)
     k = skip_ws_match(text, j).end()
-    if text[k : k + len(close)].lower() == close:  # the common case, without the helper
-        return Found(k + len(close), calls)
     if k >= n and not ctx.final:
         return NEED_MORE
     closed = expect_literal(text, k, close, ctx)
