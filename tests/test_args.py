@@ -17,7 +17,6 @@ from toolrepair._args import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_DEPTH,
     CompiledSchema,
-    check_nesting,
     _coerce_to,
     _decode_value,
     _is_type,
@@ -26,6 +25,7 @@ from toolrepair._args import (
     _show,
     _simple_check,
     _text_is_safe,
+    check_nesting,
     compile_schema,
     decode_arguments,
 )

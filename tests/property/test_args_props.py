@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from toolrepair import _args
 from toolrepair._args import (
-    check_nesting,
     _Notes,
     _parse_lenient,
     _simple_check,
     _text_is_safe,
+    check_nesting,
     compile_schema,
     decode_arguments,
 )
