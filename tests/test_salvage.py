@@ -350,7 +350,7 @@ def test_harmony_end_is_not_forced_open_reasoning() -> None:
 # --- hand-written __init__s of the hot value types keep the dataclass contract ---------------
 
 
-@pytest.mark.parametrize("cls", [tr.ToolCall, tr.RawCall, tr.Found])
+@pytest.mark.parametrize("cls", [tr.ToolCall, tr.RawCall, tr.Found, tr.SalvageResult])
 def test_hand_written_init_matches_fields(cls: type) -> None:
     import dataclasses
     import inspect

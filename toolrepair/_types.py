@@ -106,8 +106,19 @@ class SalvageResult:
     content: str
     rejected: tuple[Rejection, ...] = ()
 
+    def __init__(self, calls: tuple[ToolCall, ...], content: str, rejected: tuple[Rejection, ...] = ()) -> None:
+        # Hand-written, like ToolCall's: one per reply salvaged (the fast lane's whole answer
+        # for a reply with no marker is this object).
+        _set_calls, _set_content, _set_rejected = _SALVAGE_RESULT_SLOTS
+        _set_calls(self, calls)
+        _set_content(self, content)
+        _set_rejected(self, rejected)
+
     def __bool__(self) -> bool:
         return bool(self.calls)
+
+
+_SALVAGE_RESULT_SLOTS = slot_setters(SalvageResult)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ __all__ = [
     "NeedMore",
     "RawCall",
     "ReadContext",
+    "build_content",
     "expect_literal",
     "skip_ws",
     "skip_ws_match",
@@ -191,3 +192,31 @@ def expect_literal(text: str, i: int, literal: str, ctx: ReadContext) -> bool | 
     if not ctx.final and len(got) < len(literal) and literal.startswith(got):
         return NEED_MORE
     return False
+
+
+def build_content(text: str, cuts: Sequence[tuple[int, int]]) -> str:
+    """The text with the cut spans removed, tidied where the cuts were.
+
+    Whitespace just before a cut goes; whitespace just after one goes when nothing precedes
+    it or nothing follows it. With no cut the text comes back unchanged.
+    """
+    if not cuts:
+        return text
+    out: list[str] = []
+    prev = 0
+    empty = True  # nothing kept so far
+    for s, e in cuts:
+        piece = text[prev:s]
+        if prev > 0 and empty:
+            piece = piece.lstrip()
+        piece = piece.rstrip()
+        empty = empty and not piece
+        out.append(piece)
+        prev = e
+    tail = text[prev:]
+    if empty:
+        tail = tail.lstrip()
+    if not tail.strip():
+        tail = ""
+    out.append(tail)
+    return "".join(out)

@@ -17,7 +17,8 @@ from typing import Any
 
 from .._names import NameTable
 from .._types import Rejection, SalvageResult, ToolCall
-from ._base import ANY_TOOL, LOOKBEHIND, NEED_MORE, AnyTool, Dialect, Found, NeedMore, ReadContext
+from ._base import ANY_TOOL, LOOKBEHIND, NEED_MORE, AnyTool, Dialect, Found, NeedMore, ReadContext, build_content
+from ._fast import fast_lane
 from ._mask import DEFAULT_REASONING, fence_closer_at, fence_opener_at
 from ._scan import MarkerFinder
 
@@ -30,6 +31,7 @@ __all__ = [
     "SalvagePass",
     "build_content",
     "config_for",
+    "run_whole",
     "salvage_text",
 ]
 
@@ -78,7 +80,9 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
     for d in dialects:
         for m in d.markers:
             by_marker.setdefault(m.lower(), []).append(d)
-    entries.extend((m, ("d", tuple(ds))) for m, ds in by_marker.items())
+    # ("d", the dialects reading the marker in precedence order, the first one's whole-text
+    # shortcut for the fast lane, if it has one: see ``_fast``).
+    entries.extend((m, ("d", tuple(ds), getattr(ds[0], "read_fast", None))) for m, ds in by_marker.items())
     if mask_fences:
         entries.extend([("```", _FENCE), ("~~~", _FENCE)])
     pairs: list[tuple[str | None, str]] = []
@@ -387,34 +391,6 @@ def _rebased(found: Found | NeedMore | None, offset: int) -> Found | NeedMore | 
     return Found(found.end + offset, found.calls, found.error, resume)
 
 
-def build_content(text: str, cuts: Sequence[tuple[int, int]]) -> str:
-    """The text with the cut spans removed, tidied where the cuts were.
-
-    Whitespace just before a cut goes; whitespace just after one goes when nothing precedes
-    it or nothing follows it. With no cut the text comes back unchanged.
-    """
-    if not cuts:
-        return text
-    out: list[str] = []
-    prev = 0
-    empty = True  # nothing kept so far
-    for s, e in cuts:
-        piece = text[prev:s]
-        if prev > 0 and empty:
-            piece = piece.lstrip()
-        piece = piece.rstrip()
-        empty = empty and not piece
-        out.append(piece)
-        prev = e
-    tail = text[prev:]
-    if empty:
-        tail = tail.lstrip()
-    if not tail.strip():
-        tail = ""
-    out.append(tail)
-    return "".join(out)
-
-
 def salvage_text(
     text: str,
     allowed: Collection[str] | AnyTool,
@@ -443,7 +419,23 @@ def salvage_text(
         return SalvageResult((), text, (Rejection(
             "", (0, len(text)), "", "input-too-large", None),))
     config = config_for(dialects, mask_fences, mask_reasoning)
+    return run_whole(text, config, allowed, max_depth, max_call_chars)
+
+
+def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTool, max_depth: int,
+              max_call_chars: int, *, fast: bool = True) -> SalvageResult:
+    """One whole-text pass: the fast lane (``_fast``) as far as it goes, then the general pass
+    from where it stopped. ``fast=False`` runs the general pass alone (what the lane is
+    tested against)."""
+    handover = None
+    if fast:
+        got = fast_lane(text, config, _allowlist(allowed), max_depth, max_call_chars)
+        if isinstance(got, SalvageResult):
+            return got
+        handover = got
     run = SalvagePass(config, allowed, text, max_depth=max_depth, max_call_chars=max_call_chars)
+    if handover is not None:
+        run.pos, run.calls, run.cuts = handover
     run.advance(final=True)
     return run.result()
 

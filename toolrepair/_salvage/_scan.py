@@ -83,7 +83,7 @@ def _trie(words: set[str]) -> str:
 class _Subgroup:
     """The markers sharing one anchor character at one offset, and how to find them at a start."""
 
-    __slots__ = ("_entries", "_match", "_table", "offset")
+    __slots__ = ("_entries", "_match", "_table", "firsts", "offset")
 
     def __init__(self, offset: int, entries: list[tuple[int, str, int, Any]]) -> None:
         self.offset = offset
@@ -93,6 +93,11 @@ class _Subgroup:
             m: [e for e in self._entries if m.startswith(e[0])] for m, _, _ in self._entries
         }
         self._match = re.compile(_longest_first({m for m, _, _ in self._entries}), re.IGNORECASE).match
+        # The characters its markers can start with, when each is one only itself matches
+        # ignoring case (ASCII, not a letter): a one-character test before the regex. None
+        # when a marker starts with a letter (`K` also matches the Kelvin sign) or past ASCII.
+        firsts = frozenset(m[0] for m, _, _ in self._entries)
+        self.firsts = firsts if all(c.isascii() and not c.isalpha() for c in firsts) else None
 
     def markers_at(self, text: str, i: int) -> list[tuple[str, int, Any]]:
         """The entries whose marker starts at ``text[i]``, ignoring case exactly as
@@ -111,7 +116,7 @@ class _Subgroup:
 class MarkerFinder:
     """The compiled table of markers: built once per configuration, shared by every scan."""
 
-    __slots__ = ("anchor_re", "anchors", "at", "firsts", "groups", "max_len", "max_offset", "prefixes")
+    __slots__ = ("anchor_re", "anchors", "at", "firsts", "groups", "lanes", "max_len", "max_offset", "prefixes")
 
     def __init__(self, entries: Sequence[tuple[str, Any]]) -> None:
         groups: dict[str, list[tuple[int, str, int, Any]]] = {}
@@ -129,6 +134,13 @@ class MarkerFinder:
         self.at = {c: [_Subgroup(k, [e for e in g if e[0] == k]) for k in sorted({e[0] for e in g})]
                    for c, g in groups.items()}
         self.anchors = tuple(groups)
+        # Per anchor: its subgroups and its largest offset in a marker (how far before an
+        # occurrence a marker found by it may start); the fast lane's table (``_fast``).
+        self.lanes = tuple(
+            (c, tuple((sub.offset, sub.firsts, sub._match, sub._table) for sub in self.at[c]),
+             max(k for k, *_ in groups[c]))
+            for c in self.anchors
+        )
         self.max_offset = max((k for g in groups.values() for k, *_ in g), default=0)
         self.max_len = max((len(m) for g in groups.values() for _, m, *_ in g), default=0)
         # Proper prefixes of every marker: a text ending in one may yet end in a marker.

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from .._args import FINITE_SCAN
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws_match
 from ._json import JsonFailure, calls_from_value, decode_at
 
-__all__ = ["TagDialect", "read_json_block"]
-
-
+__all__ = ["TagDialect", "read_json_block", "read_json_block_fast"]
 
 
 def read_json_block(
@@ -48,6 +48,41 @@ def read_json_block(
     return Found(k + len(close) if closed else j, calls)
 
 
+def read_json_block_fast(
+    text: str, body: int, close: str, max_depth: int, max_call_chars: int
+) -> tuple[int, str, dict[str, Any], str | None] | None:
+    """``read_json_block`` on a whole text (final), for its common answer only: one call
+    object ``{"name": str, "arguments": {...}}`` (``parameters`` for ``arguments``, a string
+    ``id`` kept), then ``close`` or the end of the JSON. Returns (end, name, arguments, id)
+    exactly when ``read_json_block`` would return ``Found(end, (RawCall(name, arguments,
+    id),))``; None for any other answer, which the caller then asks ``read_json_block`` for.
+
+    The value is scanned in place rather than in ``decode_at``'s windows: a value that decodes
+    is the same value either way (the scanner reads no further than its end), and one that
+    does not is handed back at once, so the O(offset) price of a failure in place (the
+    decoder's line and column count) is paid at most once per reply by the fast lane, which
+    stops there. O(payload length).
+    """
+    i = skip_ws_match(text, body).end()
+    if i >= len(text) or text[i] != "{":
+        return None
+    try:
+        value, j = FINITE_SCAN(text, i)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if j - i > max_call_chars or (
+        j - i > 2 * max_depth and text.count("{", i, j) + text.count("[", i, j) > max_depth
+    ):
+        return None  # a limit to check: ``decode_at`` does
+    name, arguments = value.get("name"), value.get("arguments", value.get("parameters"))
+    if type(name) is not str or type(arguments) is not dict or "function" in value:
+        return None
+    ident = value.get("id")
+    k = skip_ws_match(text, j).end()
+    end = k + len(close) if text[k : k + len(close)].lower() == close else j
+    return end, name, arguments, ident if type(ident) is str else None
+
+
 @dataclass(frozen=True)
 class TagDialect:
     """A custom dialect of the shape ``OPEN {"name": ..., "arguments": {...}} CLOSE``.
@@ -76,3 +111,9 @@ class TagDialect:
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         return read_json_block(text, start, marker_end, self.close.lower(), ctx)
+
+    def read_fast(
+        self, text: str, marker_end: int, max_depth: int, max_call_chars: int
+    ) -> tuple[int, str, dict[str, Any], str | None] | None:
+        """``read``'s common answer on a whole text, or None (see ``read_json_block_fast``)."""
+        return read_json_block_fast(text, marker_end, self.close.lower(), max_depth, max_call_chars)

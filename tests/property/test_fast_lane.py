@@ -1,0 +1,166 @@
+"""The fast lane of ``salvage_text`` gives the general pass's answer on every text.
+
+``run_whole(..., fast=False)`` is the general pass alone; ``salvage_text`` runs the lane and
+hands over to the pass where the lane stops. The texts are built to hit what the lane must
+hand over on: every marker of every dialect in mixed case, rendered calls of every dialect
+back to back, masks, names not offered, broken payloads, markers found through different
+anchors at nearby places, and small size and depth limits.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolrepair as tr
+from toolrepair._salvage._engine import _allowlist, config_for, run_whole
+from toolrepair._salvage._fast import fast_lane
+from toolrepair.testing import tool_calls
+
+from .test_builtin_dialects import RENDER
+
+_FINDER = config_for(None).finder
+MARKERS = sorted({m for group in _FINDER.groups.values() for _, m, _, _ in group})
+NAMES = ["get_weather", "web_search", "f", "GetWeather", "web-search", "ns.f"]
+PIECES = ["{", "}", "[", "]", '"', ":", "=", ">", "<", "\n", " ", "```", "~~~", "\\", "K", "ſ", "İ",
+          "Action:", "\ud800", "\x00", "{{", '{"name": "f", "arguments": {"a": [1, {"b": 2}]}}']
+
+
+def _cased(marker: str, flips: int) -> str:
+    return "".join(c.upper() if (flips >> (i % 16)) & 1 else c for i, c in enumerate(marker))
+
+
+@st.composite
+def _texts(draw: st.DrawFn) -> str:
+    parts: list[str] = []
+    for _ in range(draw(st.integers(0, 8))):
+        kind = draw(st.integers(0, 4))
+        if kind == 0:
+            dialect = draw(st.sampled_from(sorted(RENDER)))
+            call = draw(tool_calls(names=st.sampled_from(NAMES)))
+            try:
+                parts.append(RENDER[dialect](call))
+            except (TypeError, ValueError):  # a value the format cannot write
+                continue
+        elif kind == 1:
+            parts.append(_cased(draw(st.sampled_from(MARKERS)), draw(st.integers(0, 0xFFFF))))
+        elif kind == 2:
+            parts.append(draw(st.sampled_from(PIECES)))
+        elif kind == 3:
+            parts.append(draw(st.text(max_size=12)))
+        else:
+            parts.append(" ".join(draw(st.lists(st.sampled_from(["Sure", "the", "weather", "."]), max_size=5))))
+    return "".join(parts)
+
+
+ALLOWED = st.sampled_from([tr.ANY_TOOL, ["get_weather"], ["get_weather", "web_search"], ["f", "g"], ["ns.f"], []])
+DIALECT_SETS = st.sampled_from([None, ("hermes", "function_tag", "json"), ("hermes",), ("qwen3_coder", "glm"),
+                                ("json", "pythonic", "functionary", "command_r_plus", "harmony")])
+
+
+def _both(text: str, allowed: Any, dialects: Any, fences: bool, reasoning: bool, depth: int,
+          chars: int) -> tuple[tr.SalvageResult, tr.SalvageResult]:
+    config = config_for(dialects, fences, reasoning)
+    return (run_whole(text, config, allowed, depth, chars),
+            run_whole(text, config, allowed, depth, chars, fast=False))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts(), ALLOWED, DIALECT_SETS, st.booleans(), st.booleans(),
+       st.sampled_from([64, 2]), st.sampled_from([1_000_000, 40, 3]))
+def test_fast_lane_agrees_with_the_general_pass(text: str, allowed: Any, dialects: Any, fences: bool,
+                                                reasoning: bool, depth: int, chars: int) -> None:
+    fast, general = _both(text, allowed, dialects, fences, reasoning, depth, chars)
+    assert fast == general
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(sorted(RENDER)), min_size=1, max_size=4),
+       st.lists(tool_calls(names=st.sampled_from(NAMES)), min_size=4, max_size=4), ALLOWED)
+def test_rendered_replies_agree(dialects: list[str], calls: list[tr.ToolCall], allowed: Any) -> None:
+    pieces = []
+    for name, call in zip(dialects, calls):
+        try:
+            pieces.append(RENDER[name](call))
+        except (TypeError, ValueError):
+            continue
+    text = "Let me check.\n" + "\nThen:\n".join(pieces) + "\nDone."
+    fast, general = _both(text, allowed, None, True, True, 64, 1_000_000)
+    assert fast == general
+
+
+CALL = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+HERMES = f"<tool_call>{CALL}</tool_call>"
+
+# (text, allowed, whether the lane finishes alone, the calls' names, the rejections' reasons)
+CASES = [
+    ("no marker at all", ["get_weather"], True, [], []),
+    (f"Sure. {HERMES} and {HERMES}", ["get_weather"], True, ["get_weather", "get_weather"], []),
+    (f"Sure. {HERMES}", ["GetWeather"], True, ["GetWeather"], []),  # one normalised match
+    (f"{HERMES} then <tool_call>{{\"name\": \"rm\", \"arguments\": {{}}}}</tool_call>", ["get_weather"],
+     False, ["get_weather"], ["not-offered"]),
+    (f"{HERMES} then\n```\n{HERMES}\n```", ["get_weather"], False, ["get_weather"], []),  # a fence
+    (f"<think>{HERMES}</think> {HERMES}", ["get_weather"], False, ["get_weather"], []),
+    (f"{HERMES} <tool_call>{{\"name\": \"get_weather\", \"arguments\": {{", ["get_weather"], False,
+     ["get_weather"], ["truncated"]),
+    ("Action:\n```json\n[{\"tool_name\": \"get_weather\", \"parameters\": {}}]\n```", ["get_weather"], True,
+     ["get_weather"], []),  # `action:` is found through `:`, six characters after its start
+    # `[` reaches nine characters back (`functools[`): a `[` that close after a marker leaves
+    # the order to the pass.
+    ('{"a": [1]} ' + HERMES, ["get_weather"], False, ["get_weather"], []),
+    (f"<TOOL_CALL>{CALL}</TOOL_CALL>", ["get_weather"], True, ["get_weather"], []),
+    ("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+     ["get_weather"], True, ["get_weather"], []),  # Hermes declines, Qwen3-Coder reads
+    ('{"name": "get_weather", "arguments": {"city": "Paris"}}', ["get_weather"], True, ["get_weather"], []),
+    ('The set {1, 2} and ' + HERMES, ["get_weather"], False, ["get_weather"], []),  # `{` not a call
+]
+
+
+@pytest.mark.parametrize(("text", "allowed", "alone", "names", "reasons"), CASES,
+                         ids=[c[0][:40] for c in CASES])
+def test_fast_lane_table(text: str, allowed: list[str], alone: bool, names: list[str],
+                         reasons: list[str]) -> None:
+    config = config_for(None)
+    got = fast_lane(text, config, _allowlist(allowed), 64, 1_000_000)
+    assert isinstance(got, tr.SalvageResult) is alone
+    fast, general = _both(text, allowed, None, True, True, 64, 1_000_000)
+    assert fast == general
+    assert [c.name for c in fast.calls] == names
+    assert [r.reason for r in fast.rejected] == reasons
+
+
+def test_handover_keeps_the_calls_before_it() -> None:
+    text = f"{HERMES} {HERMES}\n```\nx\n```\n{HERMES}"
+    got = fast_lane(text, config_for(None), _allowlist(["get_weather"]), 64, 1_000_000)
+    assert not isinstance(got, tr.SalvageResult)
+    pos, calls, cuts = got
+    assert [c.span for c in calls] == cuts == [(0, len(HERMES)), (len(HERMES) + 1, 2 * len(HERMES) + 1)]
+    assert text[pos:].startswith("\n```")
+    assert len(tr.salvage_text(text, ["get_weather"]).calls) == 3
+
+
+def test_a_long_candidate_is_left_to_the_pass() -> None:
+    # Past max_call_chars the pass probes prefixes: the lane hands such a candidate over.
+    text = f"<tool_call>{CALL}</tool_call>" + " " * 50
+    got = fast_lane(text, config_for(None), _allowlist(["get_weather"]), 64, 40)
+    assert got == (0, [], [])
+    fast, general = _both(text, ["get_weather"], None, True, True, 64, 40)
+    assert fast == general and fast.rejected[0].reason == "too-large"
+
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "corpus.jsonl"
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the conformance corpus is not beside the project")
+def test_corpus_agrees() -> None:
+    cases = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert cases
+    for case in cases:
+        for allowed in (tr.ANY_TOOL, [c["name"] for c in case["calls"]]):
+            fast, general = _both(case["text"], allowed, None, True, True, 64, 1_000_000)
+            assert fast == general, case["source"]

@@ -1,0 +1,150 @@
+"""The fast lane of ``salvage_text``: the common reply, read without the general pass's machinery.
+
+Most replies are prose around a few well-formed calls: every marker in them starts a call
+that is taken whole, and no mask, refusal or rejection occurs. For those, the general pass
+(``_engine.SalvagePass``) spends most of its time on what the rare cases need: the heap that
+orders markers from different anchors, the state of masks and refusals, the size probes of a
+stream. The fast lane walks the same markers in the same order with one position per anchor
+and hands each candidate to the same dialect readers (or to the first reader's whole-text
+shortcut, ``read_fast``, which answers only when its answer is the reader's), so its result
+is the pass's result. At the first thing it does not handle (a mask marker, two markers at one
+start, a marker whose order depends on another anchor's, a candidate past the size limit, a
+refusal, a rejection), it stops *before* that marker and hands its state (position, calls,
+cuts) to the general pass, which goes on from there as if it had run from the start: only the
+candidate where the lane stopped is read twice.
+
+Cost: each anchor occurrence is visited once (positions only grow) and each reader reads what
+the pass's reader would, so the lane is O(A·n) like the scan, plus the pass it may hand over
+to. That both give the same result on any text is a property test
+(``tests/property/test_salvage_props.py::test_fast_lane_agrees_with_the_general_pass``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._names import NameTable
+from .._types import SalvageResult, ToolCall
+from ._base import Found, ReadContext, build_content, skip_ws_match
+
+__all__ = ["Handover", "fast_lane"]
+
+_NEVER = 1 << 62  # an anchor with no occurrence left
+
+# The state handed to the general pass: (position, calls, cuts).
+Handover = tuple[int, list[ToolCall], list[tuple[int, int]]]
+
+
+def fast_lane(
+    text: str, config: Any, names: NameTable | None, max_depth: int, max_call_chars: int
+) -> SalvageResult | Handover:
+    """The result for ``text``, or the state at the first marker the lane does not handle."""
+    lanes = config.finder.lanes
+    find = text.find
+    at = [find(lane[0]) for lane in lanes]
+    if max(at) == -1:  # no anchor character, so no marker: the common prose case
+        return SalvageResult((), text, ())
+    live = [k for k, p in enumerate(at) if p != -1]
+    for k, p in enumerate(at):
+        if p == -1:
+            at[k] = _NEVER
+    # Anchors whose markers may start before their occurrence: only those can order a marker
+    # found at another anchor's occurrence (see the check below).
+    reaching = [k for k in live if lanes[k][2]]
+    calls: list[ToolCall] = []
+    cuts: list[tuple[int, int]] = []
+    pos = 0
+    ctx: ReadContext | None = None
+    while True:
+        # The earliest anchor occurrence at or after `pos` (stale ones are found again there).
+        best = min(at)
+        if best < pos:
+            for k in live:
+                if at[k] < pos:
+                    p = find(lanes[k][0], pos)
+                    at[k] = _NEVER if p == -1 else p
+            best = min(at)
+        if best == _NEVER:
+            if not cuts:
+                return SalvageResult((), text, ())
+            return SalvageResult(tuple(calls), build_content(text, cuts), ())
+        bk = at.index(best)
+        anchor, subgroups, reach = lanes[bk]
+        hit: Any = None
+        for offset, firsts, match, table in subgroups:
+            s = best - offset
+            if s < pos or (firsts is not None and text[s] not in firsts):
+                continue
+            m = match(text, s)
+            if m is None:
+                continue
+            entries = table.get(m.group().lower())
+            if entries is None or hit is not None or len(entries) > 1:
+                # A letter folding to a marker's but not lowering to it, or two markers at
+                # one place: the pass sorts those out.
+                return pos, calls, cuts
+            hit = entries[0]
+            start = s
+        if hit is None:
+            p = find(anchor, best + 1)
+            at[bk] = _NEVER if p == -1 else p
+            continue
+        s = start
+        marker, _, payload = hit
+        # The pass takes a marker once no anchor occurrence after it can start a marker at or
+        # before it (an anchor reaching r characters back, found at q, starts markers from
+        # q - r on). Here that must hold at once, or the order is left to the pass.
+        if s + reach > best and find(anchor, best + 1, s + reach + 1) != -1:
+            return pos, calls, cuts
+        for k in reaching:
+            if at[k] - lanes[k][2] <= s and k != bk:
+                return pos, calls, cuts
+        if payload[0] != "d":  # a fence or reasoning marker: masks are the pass's
+            return pos, calls, cuts
+        marker_end = s + len(marker)
+        if len(text) - s > max(max_call_chars, marker_end - s):
+            return pos, calls, cuts  # the pass probes prefixes of what outgrows the limit
+        dialects = payload[1]
+        fast = payload[2]
+        quick = fast(text, marker_end, max_depth, max_call_chars) if fast is not None else None
+        if quick is not None:
+            end, name, arguments, ident = quick
+            dialect = dialects[0]
+            if names is None:
+                if not name:
+                    return pos, calls, cuts  # a rejection: the pass records it
+            elif name not in names:
+                name = names.resolve(name)[0]
+                if name is None:
+                    return pos, calls, cuts
+            calls.append(ToolCall(name, arguments, ident, dialect.name, (s, end)))
+            cuts.append((s, end))
+            pos = end
+            continue
+        if ctx is None:
+            ctx = ReadContext(True, max_depth, max_call_chars, skip_ws_match(text, 0).end())
+        found: Any = None
+        for dialect in dialects:
+            found = dialect.read(text, s, marker_end, ctx)
+            if found is not None:
+                break
+        if found is None:  # no dialect's candidate: the marker is text, as in the pass
+            p = find(anchor, best + 1)
+            at[bk] = _NEVER if p == -1 else p
+            continue
+        if type(found) is not Found or found.error is not None or not found.calls:
+            return pos, calls, cuts
+        span = (s, max(found.end, marker_end))
+        taken = []
+        for raw in found.calls:
+            name = raw.name
+            if raw.error is not None or not name:
+                return pos, calls, cuts
+            if names is not None and name not in names:
+                name = names.resolve(name)[0]
+                if name is None:
+                    return pos, calls, cuts
+            taken.append(ToolCall(name, raw.arguments, raw.id, dialect.name, span))
+        calls.extend(taken)
+        cuts.append(span)
+        pos = span[1]
