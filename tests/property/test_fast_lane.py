@@ -10,6 +10,7 @@ anchors at nearby places, and small size and depth limits.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -118,12 +119,13 @@ CASES = [
      ["get_weather"], True, ["get_weather"], []),  # Hermes declines, Qwen3-Coder reads
     ('{"name": "get_weather", "arguments": {"city": "Paris"}}', ["get_weather"], True, ["get_weather"], []),
     ('The set {1, 2} and ' + HERMES, ["get_weather"], False, ["get_weather"], []),  # `{` not a call
+    ('<tool_call>{"name": "", "arguments": {}}</tool_call>', tr.ANY_TOOL, False, [], ["not-offered"]),
 ]
 
 
 @pytest.mark.parametrize(("text", "allowed", "alone", "names", "reasons"), CASES,
                          ids=[c[0][:40] for c in CASES])
-def test_fast_lane_table(text: str, allowed: list[str], alone: bool, names: list[str],
+def test_fast_lane_table(text: str, allowed: Any, alone: bool, names: list[str],
                          reasons: list[str]) -> None:
     config = config_for(None)
     got = fast_lane(text, config, _allowlist(allowed), 64, 1_000_000)
@@ -164,3 +166,13 @@ def test_corpus_agrees() -> None:
         for allowed in (tr.ANY_TOOL, [c["name"] for c in case["calls"]]):
             fast, general = _both(case["text"], allowed, None, True, True, 64, 1_000_000)
             assert fast == general, case["source"]
+
+
+def test_first_character_tests_are_exact_ignoring_case() -> None:
+    # A subgroup tests a marker's first character before its regex only when that character
+    # is ASCII and not a letter: no other code point matches it ignoring case.
+    tested = {c for _, subgroups, _ in _FINDER.lanes for _, firsts, _, _ in subgroups if firsts for c in firsts}
+    assert tested  # the minimax marker `]<]...` is found through its `<`, one character in
+    pattern = re.compile("[" + re.escape("".join(sorted(tested))) + "]", re.IGNORECASE)
+    others = "".join(chr(i) for i in range(0x110000) if chr(i) not in tested and not 0xD800 <= i < 0xE000)
+    assert pattern.search(others) is None

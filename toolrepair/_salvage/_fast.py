@@ -21,6 +21,7 @@ to. That both give the same result on any text is a property test
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from .._names import NameTable
@@ -39,37 +40,36 @@ def fast_lane(
     text: str, config: Any, names: NameTable | None, max_depth: int, max_call_chars: int
 ) -> SalvageResult | Handover:
     """The result for ``text``, or the state at the first marker the lane does not handle."""
-    lanes = config.finder.lanes
+    finder = config.finder
     find = text.find
-    at = [find(lane[0]) for lane in lanes]
+    at = list(map(find, finder.anchors))
     if max(at) == -1:  # no anchor character, so no marker: the common prose case
         return SalvageResult((), text, ())
-    live = [k for k, p in enumerate(at) if p != -1]
-    for k, p in enumerate(at):
-        if p == -1:
-            at[k] = _NEVER
+    # The anchors present, their lanes and next occurrences; an anchor leaves these lists when
+    # it has no occurrence left (positions only grow, so it never comes back).
+    lanes = [lane for lane, p in zip(finder.lanes, at, strict=True) if p != -1]
+    chars = [lane[0] for lane in lanes]
+    at = [p for p in at if p != -1]
     # Anchors whose markers may start before their occurrence: only those can order a marker
     # found at another anchor's occurrence (see the check below).
-    reaching = [k for k in live if lanes[k][2]]
+    reaching = [j for j, lane in enumerate(lanes) if lane[2]]
     calls: list[ToolCall] = []
     cuts: list[tuple[int, int]] = []
     pos = 0
     ctx: ReadContext | None = None
     while True:
-        # The earliest anchor occurrence at or after `pos` (stale ones are found again there).
+        # The earliest anchor occurrence at or after `pos`: after a cut, every anchor is found
+        # again from there (one C-level map; an occurrence still ahead is found again as is).
         best = min(at)
         if best < pos:
-            for k in live:
-                if at[k] < pos:
-                    p = find(lanes[k][0], pos)
-                    at[k] = _NEVER if p == -1 else p
+            at = list(map(find, chars, repeat(pos, len(chars))))
+            if -1 in at:
+                lanes, chars, at, reaching = _without_exhausted(lanes, at)
+                if not at:
+                    break
             best = min(at)
-        if best == _NEVER:
-            if not cuts:
-                return SalvageResult((), text, ())
-            return SalvageResult(tuple(calls), build_content(text, cuts), ())
-        bk = at.index(best)
-        anchor, subgroups, reach = lanes[bk]
+        j = at.index(best)
+        anchor, subgroups, reach = lanes[j]
         hit: Any = None
         for offset, firsts, match, table in subgroups:
             s = best - offset
@@ -86,8 +86,11 @@ def fast_lane(
             hit = entries[0]
             start = s
         if hit is None:
-            p = find(anchor, best + 1)
-            at[bk] = _NEVER if p == -1 else p
+            at[j] = find(anchor, best + 1)
+            if at[j] == -1:
+                lanes, chars, at, reaching = _without_exhausted(lanes, at)
+                if not at:
+                    break
             continue
         s = start
         marker, _, payload = hit
@@ -97,7 +100,7 @@ def fast_lane(
         if s + reach > best and find(anchor, best + 1, s + reach + 1) != -1:
             return pos, calls, cuts
         for k in reaching:
-            if at[k] - lanes[k][2] <= s and k != bk:
+            if at[k] - lanes[k][2] <= s and k != j:
                 return pos, calls, cuts
         if payload[0] != "d":  # a fence or reasoning marker: masks are the pass's
             return pos, calls, cuts
@@ -109,7 +112,6 @@ def fast_lane(
         quick = fast(text, marker_end, max_depth, max_call_chars) if fast is not None else None
         if quick is not None:
             end, name, arguments, ident = quick
-            dialect = dialects[0]
             if names is None:
                 if not name:
                     return pos, calls, cuts  # a rejection: the pass records it
@@ -117,8 +119,9 @@ def fast_lane(
                 name = names.resolve(name)[0]
                 if name is None:
                     return pos, calls, cuts
-            calls.append(ToolCall(name, arguments, ident, dialect.name, (s, end)))
-            cuts.append((s, end))
+            span = (s, end)
+            calls.append(ToolCall(name, arguments, ident, dialects[0].name, span))
+            cuts.append(span)
             pos = end
             continue
         if ctx is None:
@@ -129,8 +132,11 @@ def fast_lane(
             if found is not None:
                 break
         if found is None:  # no dialect's candidate: the marker is text, as in the pass
-            p = find(anchor, best + 1)
-            at[bk] = _NEVER if p == -1 else p
+            at[j] = find(anchor, best + 1)
+            if at[j] == -1:
+                lanes, chars, at, reaching = _without_exhausted(lanes, at)
+                if not at:
+                    break
             continue
         if type(found) is not Found or found.error is not None or not found.calls:
             return pos, calls, cuts
@@ -148,3 +154,13 @@ def fast_lane(
         calls.extend(taken)
         cuts.append(span)
         pos = span[1]
+    if not cuts:
+        return SalvageResult((), text, ())
+    return SalvageResult(tuple(calls), build_content(text, cuts), ())
+
+
+def _without_exhausted(lanes: list[Any], at: list[int]) -> tuple[list[Any], list[str], list[int], list[int]]:
+    """The lane lists without the anchors found no more (``-1`` in ``at``)."""
+    lanes = [lane for lane, p in zip(lanes, at, strict=True) if p != -1]
+    return (lanes, [lane[0] for lane in lanes], [p for p in at if p != -1],
+            [j for j, lane in enumerate(lanes) if lane[2]])

@@ -95,9 +95,11 @@ class _Subgroup:
         self._match = re.compile(_longest_first({m for m, _, _ in self._entries}), re.IGNORECASE).match
         # The characters its markers can start with, when each is one only itself matches
         # ignoring case (ASCII, not a letter): a one-character test before the regex. None
-        # when a marker starts with a letter (`K` also matches the Kelvin sign) or past ASCII.
+        # when a marker starts with a letter (`k` also matches the Kelvin sign) or past ASCII.
+        # (At offset 0 the first character is the anchor itself: nothing to test.)
         firsts = frozenset(m[0] for m, _, _ in self._entries)
-        self.firsts = firsts if all(c.isascii() and not c.isalpha() for c in firsts) else None
+        testable = offset > 0 and all(c.isascii() and not c.isalpha() for c in firsts)
+        self.firsts = firsts if testable else None
 
     def markers_at(self, text: str, i: int) -> list[tuple[str, int, Any]]:
         """The entries whose marker starts at ``text[i]``, ignoring case exactly as
