@@ -171,7 +171,7 @@ def test_corpus_agrees() -> None:
 def test_first_character_tests_are_exact_ignoring_case() -> None:
     # A subgroup tests a marker's first character before its regex only when that character
     # is ASCII and not a letter: no other code point matches it ignoring case.
-    tested = {c for _, subgroups, _ in _FINDER.lanes for _, firsts, _, _ in subgroups if firsts for c in firsts}
+    tested = {c for *_, others, _ in _FINDER.lanes for _, firsts, _, _ in others if firsts for c in firsts}
     assert tested  # the minimax marker `]<]...` is found through its `<`, one character in
     pattern = re.compile("[" + re.escape("".join(sorted(tested))) + "]", re.IGNORECASE)
     others = "".join(chr(i) for i in range(0x110000) if chr(i) not in tested and not 0xD800 <= i < 0xE000)

@@ -52,11 +52,13 @@ def fast_lane(
     at = [p for p in at if p != -1]
     # Anchors whose markers may start before their occurrence: only those can order a marker
     # found at another anchor's occurrence (see the check below).
-    reaching = [j for j, lane in enumerate(lanes) if lane[2]]
+    reaching = [j for j, lane in enumerate(lanes) if lane[4]]
     calls: list[ToolCall] = []
     cuts: list[tuple[int, int]] = []
     pos = 0
     ctx: ReadContext | None = None
+    n = len(text)
+    last_start = n - max_call_chars - 1  # a candidate starting at or before this may not fit
     while True:
         # The earliest anchor occurrence at or after `pos`: after a cut, every anchor is found
         # again from there (one C-level map; an occurrence still ahead is found again as is).
@@ -69,19 +71,29 @@ def fast_lane(
                     break
             best = min(at)
         j = at.index(best)
-        anchor, subgroups, reach = lanes[j]
+        anchor, match, table, others, reach = lanes[j]
+        # The anchor's markers that start with it (one match), then those that start before
+        # it (a first-character test, then a match).
         hit: Any = None
-        for offset, firsts, match, table in subgroups:
+        if match is not None:
+            m = match(text, best)
+            if m is not None:
+                hit = table.get(m.group().lower())
+                if hit is None or len(hit) > 1:
+                    # A letter folding to a marker's but not lowering to it, or two markers
+                    # at one place: the pass sorts those out.
+                    return pos, calls, cuts
+                hit = hit[0]
+                start = best
+        for offset, firsts, other_match, other_table in others:
             s = best - offset
             if s < pos or (firsts is not None and text[s] not in firsts):
                 continue
-            m = match(text, s)
+            m = other_match(text, s)
             if m is None:
                 continue
-            entries = table.get(m.group().lower())
+            entries = other_table.get(m.group().lower())
             if entries is None or hit is not None or len(entries) > 1:
-                # A letter folding to a marker's but not lowering to it, or two markers at
-                # one place: the pass sorts those out.
                 return pos, calls, cuts
             hit = entries[0]
             start = s
@@ -100,15 +112,15 @@ def fast_lane(
         if s + reach > best and find(anchor, best + 1, s + reach + 1) != -1:
             return pos, calls, cuts
         for k in reaching:
-            if at[k] - lanes[k][2] <= s and k != j:
+            if at[k] - lanes[k][4] <= s and k != j:
                 return pos, calls, cuts
         if payload[0] != "d":  # a fence or reasoning marker: masks are the pass's
             return pos, calls, cuts
         marker_end = s + len(marker)
-        if len(text) - s > max(max_call_chars, marker_end - s):
-            return pos, calls, cuts  # the pass probes prefixes of what outgrows the limit
-        dialects = payload[1]
-        fast = payload[2]
+        if s <= last_start and n > marker_end:
+            # More than max(max_call_chars, the marker) to the end: the pass probes prefixes.
+            return pos, calls, cuts
+        dialects, fast = payload[1], payload[2]
         quick = fast(text, marker_end, max_depth, max_call_chars) if fast is not None else None
         if quick is not None:
             end, name, arguments, ident = quick
@@ -163,4 +175,4 @@ def _without_exhausted(lanes: list[Any], at: list[int]) -> tuple[list[Any], list
     """The lane lists without the anchors found no more (``-1`` in ``at``)."""
     lanes = [lane for lane, p in zip(lanes, at, strict=True) if p != -1]
     return (lanes, [lane[0] for lane in lanes], [p for p in at if p != -1],
-            [j for j, lane in enumerate(lanes) if lane[2]])
+            [j for j, lane in enumerate(lanes) if lane[4]])

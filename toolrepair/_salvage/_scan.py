@@ -136,13 +136,8 @@ class MarkerFinder:
         self.at = {c: [_Subgroup(k, [e for e in g if e[0] == k]) for k in sorted({e[0] for e in g})]
                    for c, g in groups.items()}
         self.anchors = tuple(groups)
-        # Per anchor: its subgroups and its largest offset in a marker (how far before an
-        # occurrence a marker found by it may start); the fast lane's table (``_fast``).
-        self.lanes = tuple(
-            (c, tuple((sub.offset, sub.firsts, sub._match, sub._table) for sub in self.at[c]),
-             max(k for k, *_ in groups[c]))
-            for c in self.anchors
-        )
+        # Per anchor, the fast lane's table (``_fast``; see ``_lane``).
+        self.lanes = tuple(self._lane(c) for c in self.anchors)
         self.max_offset = max((k for g in groups.values() for k, *_ in g), default=0)
         self.max_len = max((len(m) for g in groups.values() for _, m, *_ in g), default=0)
         # Proper prefixes of every marker: a text ending in one may yet end in a marker.
@@ -150,6 +145,18 @@ class MarkerFinder:
         self.firsts = frozenset(p[0] for p in self.prefixes)
         # Any anchor character: text without one cannot complete a marker.
         self.anchor_re = re.compile("[" + "".join(re.escape(c) for c in self.anchors) + "]" if self.anchors else "(?!)")
+
+    def _lane(self, anchor: str) -> tuple[str, Any, Any, tuple[tuple[int, Any, Any, Any], ...], int]:
+        """The fast lane's view of one anchor: (anchor, match and table of the markers that
+        start with it or None, the other subgroups as (offset, firsts, match, table), and its
+        reach: how far before an occurrence a marker found by it may start)."""
+        subgroups = self.at[anchor]
+        first = next((sub for sub in subgroups if sub.offset == 0), None)
+        others = tuple((sub.offset, sub.firsts, sub._match, sub._table) for sub in subgroups if sub.offset)
+        reach = max(sub.offset for sub in subgroups)
+        if first is None:
+            return (anchor, None, None, others, reach)
+        return (anchor, first._match, first._table, others, reach)
 
     def scan(self, text: str) -> MarkerScan:
         return MarkerScan(self, text)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from .._args import FINITE_SCAN
@@ -49,7 +51,7 @@ def read_json_block(
 
 
 def read_json_block_fast(
-    text: str, body: int, close: str, max_depth: int, max_call_chars: int
+    close: str, text: str, body: int, max_depth: int, max_call_chars: int
 ) -> tuple[int, str, dict[str, Any], str | None] | None:
     """``read_json_block`` on a whole text (final), for its common answer only: one call
     object ``{"name": str, "arguments": {...}}`` (``parameters`` for ``arguments``, a string
@@ -112,8 +114,8 @@ class TagDialect:
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         return read_json_block(text, start, marker_end, self.close.lower(), ctx)
 
-    def read_fast(
-        self, text: str, marker_end: int, max_depth: int, max_call_chars: int
-    ) -> tuple[int, str, dict[str, Any], str | None] | None:
-        """``read``'s common answer on a whole text, or None (see ``read_json_block_fast``)."""
-        return read_json_block_fast(text, marker_end, self.close.lower(), max_depth, max_call_chars)
+    @property
+    def read_fast(self) -> Callable[[str, int, int, int], tuple[int, str, dict[str, Any], str | None] | None]:
+        """``read``'s common answer on a whole text, or None (see ``read_json_block_fast``):
+        ``read_fast(text, marker_end, max_depth, max_call_chars)``, in one Python frame."""
+        return partial(read_json_block_fast, self.close.lower())
