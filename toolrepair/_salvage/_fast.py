@@ -64,7 +64,7 @@ def fast_lane(
         # again from there (one C-level map; an occurrence still ahead is found again as is).
         best = min(at)
         if best < pos:
-            at = list(map(find, chars, repeat(pos, len(chars))))
+            at = list(map(find, chars, repeat(pos)))
             if -1 in at:
                 lanes, chars, at, reaching = _without_exhausted(lanes, at)
                 if not at:

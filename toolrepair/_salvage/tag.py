@@ -66,7 +66,7 @@ def read_json_block_fast(
     stops there. O(payload length).
     """
     i = skip_ws_match(text, body).end()
-    if i >= len(text) or text[i] != "{":
+    if text[i : i + 1] != "{":
         return None
     try:
         value, j = FINITE_SCAN(text, i)
@@ -81,7 +81,7 @@ def read_json_block_fast(
         return None
     ident = value.get("id")
     k = skip_ws_match(text, j).end()
-    end = k + len(close) if text[k : k + len(close)].lower() == close else j
+    end = k + len(close) if text.startswith(close, k) or text[k : k + len(close)].lower() == close else j
     return end, name, arguments, ident if type(ident) is str else None
 
 
