@@ -120,6 +120,16 @@ CASES = [
     ('{"name": "get_weather", "arguments": {"city": "Paris"}}', ["get_weather"], True, ["get_weather"], []),
     ('The set {1, 2} and ' + HERMES, ["get_weather"], False, ["get_weather"], []),  # `{` not a call
     ('<tool_call>{"name": "", "arguments": {}}</tool_call>', tr.ANY_TOOL, False, [], ["not-offered"]),
+    # Runs: the same marker spelled the same, taken while the gap before it holds no anchor.
+    (f"A {HERMES} b {HERMES} c {HERMES} d", ["get_weather"], True, ["get_weather"] * 3, []),
+    (f"A {HERMES} b {{x}} {HERMES} c {HERMES}", ["get_weather"], False, ["get_weather"] * 3, []),
+    (f"A {HERMES} b <TOOL_CALL>{CALL}</TOOL_CALL> {HERMES}", ["get_weather"], True, ["get_weather"] * 3, []),
+    (f"A {HERMES}]{HERMES}", ["get_weather"], True, ["get_weather"] * 2, []),  # `]` then `<`: no marker
+    (f"A {HERMES} ]<]minimax[>[{HERMES}", ["get_weather"], False, ["get_weather"] * 2, ["undecodable"]),
+    (f"A {HERMES} <tool_call>{{\"name\": \"rm\", \"arguments\": {{}}}}</tool_call> {HERMES}", ["get_weather"],
+     False, ["get_weather"] * 2, ["not-offered"]),
+    (f"A {HERMES}\n```\n{HERMES}\n```\n{HERMES}", ["get_weather"], False, ["get_weather"] * 2, []),
+    (f"A {HERMES} <tool_call>[{CALL}]</tool_call>", ["get_weather"], True, ["get_weather"] * 2, []),
 ]
 
 
@@ -176,3 +186,46 @@ def test_first_character_tests_are_exact_ignoring_case() -> None:
     pattern = re.compile("[" + re.escape("".join(sorted(tested))) + "]", re.IGNORECASE)
     others = "".join(chr(i) for i in range(0x110000) if chr(i) not in tested and not 0xD800 <= i < 0xE000)
     assert pattern.search(others) is None
+
+
+@pytest.mark.parametrize(("marker", "checks"), [
+    # `]<]minimax[>[<tool_call>` is found through the `<` one character in, but its `]<]` cannot
+    # overlap `<tool_call>`: nothing to check.
+    ("<tool_call>", []),
+    ("[tool_calls]", [(-9, None)]),  # `functools[` ends at its `[`: matched before a run takes one
+    ("[", None),  # shorter than `functools[`'s reach back from `[`
+    ("action:", None),  # the same
+    ("<|channel|>", None),  # `<|channel|>analysis<|message|>` starts with it
+    ("to=functions.", None),  # its own `=` reaches back to its start
+])
+def test_run_checks_table(marker: str, checks: list[tuple[int, Any]] | None) -> None:
+    got = _FINDER.run_checks(marker)
+    assert (None if got is None else [(rel, firsts) for rel, firsts, _, _ in got]) == checks
+    assert _FINDER.run_checks(marker) is got  # cached
+
+
+BLOCK = tr.TagDialect("block", open="[call_block]", close="[/call_block]")
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    (f"[call_block]{CALL}[/call_block] and [call_block]{CALL}[/call_block]", ["get_weather"] * 2),
+    # `functools[` ends at the second block's `[`: it starts first, and the run leaves it to
+    # the pass (which reads it as a `functools` list, not a call).
+    (f"[call_block]{CALL}[/call_block] functools[call_block]{CALL}[/call_block]", ["get_weather"]),
+])
+def test_a_run_checks_markers_ending_inside_it(text: str, names: list[str]) -> None:
+    config = config_for([BLOCK, "functools"])
+    assert [(rel, firsts) for rel, firsts, _, _ in config.finder.run_checks("[call_block]")] == [(-9, None)]
+    fast, general = _both(text, ["get_weather"], [BLOCK, "functools"], True, True, 64, 1_000_000)
+    assert fast == general
+    assert [c.name for c in fast.calls] == names
+
+
+def test_a_marker_too_short_for_a_run_is_found_marker_by_marker() -> None:
+    short = tr.TagDialect("short", open="<c>", close="</c>")
+    config = config_for([short, "functools"])
+    assert config.finder.run_checks("<c>") is None  # `functools[` reaches further back than it is long
+    text = f"<c>{CALL}</c> then <c>{CALL}</c>"
+    got = fast_lane(text, config, _allowlist(["get_weather"]), 64, 1_000_000)
+    assert isinstance(got, tr.SalvageResult) and [c.span for c in got.calls] == [(0, 62), (68, 130)]
+    assert got == run_whole(text, config, ["get_weather"], 64, 1_000_000, fast=False)

@@ -59,63 +59,78 @@ def fast_lane(
     ctx: ReadContext | None = None
     n = len(text)
     last_start = n - max_call_chars - 1  # a candidate starting at or before this may not fit
+    # A run: after a call taken at a marker, the next occurrence of that marker spelled the same
+    # is the next marker when no anchor character lies between and no marker starts just before
+    # it through an anchor inside it (``run_checks``): found in O(1) C calls, not marker by marker.
+    run: str | None = None
+    back: Any = ()
     while True:
-        # The earliest anchor occurrence at or after `pos`: after a cut, every anchor is found
-        # again from there (one C-level map; an occurrence still ahead is found again as is).
-        best = min(at)
-        if best < pos:
-            at = list(map(find, chars, repeat(pos)))
-            if -1 in at:
-                lanes, chars, at, reaching = _without_exhausted(lanes, at)
-                if not at:
-                    break
+        if run is not None:
+            s = find(run, pos)
+            if s != -1 and (s == pos or max(map(find, chars, repeat(pos), repeat(s))) == -1):
+                for rel, firsts, other, _ in back:
+                    b = s + rel
+                    if b >= pos and (firsts is None or text[b] in firsts) and other(text, b) is not None:
+                        run = None
+                        break
+            else:
+                run = None
+        if run is None:
+            # The earliest anchor occurrence at or after `pos`: after a cut, every anchor is
+            # found again from there (one C-level map; an occurrence still ahead stays as is).
             best = min(at)
-        j = at.index(best)
-        anchor, match, table, others, reach = lanes[j]
-        # The anchor's markers that start with it (one match), then those that start before
-        # it (a first-character test, then a match).
-        hit: Any = None
-        if match is not None:
-            m = match(text, best)
-            if m is not None:
-                hit = table.get(m.group().lower())
-                if hit is None or len(hit) > 1:
-                    # A letter folding to a marker's but not lowering to it, or two markers
-                    # at one place: the pass sorts those out.
+            if best < pos:
+                at = list(map(find, chars, repeat(pos)))
+                if -1 in at:
+                    if max(at) == -1:
+                        break  # no anchor left: the usual end of a reply
+                    lanes, chars, at, reaching = _without_exhausted(lanes, at)
+                best = min(at)
+            j = at.index(best)
+            anchor, match, table, others, reach = lanes[j]
+            # The anchor's markers that start with it (one match), then those that start
+            # before it (a first-character test, then a match).
+            hit: Any = None
+            if match is not None:
+                m = match(text, best)
+                if m is not None:
+                    hit = table.get(m.group().lower())
+                    if hit is None or len(hit) > 1:
+                        # A letter folding to a marker's but not lowering to it, or two
+                        # markers at one place: the pass sorts those out.
+                        return pos, calls, cuts
+                    hit = hit[0]
+                    s = best
+            for offset, firsts, other_match, other_table in others:
+                start = best - offset
+                if start < pos or (firsts is not None and text[start] not in firsts):
+                    continue
+                m = other_match(text, start)
+                if m is None:
+                    continue
+                entries = other_table.get(m.group().lower())
+                if entries is None or hit is not None or len(entries) > 1:
                     return pos, calls, cuts
-                hit = hit[0]
-                start = best
-        for offset, firsts, other_match, other_table in others:
-            s = best - offset
-            if s < pos or (firsts is not None and text[s] not in firsts):
+                hit = entries[0]
+                s = start
+            if hit is None:
+                at[j] = find(anchor, best + 1)
+                if at[j] == -1:
+                    lanes, chars, at, reaching = _without_exhausted(lanes, at)
+                    if not at:
+                        break
                 continue
-            m = other_match(text, s)
-            if m is None:
-                continue
-            entries = other_table.get(m.group().lower())
-            if entries is None or hit is not None or len(entries) > 1:
+            marker, _, payload = hit
+            # The pass takes a marker once no anchor occurrence after it can start a marker at
+            # or before it (an anchor reaching r characters back, found at q, starts markers
+            # from q - r on). Here that must hold at once, or the order is left to the pass.
+            if s + reach > best and find(anchor, best + 1, s + reach + 1) != -1:
                 return pos, calls, cuts
-            hit = entries[0]
-            start = s
-        if hit is None:
-            at[j] = find(anchor, best + 1)
-            if at[j] == -1:
-                lanes, chars, at, reaching = _without_exhausted(lanes, at)
-                if not at:
-                    break
-            continue
-        s = start
-        marker, _, payload = hit
-        # The pass takes a marker once no anchor occurrence after it can start a marker at or
-        # before it (an anchor reaching r characters back, found at q, starts markers from
-        # q - r on). Here that must hold at once, or the order is left to the pass.
-        if s + reach > best and find(anchor, best + 1, s + reach + 1) != -1:
-            return pos, calls, cuts
-        for k in reaching:
-            if at[k] - lanes[k][4] <= s and k != j:
+            for k in reaching:
+                if at[k] - lanes[k][4] <= s and k != j:
+                    return pos, calls, cuts
+            if payload[0] != "d":  # a fence or reasoning marker: masks are the pass's
                 return pos, calls, cuts
-        if payload[0] != "d":  # a fence or reasoning marker: masks are the pass's
-            return pos, calls, cuts
         marker_end = s + len(marker)
         if s <= last_start and n > marker_end:
             # More than max(max_call_chars, the marker) to the end: the pass probes prefixes.
@@ -135,6 +150,13 @@ def fast_lane(
             calls.append(ToolCall(name, arguments, ident, dialects[0].name, span))
             cuts.append(span)
             pos = end
+            if run is None:
+                back = finder.run_checks(marker)
+                if back is not None:
+                    run = text[s:marker_end]
+            continue
+        if run is not None:  # the readers' own answer: found as the pass finds it
+            run = None
             continue
         if ctx is None:
             ctx = ReadContext(True, max_depth, max_call_chars, skip_ws_match(text, 0).end())

@@ -115,10 +115,22 @@ class _Subgroup:
         return [e for e in self._entries if text[i : i + len(e[0])].lower() == e[0]]
 
 
+def _may_overlap(other: str, shift: int, marker: str) -> bool:
+    """Could ``other`` match ignoring case where it starts ``shift`` characters before
+    ``marker`` does? Not when, where they overlap, ``other`` holds an ASCII character that is
+    not a letter (one only itself matches ignoring case) and ``marker`` another character."""
+    for i in range(shift, min(len(other), shift + len(marker))):
+        c = other[i]
+        if c.isascii() and not c.isalpha() and c != marker[i - shift]:
+            return False
+    return True
+
+
 class MarkerFinder:
     """The compiled table of markers: built once per configuration, shared by every scan."""
 
-    __slots__ = ("anchor_re", "anchors", "at", "firsts", "groups", "lanes", "max_len", "max_offset", "prefixes")
+    __slots__ = ("_runs", "anchor_re", "anchors", "at", "firsts", "groups", "lanes", "max_len", "max_offset",
+                 "prefixes")
 
     def __init__(self, entries: Sequence[tuple[str, Any]]) -> None:
         groups: dict[str, list[tuple[int, str, int, Any]]] = {}
@@ -138,6 +150,7 @@ class MarkerFinder:
         self.anchors = tuple(groups)
         # Per anchor, the fast lane's table (``_fast``; see ``_lane``).
         self.lanes = tuple(self._lane(c) for c in self.anchors)
+        self._runs: dict[str, tuple[tuple[int, Any, Any, Any], ...] | None] = {}
         self.max_offset = max((k for g in groups.values() for k, *_ in g), default=0)
         self.max_len = max((len(m) for g in groups.values() for _, m, *_ in g), default=0)
         # Proper prefixes of every marker: a text ending in one may yet end in a marker.
@@ -157,6 +170,34 @@ class MarkerFinder:
         if first is None:
             return (anchor, None, None, others, reach)
         return (anchor, first._match, first._table, others, reach)
+
+    def run_checks(self, marker: str) -> tuple[tuple[int, Any, Any, Any], ...] | None:
+        """What the fast lane must check, besides a gap with no anchor character, to take the
+        next occurrence of ``marker`` in the same spelling as the next marker (a *run*).
+
+        None when that cannot be decided so: a longer marker starts with it, or an anchor
+        inside it (or past it) could start a marker at or before it. Otherwise the markers
+        that could start before it through an anchor inside it, as (start relative to it,
+        first characters or None, match, table). Cached per marker: O(markers) once.
+        """
+        try:
+            return self._runs[marker]
+        except KeyError:
+            got = self._runs[marker] = self._run_checks(marker)
+            return got
+
+    def _run_checks(self, marker: str) -> tuple[tuple[int, Any, Any, Any], ...] | None:
+        every = {m for g in self.groups.values() for _, m, *_ in g}
+        if any(m != marker and m.startswith(marker) for m in every):
+            return None  # the longer one comes first where both match
+        reach = {lane[0]: lane[4] for lane in self.lanes}
+        if len(marker) <= max(reach.values()):
+            return None  # an anchor past its end could reach back to its start
+        if any(0 < d <= reach.get(ch, 0) for d, ch in enumerate(marker)):
+            return None  # an anchor inside it reaches back to its start
+        return tuple((d - sub.offset, sub.firsts, sub._match, sub._table)
+                     for d, ch in enumerate(marker) for sub in self.at.get(ch, ())
+                     if sub.offset > d and any(_may_overlap(m, sub.offset - d, marker) for m, _, _ in sub._entries))
 
     def scan(self, text: str) -> MarkerScan:
         return MarkerScan(self, text)
