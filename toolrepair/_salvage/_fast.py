@@ -30,7 +30,7 @@ from ._base import Found, ReadContext, build_content, skip_ws_match
 
 __all__ = ["Handover", "fast_lane"]
 
-_NEVER = 1 << 62  # an anchor with no occurrence left
+_ABSENT = -1  # str.find's answer for no occurrence
 
 # The state handed to the general pass: (position, calls, cuts).
 Handover = tuple[int, list[ToolCall], list[tuple[int, int]]]
@@ -46,13 +46,11 @@ def fast_lane(
     if max(at) == -1:  # no anchor character, so no marker: the common prose case
         return SalvageResult((), text, ())
     # The anchors present, their lanes and next occurrences; an anchor leaves these lists when
-    # it has no occurrence left (positions only grow, so it never comes back).
-    lanes = [lane for lane, p in zip(finder.lanes, at, strict=True) if p != -1]
-    chars = [lane[0] for lane in lanes]
-    at = [p for p in at if p != -1]
-    # Anchors whose markers may start before their occurrence: only those can order a marker
-    # found at another anchor's occurrence (see the check below).
-    reaching = [j for j, lane in enumerate(lanes) if lane[4]]
+    # it has no occurrence left (positions only grow, so it never comes back). Reaching: the
+    # anchors whose markers may start before their occurrence, the only ones that can order a
+    # marker found at another anchor's occurrence (see the check below).
+    lanes, chars, reaching = finder.present(bytes(map(_ABSENT.__ne__, at)))
+    at = list(filter(_ABSENT.__ne__, at))
     calls: list[ToolCall] = []
     cuts: list[tuple[int, int]] = []
     pos = 0

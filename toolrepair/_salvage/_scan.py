@@ -129,8 +129,8 @@ def _may_overlap(other: str, shift: int, marker: str) -> bool:
 class MarkerFinder:
     """The compiled table of markers: built once per configuration, shared by every scan."""
 
-    __slots__ = ("_runs", "anchor_re", "anchors", "at", "firsts", "groups", "lanes", "max_len", "max_offset",
-                 "prefixes")
+    __slots__ = ("_present", "_runs", "anchor_re", "anchors", "at", "firsts", "groups", "lanes", "max_len",
+                 "max_offset", "prefixes")
 
     def __init__(self, entries: Sequence[tuple[str, Any]]) -> None:
         groups: dict[str, list[tuple[int, str, int, Any]]] = {}
@@ -151,6 +151,7 @@ class MarkerFinder:
         # Per anchor, the fast lane's table (``_fast``; see ``_lane``).
         self.lanes = tuple(self._lane(c) for c in self.anchors)
         self._runs: dict[str, tuple[tuple[int, Any, Any, Any], ...] | None] = {}
+        self._present: dict[bytes, tuple[list[Any], list[str], list[int]]] = {}
         self.max_offset = max((k for g in groups.values() for k, *_ in g), default=0)
         self.max_len = max((len(m) for g in groups.values() for _, m, *_ in g), default=0)
         # Proper prefixes of every marker: a text ending in one may yet end in a marker.
@@ -170,6 +171,18 @@ class MarkerFinder:
         if first is None:
             return (anchor, None, None, others, reach)
         return (anchor, first._match, first._table, others, reach)
+
+    def present(self, which: bytes) -> tuple[list[Any], list[str], list[int]]:
+        """The fast lane's lists for the anchors present in a text (``which[k]`` is 1 when
+        anchor ``k`` occurs): their lanes, their characters, and the indices among them of
+        those that reach back. Cached per pattern (at most 2**anchors, in practice a few);
+        the lane replaces these lists, never changes them."""
+        got = self._present.get(which)
+        if got is None:
+            lanes = [lane for lane, there in zip(self.lanes, which, strict=True) if there]
+            got = self._present[which] = (lanes, [lane[0] for lane in lanes],
+                                          [j for j, lane in enumerate(lanes) if lane[4]])
+        return got
 
     def run_checks(self, marker: str) -> tuple[tuple[int, Any, Any, Any], ...] | None:
         """What the fast lane must check, besides a gap with no anchor character, to take the
