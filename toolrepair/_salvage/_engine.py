@@ -117,7 +117,15 @@ def config_for(
         if config is None:
             config = _DEFAULT_CONFIGS[key] = _config(_resolve_dialects(None), *key)
         return config
-    return _config(_resolve_dialects(dialects), bool(mask_fences), bool(mask_reasoning))
+    chosen = tuple(dialects)
+    if all(type(d) is str for d in chosen):  # built-ins by name: hashing names is cheaper
+        return _named_config(chosen, bool(mask_fences), bool(mask_reasoning))
+    return _config(_resolve_dialects(chosen), bool(mask_fences), bool(mask_reasoning))
+
+
+@functools.lru_cache(maxsize=64)
+def _named_config(names: tuple[str, ...], mask_fences: bool, mask_reasoning: bool) -> SalvageConfig:
+    return _config(_resolve_dialects(names), mask_fences, mask_reasoning)
 
 
 @functools.lru_cache(maxsize=256)
