@@ -229,3 +229,22 @@ def test_a_marker_too_short_for_a_run_is_found_marker_by_marker() -> None:
     got = fast_lane(text, config, _allowlist(["get_weather"]), 64, 1_000_000)
     assert isinstance(got, tr.SalvageResult) and [c.span for c in got.calls] == [(0, 62), (68, 130)]
     assert got == run_whole(text, config, ["get_weather"], 64, 1_000_000, fast=False)
+
+
+class _Declining(tr.TagDialect):
+    """A TagDialect that reads otherwise: the shortcut must not stand in for its reader."""
+
+    def read(self, text: str, start: int, marker_end: int, ctx: Any) -> Any:
+        return None
+
+
+def test_the_shortcut_is_only_for_tag_dialects_reading_as_ours() -> None:
+    from toolrepair._salvage._registry import HERMES as HERMES_DIALECT
+    from toolrepair._salvage.tag import fast_reader
+
+    declining = _Declining("declining", open="<tool_call>", close="</tool_call>")
+    assert fast_reader(HERMES_DIALECT) is not None
+    assert fast_reader(declining) is None and fast_reader(object()) is None
+    text = f"Sure. {HERMES}"
+    assert tr.salvage_text(text, ["get_weather"], dialects=[declining]).calls == ()
+    assert len(tr.salvage_text(text, ["get_weather"], dialects=[HERMES_DIALECT]).calls) == 1

@@ -21,6 +21,7 @@ from ._base import ANY_TOOL, LOOKBEHIND, NEED_MORE, AnyTool, Dialect, Found, Nee
 from ._fast import fast_lane
 from ._mask import DEFAULT_REASONING, fence_closer_at, fence_opener_at
 from ._scan import MarkerFinder
+from .tag import fast_reader
 
 __all__ = [
     "DEFAULT_MAX_CALL_CHARS",
@@ -82,7 +83,7 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
             by_marker.setdefault(m.lower(), []).append(d)
     # ("d", the dialects reading the marker in precedence order, the first one's whole-text
     # shortcut for the fast lane, if it has one: see ``_fast``).
-    entries.extend((m, ("d", tuple(ds), getattr(ds[0], "read_fast", None))) for m, ds in by_marker.items())
+    entries.extend((m, ("d", tuple(ds), fast_reader(ds[0]))) for m, ds in by_marker.items())
     if mask_fences:
         entries.extend([("```", _FENCE), ("~~~", _FENCE)])
     pairs: list[tuple[str | None, str]] = []

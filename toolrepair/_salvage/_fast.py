@@ -6,8 +6,8 @@ that is taken whole, and no mask, refusal or rejection occurs. For those, the ge
 orders markers from different anchors, the state of masks and refusals, the size probes of a
 stream. The fast lane walks the same markers in the same order with one position per anchor
 and hands each candidate to the same dialect readers (or to the first reader's whole-text
-shortcut, ``read_fast``, which answers only when its answer is the reader's), so its result
-is the pass's result. At the first thing it does not handle (a mask marker, two markers at one
+shortcut, ``tag.fast_reader``, which answers only when its answer is the reader's), so its
+result is the pass's result. At the first thing it does not handle (a mask marker, two markers at one
 start, a marker whose order depends on another anchor's, a candidate past the size limit, a
 refusal, a rejection), it stops *before* that marker and hands its state (position, calls,
 cuts) to the general pass, which goes on from there as if it had run from the start: only the

@@ -11,7 +11,7 @@ from .._args import FINITE_SCAN
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws_match
 from ._json import JsonFailure, calls_from_value, decode_at
 
-__all__ = ["TagDialect", "read_json_block", "read_json_block_fast"]
+__all__ = ["TagDialect", "fast_reader", "read_json_block", "read_json_block_fast"]
 
 
 def read_json_block(
@@ -114,8 +114,14 @@ class TagDialect:
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         return read_json_block(text, start, marker_end, self.close.lower(), ctx)
 
-    @property
-    def read_fast(self) -> Callable[[str, int, int, int], tuple[int, str, dict[str, Any], str | None] | None]:
-        """``read``'s common answer on a whole text, or None (see ``read_json_block_fast``):
-        ``read_fast(text, marker_end, max_depth, max_call_chars)``, in one Python frame."""
-        return partial(read_json_block_fast, self.close.lower())
+
+Shortcut = Callable[[str, int, int, int], "tuple[int, str, dict[str, Any], str | None] | None"]
+
+
+def fast_reader(dialect: object) -> Shortcut | None:
+    """The whole-text shortcut of a dialect's reader, for the fast lane: ``fast(text,
+    marker_end, max_depth, max_call_chars)`` (see ``read_json_block_fast``), or None. Only a
+    ``TagDialect`` whose ``read`` is ours has one: a subclass that reads otherwise is asked."""
+    if isinstance(dialect, TagDialect) and type(dialect).read is TagDialect.read:
+        return partial(read_json_block_fast, dialect.close.lower())
+    return None
