@@ -190,17 +190,17 @@ def test_first_character_tests_are_exact_ignoring_case() -> None:
 
 @pytest.mark.parametrize(("marker", "checks"), [
     # `]<]minimax[>[<tool_call>` is found through the `<` one character in, but its `]<]` cannot
-    # overlap `<tool_call>`: nothing to check.
-    ("<tool_call>", []),
-    ("[tool_calls]", [(-9, None)]),  # `functools[` ends at its `[`: matched before a run takes one
+    # overlap `<tool_call>`: nothing to check. A run looks for its first anchor, `<` at 0.
+    ("<tool_call>", (0, [])),
+    ("[tool_calls]", (0, [(-9, None)])),  # `functools[` ends at its `[`: matched before a run takes one
     ("[", None),  # shorter than `functools[`'s reach back from `[`
     ("action:", None),  # the same
     ("<|channel|>", None),  # `<|channel|>analysis<|message|>` starts with it
     ("to=functions.", None),  # its own `=` reaches back to its start
 ])
-def test_run_checks_table(marker: str, checks: list[tuple[int, Any]] | None) -> None:
+def test_run_checks_table(marker: str, checks: tuple[int, list[tuple[int, Any]]] | None) -> None:
     got = _FINDER.run_checks(marker)
-    assert (None if got is None else [(rel, firsts) for rel, firsts, _, _ in got]) == checks
+    assert (None if got is None else (got[0], [(rel, firsts) for rel, firsts, _, _ in got[1]])) == checks
     assert _FINDER.run_checks(marker) is got  # cached
 
 
@@ -215,7 +215,8 @@ BLOCK = tr.TagDialect("block", open="[call_block]", close="[/call_block]")
 ])
 def test_a_run_checks_markers_ending_inside_it(text: str, names: list[str]) -> None:
     config = config_for([BLOCK, "functools"])
-    assert [(rel, firsts) for rel, firsts, _, _ in config.finder.run_checks("[call_block]")] == [(-9, None)]
+    checks = config.finder.run_checks("[call_block]")
+    assert checks is not None and [(rel, firsts) for rel, firsts, _, _ in checks[1]] == [(-9, None)]
     fast, general = _both(text, ["get_weather"], [BLOCK, "functools"], True, True, 64, 1_000_000)
     assert fast == general
     assert [c.name for c in fast.calls] == names
@@ -248,3 +249,26 @@ def test_the_shortcut_is_only_for_tag_dialects_reading_as_ours() -> None:
     text = f"Sure. {HERMES}"
     assert tr.salvage_text(text, ["get_weather"], dialects=[declining]).calls == ()
     assert len(tr.salvage_text(text, ["get_weather"], dialects=[HERMES_DIALECT]).calls) == 1
+
+
+LONG = tr.TagDialect("long", open="<abcdefghijklmnopqrst>", close="</x>")
+
+
+def _spelled_differently(n: int) -> str:
+    """n calls, each opened by a spelling of LONG's marker no other call uses."""
+    letters = "abcdefghijklmnopqrst"
+    parts = []
+    for i in range(n):
+        spelled = "".join(c.upper() if (i >> k) & 1 else c for k, c in enumerate(letters))
+        parts.append(f'<{spelled}>{{"name": "f", "arguments": {{}}}}</x> ')
+    return "".join(parts)
+
+
+def test_runs_stay_linear_when_every_call_is_spelled_differently() -> None:
+    # A run looks for the next occurrence of its marker's first anchor, not of its spelling: a
+    # spelling that never comes again must not cost a search to the end of the text per call.
+    from .test_hostile import assert_doubling
+
+    text = _spelled_differently(8)
+    assert len(tr.salvage_text(text, ["f"], dialects=[LONG]).calls) == 8
+    assert_doubling(lambda t: tr.salvage_text(t, ["f"], dialects=[LONG]), _spelled_differently)

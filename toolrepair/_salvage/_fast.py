@@ -61,11 +61,17 @@ def fast_lane(
     # is the next marker when no anchor character lies between and no marker starts just before
     # it through an anchor inside it (``run_checks``): found in O(1) C calls, not marker by marker.
     run: str | None = None
-    back: Any = ()
+    run_anchor, run_offset = "", 0
+    back: tuple[tuple[int, Any, Any, Any], ...] = ()
     while True:
         if run is not None:
-            s = find(run, pos)
-            if s != -1 and (s == pos or max(map(find, chars, repeat(pos), repeat(s))) == -1):
+            # Looked for by its first anchor character, not as a string: a spelling that does not
+            # come again must not cost a search to the end of the text per call (O(n^2) on
+            # calls each spelled differently); this search stops where the pass's would.
+            s = find(run_anchor, pos) - run_offset
+            if s >= pos and text.startswith(run, s) and (
+                s == pos or max(map(find, chars, repeat(pos), repeat(s))) == -1
+            ):
                 for rel, firsts, other, _ in back:
                     b = s + rel
                     if b >= pos and (firsts is None or text[b] in firsts) and other(text, b) is not None:
@@ -149,9 +155,11 @@ def fast_lane(
             cuts.append(span)
             pos = end
             if run is None:
-                back = finder.run_checks(marker)
-                if back is not None:
+                checks = finder.run_checks(marker)
+                if checks is not None:
                     run = text[s:marker_end]
+                    run_offset, back = checks
+                    run_anchor = run[run_offset]
             continue
         if run is not None:  # the readers' own answer: found as the pass finds it
             run = None
