@@ -271,4 +271,49 @@ def test_runs_stay_linear_when_every_call_is_spelled_differently() -> None:
 
     text = _spelled_differently(8)
     assert len(tr.salvage_text(text, ["f"], dialects=[LONG]).calls) == 8
+    small, large = (_looked_per_character(_spelled_differently(n), [LONG], ["f"]) for n in (100, 400))
+    assert large <= small * 1.1 + 0.1, (small, large)
     assert_doubling(lambda t: tr.salvage_text(t, ["f"], dialects=[LONG]), _spelled_differently)
+
+
+SHORT = tr.TagDialect("short", open="<c>", close="</c>")
+
+
+class _CountingText(str):
+    """A reply that counts the characters its ``find`` looks at: the lane's searches."""
+
+    looked = 0
+
+    def find(self, sub: str, start: Any = 0, end: Any = None) -> int:  # type: ignore[override]
+        stop = len(self) if end is None else min(end, len(self))
+        got = str.find(self, sub, start, stop)
+        _CountingText.looked += (stop if got == -1 else got + len(sub)) - min(start, stop)
+        return got
+
+
+def _looked_per_character(text: str, dialects: list[Any] | None, allowed: list[str]) -> float:
+    _CountingText.looked = 0
+    got = fast_lane(_CountingText(text), config_for(dialects), _allowlist(allowed), 64, 1_000_000)
+    assert got == tr.salvage_text(text, allowed, dialects=dialects)  # the lane alone, to the end
+    return _CountingText.looked / len(text)
+
+
+CALL_F = '<c>{"name": "f", "arguments": {}}</c> '
+
+
+@pytest.mark.parametrize("tail", ["~", "[x]", "<d>"])
+def test_an_anchor_far_ahead_is_not_searched_for_again_per_call(tail: str) -> None:
+    # `<c>` is too short for runs (`functools[` reaches further back), so every call is found
+    # by the anchors; the tail's anchor occurs once, at the very end. Searching for it again
+    # from every cut would look at the rest of the text per call: characters looked at per
+    # character of text would grow with the number of calls. Each anchor's search goes forward.
+    dialects: list[Any] = [SHORT, "functools"]
+    assert config_for(dialects).finder.run_checks("<c>") is None
+    small, large = (_looked_per_character(CALL_F * n + tail, dialects, ["f"]) for n in (100, 400))
+    assert large <= small * 1.1 + 0.1, (small, large)
+    assert large < 2 * len(config_for(dialects).finder.anchors)
+
+
+def test_a_run_looks_at_each_character_a_bounded_number_of_times() -> None:
+    text = ("Some prose. " + HERMES + " ") * 300 + "~"
+    assert _looked_per_character(text, None, ["get_weather"]) < 2 * len(_FINDER.anchors)

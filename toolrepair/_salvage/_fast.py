@@ -80,11 +80,14 @@ def fast_lane(
             else:
                 run = None
         if run is None:
-            # The earliest anchor occurrence at or after `pos`: after a cut, every anchor is
-            # found again from there (one C-level map; an occurrence still ahead stays as is).
+            # The earliest anchor occurrence at or after `pos`: after a cut, the anchors left
+            # behind are found again from there. Only those: an occurrence still ahead is not
+            # searched for again, so each anchor's searches only go forward (O(n) each).
             best = min(at)
             if best < pos:
-                at = list(map(find, chars, repeat(pos)))
+                for k, p in enumerate(at):
+                    if p < pos:
+                        at[k] = find(chars[k], pos)
                 if -1 in at:
                     if max(at) == -1:
                         break  # no anchor left: the usual end of a reply
