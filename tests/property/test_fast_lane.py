@@ -317,3 +317,34 @@ def test_an_anchor_far_ahead_is_not_searched_for_again_per_call(tail: str) -> No
 def test_a_run_looks_at_each_character_a_bounded_number_of_times() -> None:
     text = ("Some prose. " + HERMES + " ") * 300 + "~"
     assert _looked_per_character(text, None, ["get_weather"]) < 2 * len(_FINDER.anchors)
+
+
+def _hostile_families() -> dict[str, Any]:
+    from .test_hostile import FAMILIES
+
+    return FAMILIES
+
+
+def _looked_at(text: str) -> float:
+    """Characters the lane's searches look at, per character of ``text`` (ANY_TOOL, every
+    built-in dialect), whether it finishes or hands over."""
+    _CountingText.looked = 0
+    fast_lane(_CountingText(text), _CONFIG, None, 64, 1_000_000)
+    return _CountingText.looked / len(text)
+
+
+_CONFIG = config_for(None)
+_UPPER = HERMES.replace("<tool_call>", "<TOOL_CALL>")
+LANE_FAMILIES: dict[str, Any] = {
+    "calls_then_tilde": lambda n: (HERMES + " ") * n + "~",
+    "calls_with_braces_between": lambda n: (HERMES + " {x} ") * n + "[y]",
+    "calls_spelled_two_ways": lambda n: (HERMES + " " + _UPPER + " ") * n,
+    "calls_with_colons_between": lambda n: (HERMES + " note: ") * n + "```",
+}
+
+
+@pytest.mark.parametrize("family", sorted(LANE_FAMILIES) + ["hostile:" + f for f in sorted(_hostile_families())])
+def test_the_lane_looks_at_each_character_a_bounded_number_of_times(family: str) -> None:
+    make = _hostile_families()[family[8:]] if family.startswith("hostile:") else LANE_FAMILIES[family]
+    small, large = _looked_at(make(100)), _looked_at(make(400))
+    assert large <= small * 1.1 + 0.5, (small, large)
