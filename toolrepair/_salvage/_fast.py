@@ -7,16 +7,21 @@ orders markers from different anchors, the state of masks and refusals, the size
 stream. The fast lane walks the same markers in the same order with one position per anchor
 and hands each candidate to the same dialect readers (or to the first reader's whole-text
 shortcut, ``tag.fast_reader``, which answers only when its answer is the reader's), so its
-result is the pass's result. At the first thing it does not handle (a mask marker, two markers at one
-start, a marker whose order depends on another anchor's, a candidate past the size limit, a
-refusal, a rejection), it stops *before* that marker and hands its state (position, calls,
-cuts) to the general pass, which goes on from there as if it had run from the start: only the
-candidate where the lane stopped is read twice.
+result is the pass's result. After a call, a *run* takes the next occurrence of the same
+marker, spelled the same, when no anchor character lies between (``MarkerScan.run_checks``
+says what else to check, once per marker). At the first thing it does not handle (a mask
+marker, two markers at one start, a marker whose order depends on another anchor's, a
+candidate past the size limit, a refusal, a rejection), it stops *before* that marker and
+hands its state (position, calls, cuts) to the general pass, which goes on from there as if
+it had run from the start: only the candidate where the lane stopped is read twice.
 
-Cost: each anchor occurrence is visited once (positions only grow) and each reader reads what
-the pass's reader would, so the lane is O(A·n) like the scan, plus the pass it may hand over
-to. That both give the same result on any text is a property test
-(``tests/property/test_salvage_props.py::test_fast_lane_agrees_with_the_general_pass``).
+Cost: O(A·n) for A anchors, like the scan, plus the pass it may hand over to. Every search
+goes forward: an anchor is searched for again only once the position has passed its last
+occurrence found, a run's search stops at the next occurrence of its marker's first anchor,
+and the gap a run checks is bounded by the marker it found. Each anchor occurrence is visited
+once, and each reader reads what the pass's reader would.
+``tests/property/test_fast_lane.py`` holds the lane to the pass's result on generated replies
+and on the conformance corpus, and counts the characters its searches look at.
 """
 
 from __future__ import annotations
