@@ -8,7 +8,7 @@ stream. The fast lane walks the same markers in the same order with one position
 and hands each candidate to the same dialect readers (or to the first reader's whole-text
 shortcut, ``tag.fast_reader``, which answers only when its answer is the reader's), so its
 result is the pass's result. After a call, a *run* takes the next occurrence of the same
-marker, spelled the same, when no anchor character lies between (``MarkerScan.run_checks``
+marker, spelled the same, when no anchor character lies between (``MarkerFinder.run_checks``
 says what else to check, once per marker). At the first thing it does not handle (a mask
 marker, two markers at one start, a marker whose order depends on another anchor's, a
 candidate past the size limit, a refusal, a rejection), it stops *before* that marker and
