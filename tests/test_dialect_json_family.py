@@ -47,6 +47,11 @@ MISTRAL: list[Row] = [
      [("web_search", {"query": "[TOOL_CALLS]x{}"})], "and then"),
     ("[TOOL_CALLS] [" + WS_CALL + "]\nextra trailing text", ALLOWED, [WS], "extra trailing text"),
     ("[TOOL_CALLS]  junk [" + WS_CALL + "] trail", ALLOWED, [WS], "trail"),
+    # Junk never spans another token: the array search stops there, and the next call is read
+    # (a stray token with junk once swallowed the call after it, up to an array in its arguments).
+    ('[tool_calls] x [TOOL_CALLS]web_search[ARGS]{"query": [{}]} ', ALLOWED,
+     [("web_search", {"query": [{}]})], "[tool_calls] x"),
+    ("[TOOL_CALLS] junk [TOOL_CALLS] [" + WS_CALL + "]", ALLOWED, [WS], "[TOOL_CALLS] junk"),
     ("```\n[TOOL_CALLS]web_search{\"query\": \"cats\"}\n```", ALLOWED, [], None),
     ('[THINK]maybe [TOOL_CALLS]web_search{"query": "cats"}[/THINK]No call.', ALLOWED, [], None),
     ('[THINK]plan[/THINK][TOOL_CALLS]web_search{"query": "cats"}', ALLOWED, [WS], "[THINK]plan[/THINK]"),

@@ -22,6 +22,7 @@ MAX_ID_CHARS = 64
 # vLLM tolerates a little junk between the token and the array (`[TOOL_CALLS]  junk [{...}]`):
 # looked for on the same line within this window only, so prose after a stray token stays prose.
 JUNK_WINDOW = 256
+_TOKEN = "[tool_calls]"
 
 
 def _is_name_char(c: str) -> bool:
@@ -30,7 +31,8 @@ def _is_name_char(c: str) -> bool:
 
 def _array_after_junk(text: str, i: int, ctx: ReadContext) -> int | NeedMore | None:
     """Index of a ``[`` opening an array of objects (``[{``, whitespace allowed) within the
-    junk window on this line. O(JUNK_WINDOW)."""
+    junk window on this line, before any other ``[TOOL_CALLS]`` (a token starts a call of its
+    own, as engines split on it: junk never spans one). O(JUNK_WINDOW)."""
     n = len(text)
     limit = min(n, i + JUNK_WINDOW)
     nl = text.find("\n", i, limit)
@@ -39,6 +41,11 @@ def _array_after_junk(text: str, i: int, ctx: ReadContext) -> int | NeedMore | N
         limit = nl
     k = text.find("[", i, limit)
     while k != -1:
+        token = expect_literal(text, k, _TOKEN, ctx)
+        if token is NEED_MORE:
+            return NEED_MORE
+        if token:
+            return None
         m = skip_ws(text, k + 1)
         if m >= n:
             return NEED_MORE if not ctx.final else None
