@@ -190,17 +190,17 @@ def test_first_character_tests_are_exact_ignoring_case() -> None:
 
 @pytest.mark.parametrize(("marker", "checks"), [
     # `]<]minimax[>[<tool_call>` is found through the `<` one character in, but its `]<]` cannot
-    # overlap `<tool_call>`: nothing to check. A run looks for its first anchor, `<` at 0.
-    ("<tool_call>", (0, [])),
-    ("[tool_calls]", (0, [(-9, None)])),  # `functools[` ends at its `[`: matched before a run takes one
+    # overlap `<tool_call>`: nothing to check. A run looks for its anchor, `<`, its first character.
+    ("<tool_call>", []),
+    ("[tool_calls]", [(-9, None)]),  # `functools[` ends at its `[`: matched before a run takes one
     ("[", None),  # shorter than `functools[`'s reach back from `[`
     ("action:", None),  # the same
     ("<|channel|>", None),  # `<|channel|>analysis<|message|>` starts with it
     ("to=functions.", None),  # its own `=` reaches back to its start
 ])
-def test_run_checks_table(marker: str, checks: tuple[int, list[tuple[int, Any]]] | None) -> None:
+def test_run_checks_table(marker: str, checks: list[tuple[int, Any]] | None) -> None:
     got = _FINDER.run_checks(marker)
-    assert (None if got is None else (got[0], [(rel, firsts) for rel, firsts, _, _ in got[1]])) == checks
+    assert (None if got is None else [(rel, firsts) for rel, firsts, _, _ in got]) == checks
     assert _FINDER.run_checks(marker) is got  # cached
 
 
@@ -216,7 +216,7 @@ BLOCK = tr.TagDialect("block", open="[call_block]", close="[/call_block]")
 def test_a_run_checks_markers_ending_inside_it(text: str, names: list[str]) -> None:
     config = config_for([BLOCK, "functools"])
     checks = config.finder.run_checks("[call_block]")
-    assert checks is not None and [(rel, firsts) for rel, firsts, _, _ in checks[1]] == [(-9, None)]
+    assert checks is not None and [(rel, firsts) for rel, firsts, _, _ in checks] == [(-9, None)]
     fast, general = _both(text, ["get_weather"], [BLOCK, "functools"], True, True, 64, 1_000_000)
     assert fast == general
     assert [c.name for c in fast.calls] == names
@@ -348,3 +348,14 @@ def test_the_lane_looks_at_each_character_a_bounded_number_of_times(family: str)
     make = _hostile_families()[family[8:]] if family.startswith("hostile:") else LANE_FAMILIES[family]
     small, large = _looked_at(make(100)), _looked_at(make(400))
     assert large <= small * 1.1 + 0.5, (small, large)
+
+
+def test_a_marker_a_run_follows_starts_with_its_anchor() -> None:
+    # The lane looks for a run's next marker by its first character: that must be its anchor.
+    from toolrepair._salvage._scan import anchor_of
+
+    followed = [m for m in MARKERS if _FINDER.run_checks(m) is not None]
+    assert "<tool_call>" in followed
+    assert all(anchor_of(m) == 0 for m in followed)
+    late = config_for([tr.TagDialect("late", open="call<<", close=">>end")]).finder
+    assert anchor_of("call<<") == 4 and late.run_checks("call<<") is None

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
+from .._names import NameTable
 from .._types import slot_setters
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "ReadContext",
     "build_content",
     "expect_literal",
+    "offered_name",
     "skip_ws",
     "skip_ws_match",
     "startswith_ci",
@@ -220,3 +222,14 @@ def build_content(text: str, cuts: Sequence[tuple[int, int]]) -> str:
         tail = ""
     out.append(tail)
     return "".join(out)
+
+
+def offered_name(names: NameTable | None, name: str) -> str | None:
+    """The offered name a call's written ``name`` stands for, or None (a ``not-offered``
+    rejection). ``names`` is the allowlist's ``NameTable``, or None for ``ANY_TOOL`` (any
+    name but the empty one). A name offered as written skips normalising: the common case."""
+    if names is None:
+        return name or None
+    if name in names:
+        return name
+    return names.resolve(name)[0]

@@ -17,7 +17,18 @@ from typing import Any
 
 from .._names import NameTable
 from .._types import Rejection, SalvageResult, ToolCall
-from ._base import ANY_TOOL, LOOKBEHIND, NEED_MORE, AnyTool, Dialect, Found, NeedMore, ReadContext, build_content
+from ._base import (
+    ANY_TOOL,
+    LOOKBEHIND,
+    NEED_MORE,
+    AnyTool,
+    Dialect,
+    Found,
+    NeedMore,
+    ReadContext,
+    build_content,
+    offered_name,
+)
 from ._fast import fast_lane
 from ._mask import DEFAULT_REASONING, fence_closer_at, fence_opener_at
 from ._scan import MarkerFinder
@@ -347,12 +358,7 @@ class SalvagePass:
                 self._reject(s, end, dialect, raw.error, raw.name or None)
                 continue
             name = raw.name
-            if names is None:
-                offered: str | None = name if name else None
-            elif name in names:  # offered as written: the common case, without normalising
-                offered = name
-            else:
-                offered = names.resolve(name)[0]
+            offered = offered_name(names, name)
             if offered is None:
                 self._reject(s, end, dialect, "not-offered", name)
                 continue

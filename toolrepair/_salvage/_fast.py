@@ -31,7 +31,7 @@ from typing import Any
 
 from .._names import NameTable
 from .._types import SalvageResult, ToolCall
-from ._base import Found, ReadContext, build_content, skip_ws_match
+from ._base import Found, ReadContext, build_content, offered_name, skip_ws_match
 
 __all__ = ["Handover", "fast_lane"]
 
@@ -66,14 +66,13 @@ def fast_lane(
     # is the next marker when no anchor character lies between and no marker starts just before
     # it through an anchor inside it (``run_checks``): found in O(1) C calls, not marker by marker.
     run: str | None = None
-    run_anchor, run_offset = "", 0
     back: tuple[tuple[int, Any, Any, Any], ...] = ()
     while True:
         if run is not None:
-            # Looked for by its first anchor character, not as a string: a spelling that does not
-            # come again must not cost a search to the end of the text per call (O(n^2) on
-            # calls each spelled differently); this search stops where the pass's would.
-            s = find(run_anchor, pos) - run_offset
+            # Looked for by its anchor, its first character, not as a string: a spelling that
+            # does not come again must not cost a search to the end of the text per call
+            # (O(n^2) on calls each spelled differently); this search stops where the pass's would.
+            s = find(run[0], pos)
             if s >= pos and text.startswith(run, s) and (
                 s == pos or max(map(find, chars, repeat(pos), repeat(s))) == -1
             ):
@@ -88,10 +87,11 @@ def fast_lane(
             # The earliest anchor occurrence at or after `pos`: after a cut, the anchors left
             # behind are found again from there. Only those: an occurrence still ahead is not
             # searched for again, so each anchor's searches only go forward (O(n) each).
+            # (-1: an anchor just found no more, which leaves the lists here.)
             best = min(at)
             if best < pos:
                 for k, p in enumerate(at):
-                    if p < pos:
+                    if 0 <= p < pos:
                         at[k] = find(chars[k], pos)
                 if -1 in at:
                     if max(at) == -1:
@@ -127,10 +127,6 @@ def fast_lane(
                 s = start
             if hit is None:
                 at[j] = find(anchor, best + 1)
-                if at[j] == -1:
-                    lanes, chars, at, reaching = _without_exhausted(lanes, at)
-                    if not at:
-                        break
                 continue
             marker, _, payload = hit
             # The pass takes a marker once no anchor occurrence after it can start a marker at
@@ -151,23 +147,18 @@ def fast_lane(
         quick = fast(text, marker_end, max_depth, max_call_chars) if fast is not None else None
         if quick is not None:
             end, name, arguments, ident = quick
-            if names is None:
-                if not name:
-                    return pos, calls, cuts  # a rejection: the pass records it
-            elif name not in names:
-                name = names.resolve(name)[0]
-                if name is None:
-                    return pos, calls, cuts
+            # (Offered as written, the common case, without the call: offered_name's first answer.)
+            offered = name if names is not None and name in names else offered_name(names, name)
+            if offered is None:
+                return pos, calls, cuts  # a rejection: the pass records it
             span = (s, end)
-            calls.append(ToolCall(name, arguments, ident, dialects[0].name, span))
+            calls.append(ToolCall(offered, arguments, ident, dialects[0].name, span))
             cuts.append(span)
             pos = end
             if run is None:
                 checks = finder.run_checks(marker)
                 if checks is not None:
-                    run = text[s:marker_end]
-                    run_offset, back = checks
-                    run_anchor = run[run_offset]
+                    run, back = text[s:marker_end], checks
             continue
         if run is not None:  # the readers' own answer: found as the pass finds it
             run = None
@@ -181,24 +172,16 @@ def fast_lane(
                 break
         if found is None:  # no dialect's candidate: the marker is text, as in the pass
             at[j] = find(anchor, best + 1)
-            if at[j] == -1:
-                lanes, chars, at, reaching = _without_exhausted(lanes, at)
-                if not at:
-                    break
             continue
         if type(found) is not Found or found.error is not None or not found.calls:
             return pos, calls, cuts
         span = (s, max(found.end, marker_end))
         taken = []
         for raw in found.calls:
-            name = raw.name
-            if raw.error is not None or not name:
+            offered = None if raw.error is not None else offered_name(names, raw.name)
+            if offered is None:
                 return pos, calls, cuts
-            if names is not None and name not in names:
-                name = names.resolve(name)[0]
-                if name is None:
-                    return pos, calls, cuts
-            taken.append(ToolCall(name, raw.arguments, raw.id, dialect.name, span))
+            taken.append(ToolCall(offered, raw.arguments, raw.id, dialect.name, span))
         calls.extend(taken)
         cuts.append(span)
         pos = span[1]

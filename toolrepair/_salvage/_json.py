@@ -18,7 +18,7 @@ from .._args import FINITE_SCAN, check_nesting, decode_arguments
 from .._errors import ArgumentError
 from ._base import NEED_MORE, NeedMore, RawCall, ReadContext
 
-__all__ = ["JsonFailure", "call_from_object", "calls_from_value", "decode_at"]
+__all__ = ["JsonFailure", "call_from_object", "calls_from_value", "common_call", "decode_at"]
 
 
 # Partial literals and numbers a streaming text may end inside: `tru`, `-`, `1.`, `1e+`.
@@ -141,6 +141,17 @@ def _arguments(raw: Any) -> dict[str, Any] | None:
     return None
 
 
+def common_call(obj: dict[str, Any]) -> tuple[str, dict[str, Any], str | None] | None:
+    """(name, arguments, id) of a call in the common shape, ``{"name": str, "arguments":
+    {...}}`` (``parameters`` for ``arguments``, a string ``id`` kept, no ``function`` key);
+    None for any other object, which ``call_from_object`` reads in full."""
+    name, arguments = obj.get("name"), obj.get("arguments", obj.get("parameters"))
+    if type(name) is not str or type(arguments) is not dict or "function" in obj:
+        return None
+    ident = obj.get("id")
+    return name, arguments, ident if type(ident) is str else None
+
+
 def call_from_object(obj: Any, *, require_arguments: bool) -> RawCall | None:
     """A call from a call-shaped object, a refused RawCall, or None when not call-shaped.
 
@@ -149,11 +160,10 @@ def call_from_object(obj: Any, *, require_arguments: bool) -> RawCall | None:
     ``{"type": "function", "function": {...}}`` is unwrapped. ``{"name": "Alice", "age": 30}``
     is not a call.
     """
-    if type(obj) is dict:  # the common shape, checked first: {"name": str, "arguments": dict}
-        name, arguments = obj.get("name"), obj.get("arguments", obj.get("parameters"))
-        if type(name) is str and type(arguments) is dict and "function" not in obj:
-            ident = obj.get("id")
-            return RawCall(name, arguments, ident if type(ident) is str else None)
+    if type(obj) is dict:  # the common shape, checked first
+        common = common_call(obj)
+        if common is not None:
+            return RawCall(*common)
     if not isinstance(obj, Mapping):
         return None
     fn = obj.get("function")

@@ -150,7 +150,7 @@ class MarkerFinder:
         self.anchors = tuple(groups)
         # Per anchor, the fast lane's table (``_fast``; see ``_lane``).
         self.lanes = tuple(self._lane(c) for c in self.anchors)
-        self._runs: dict[str, tuple[int, tuple[tuple[int, Any, Any, Any], ...]] | None] = {}
+        self._runs: dict[str, tuple[tuple[int, Any, Any, Any], ...] | None] = {}
         self._present: dict[bytes, tuple[list[Any], list[str], list[int]]] = {}
         self.max_offset = max((k for g in groups.values() for k, *_ in g), default=0)
         self.max_len = max((len(m) for g in groups.values() for _, m, *_ in g), default=0)
@@ -184,15 +184,16 @@ class MarkerFinder:
                                           [j for j, lane in enumerate(lanes) if lane[4]])
         return got
 
-    def run_checks(self, marker: str) -> tuple[int, tuple[tuple[int, Any, Any, Any], ...]] | None:
+    def run_checks(self, marker: str) -> tuple[tuple[int, Any, Any, Any], ...] | None:
         """What the fast lane must check, besides a gap with no anchor character, to take the
         next occurrence of ``marker`` in the same spelling as the next marker (a *run*).
 
         None when that cannot be decided so: a longer marker starts with it, or an anchor
-        inside it (or past it) could start a marker at or before it. Otherwise (the offset of
-        its first anchor character, which the lane looks for; the markers that could start
-        before it through an anchor inside it, as (start relative to it, first characters or
-        None, match, table)). Cached per marker: O(markers) once.
+        inside it (or past it) could start a marker at or before it. That includes its own
+        anchor when not its first character, so a marker a run follows starts with its
+        anchor, which the lane looks for. Otherwise the markers that could start before it
+        through an anchor inside it, as (start relative to it, first characters or None,
+        match, table). Cached per marker: O(markers) once.
         """
         try:
             return self._runs[marker]
@@ -200,7 +201,7 @@ class MarkerFinder:
             got = self._runs[marker] = self._run_checks(marker)
             return got
 
-    def _run_checks(self, marker: str) -> tuple[int, tuple[tuple[int, Any, Any, Any], ...]] | None:
+    def _run_checks(self, marker: str) -> tuple[tuple[int, Any, Any, Any], ...] | None:
         every = {m for g in self.groups.values() for _, m, *_ in g}
         if any(m != marker and m.startswith(marker) for m in every):
             return None  # the longer one comes first where both match
@@ -209,11 +210,10 @@ class MarkerFinder:
             return None  # an anchor past its end could reach back to its start
         if any(0 < d <= reach.get(ch, 0) for d, ch in enumerate(marker)):
             return None  # an anchor inside it reaches back to its start
-        first = min(d for d, ch in enumerate(marker) if ch in self.at)  # its own anchor at least
         back = [(d - sub.offset, sub.firsts, sub._match, sub._table)
                 for d, ch in enumerate(marker) for sub in self.at.get(ch, ())
                 if sub.offset > d and any(_may_overlap(m, sub.offset - d, marker) for m, _, _ in sub._entries)]
-        return first, tuple(back)
+        return tuple(back)
 
     def scan(self, text: str) -> MarkerScan:
         return MarkerScan(self, text)

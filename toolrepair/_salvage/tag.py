@@ -9,7 +9,7 @@ from typing import Any
 
 from .._args import FINITE_SCAN
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws_match
-from ._json import JsonFailure, calls_from_value, decode_at
+from ._json import JsonFailure, calls_from_value, common_call, decode_at
 
 __all__ = ["TagDialect", "fast_reader", "read_json_block", "read_json_block_fast"]
 
@@ -76,13 +76,12 @@ def read_json_block_fast(
         j - i > 2 * max_depth and text.count("{", i, j) + text.count("[", i, j) > max_depth
     ):
         return None  # a limit to check: ``decode_at`` does
-    name, arguments = value.get("name"), value.get("arguments", value.get("parameters"))
-    if type(name) is not str or type(arguments) is not dict or "function" in value:
+    common = common_call(value)  # the first test of call_from_object, so the same answer
+    if common is None:
         return None
-    ident = value.get("id")
     k = skip_ws_match(text, j).end()
     end = k + len(close) if text.startswith(close, k) or text[k : k + len(close)].lower() == close else j
-    return end, name, arguments, ident if type(ident) is str else None
+    return (end, *common)
 
 
 @dataclass(frozen=True)
