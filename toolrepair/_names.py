@@ -181,32 +181,34 @@ class NameTable:
     ('web_search', True)
     """
 
-    __slots__ = ("_by_key", "_exact", "names")
+    __slots__ = ("_by_key", "exact", "names")
 
     def __init__(self, names: Iterable[str]) -> None:
         self.names: tuple[str, ...] = tuple(dict.fromkeys(names))
-        self._exact = frozenset(self.names)
+        # The names as offered: a call naming one as written needs no look-up (salvage's
+        # fast lane tests this set directly, the common case).
+        self.exact: frozenset[str] = frozenset(self.names)
         by_key: dict[str, list[str]] = {}
         for name in self.names:
             by_key.setdefault(normalize_name(name), []).append(name)
         self._by_key = by_key
 
     def __contains__(self, name: object) -> bool:
-        return name in self._exact
+        return name in self.exact
 
     def __len__(self) -> int:
         return len(self.names)
 
     def resolve(self, name: str) -> tuple[str | None, bool]:
         """(offered name, repaired?), or (None, False) when unknown or ambiguous."""
-        if name in self._exact:
+        if name in self.exact:
             return name, False
         match = self._by_key.get(normalize_name(name))
         if match is not None:
             return (match[0], True) if len(match) == 1 else (None, False)
         bare = split_namespace(name)
         if bare is not None:
-            if bare in self._exact:
+            if bare in self.exact:
                 return bare, True
             match = self._by_key.get(normalize_name(bare))
             if match is not None and len(match) == 1:

@@ -241,11 +241,12 @@ class _Declining(tr.TagDialect):
 
 def test_the_shortcut_is_only_for_tag_dialects_reading_as_ours() -> None:
     from toolrepair._salvage._registry import HERMES as HERMES_DIALECT
-    from toolrepair._salvage.tag import fast_reader
+    from toolrepair._salvage.tag import json_block_close
 
     declining = _Declining("declining", open="<tool_call>", close="</tool_call>")
-    assert fast_reader(HERMES_DIALECT) is not None
-    assert fast_reader(declining) is None and fast_reader(object()) is None
+    assert json_block_close(HERMES_DIALECT) is not None
+    assert json_block_close(declining) is None and json_block_close(object()) is None
+    assert config_for([declining]).express[1] == {}
     text = f"Sure. {HERMES}"
     assert tr.salvage_text(text, ["get_weather"], dialects=[declining]).calls == ()
     assert len(tr.salvage_text(text, ["get_weather"], dialects=[HERMES_DIALECT]).calls) == 1

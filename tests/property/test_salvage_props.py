@@ -85,7 +85,7 @@ _ODD = ["K", "ſ", "İ", "ß", "Σ", "ﬁ"]
 
 
 def _brute(sub: Any, text: str, i: int) -> set[tuple[str, int]]:
-    return {(m, order) for m, order, _ in sub._entries if text[i : i + len(m)].lower() == m}
+    return {(m, order) for m, order, _ in sub.entries if text[i : i + len(m)].lower() == m}
 
 
 @st.composite

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from .._names import NameTable
@@ -29,10 +30,9 @@ from ._base import (
     build_content,
     offered_name,
 )
-from ._fast import fast_lane
+from ._fast import Express, Handover, express_table, fast_lane
 from ._mask import DEFAULT_REASONING, fence_closer_at, fence_opener_at
 from ._scan import MarkerFinder
-from .tag import fast_reader
 
 __all__ = [
     "DEFAULT_MAX_CALL_CHARS",
@@ -72,6 +72,8 @@ class SalvageConfig:
     forced_open: tuple[bool, ...] = ()
     # The pairs that cannot force-open: a pass counts them as seen from the start.
     unforced: frozenset[int] = frozenset()
+    # The fast lane's express markers (``_fast.express_table``).
+    express: Express = (-1, MappingProxyType({}), ())
 
 
 def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect, ...]:
@@ -92,9 +94,8 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
     for d in dialects:
         for m in d.markers:
             by_marker.setdefault(m.lower(), []).append(d)
-    # ("d", the dialects reading the marker in precedence order, the first one's whole-text
-    # shortcut for the fast lane, if it has one: see ``_fast``).
-    entries.extend((m, ("d", tuple(ds), fast_reader(ds[0]))) for m, ds in by_marker.items())
+    # ("d", the dialects reading the marker in precedence order).
+    entries.extend((m, ("d", tuple(ds))) for m, ds in by_marker.items())
     if mask_fences:
         entries.extend([("```", _FENCE), ("~~~", _FENCE)])
     pairs: list[tuple[str | None, str]] = []
@@ -112,10 +113,12 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
             entries.append((close.lower(), ("close", i)))
     unforced = frozenset(i for i, f in enumerate(forced) if not f)
     finder = MarkerFinder(entries)
-    return SalvageConfig(dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced)
+    return SalvageConfig(dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced,
+                         express_table(finder))
 
 
 _DEFAULT_CONFIGS: dict[tuple[bool, bool], SalvageConfig] = {}
+_USUAL = (True, True)  # both masks: the key of the usual call, not built per call
 
 
 def config_for(
@@ -124,7 +127,7 @@ def config_for(
     """The compiled configuration; the default (every built-in dialect) skips even the cache
     look-up's hashing of forty dialects."""
     if dialects is None:
-        key = (bool(mask_fences), bool(mask_reasoning))
+        key = _USUAL if mask_fences is True and mask_reasoning is True else (bool(mask_fences), bool(mask_reasoning))
         config = _DEFAULT_CONFIGS.get(key)
         if config is None:
             config = _DEFAULT_CONFIGS[key] = _config(_resolve_dialects(None), *key)
@@ -147,7 +150,7 @@ def _name_table(names: tuple[str, ...]) -> NameTable:
     return NameTable(names)
 
 
-def _allowlist(allowed: Collection[str] | AnyTool) -> NameTable | None:
+def _allowlist(allowed: Collection[str] | AnyTool | NameTable) -> NameTable | None:
     if isinstance(allowed, AnyTool):
         return None
     if isinstance(allowed, NameTable):
@@ -189,7 +192,7 @@ class SalvagePass:
         "work",
     )
 
-    def __init__(self, config: SalvageConfig, allowed: Collection[str] | AnyTool, text: str = "", *,
+    def __init__(self, config: SalvageConfig, allowed: Collection[str] | AnyTool | NameTable, text: str = "", *,
                  max_depth: int = DEFAULT_MAX_DEPTH, max_call_chars: int = DEFAULT_MAX_CALL_CHARS) -> None:
         self.config = config
         self.names = _allowlist(allowed)
@@ -434,7 +437,11 @@ def salvage_text(
         return SalvageResult((), text, (Rejection(
             "", (0, len(text)), "", "input-too-large", None),))
     config = config_for(dialects, mask_fences, mask_reasoning)
-    return run_whole(text, config, allowed, max_depth, max_call_chars)
+    names = _allowlist(allowed)
+    got = fast_lane(text, config, names, max_depth, max_call_chars)  # run_whole's first step, one frame less
+    if isinstance(got, SalvageResult):
+        return got
+    return _general(text, config, names, max_depth, max_call_chars, handover=got)
 
 
 def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTool, max_depth: int,
@@ -442,13 +449,20 @@ def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTo
     """One whole-text pass: the fast lane (``_fast``) as far as it goes, then the general pass
     from where it stopped. ``fast=False`` runs the general pass alone (what the lane is
     tested against)."""
-    handover = None
-    if fast:
-        got = fast_lane(text, config, _allowlist(allowed), max_depth, max_call_chars)
-        if isinstance(got, SalvageResult):
-            return got
-        handover = got
-    run = SalvagePass(config, allowed, text, max_depth=max_depth, max_call_chars=max_call_chars)
+    names = _allowlist(allowed)
+    if not fast:
+        return _general(text, config, names, max_depth, max_call_chars, handover=None)
+    got = fast_lane(text, config, names, max_depth, max_call_chars)
+    if isinstance(got, SalvageResult):
+        return got
+    return _general(text, config, names, max_depth, max_call_chars, handover=got)
+
+
+def _general(text: str, config: SalvageConfig, names: NameTable | None, max_depth: int, max_call_chars: int, *,
+             handover: Handover | None) -> SalvageResult:
+    """The general pass over a whole text, from the start or from the fast lane's state."""
+    run = SalvagePass(config, ANY_TOOL if names is None else names, text, max_depth=max_depth,
+                      max_call_chars=max_call_chars)
     if handover is not None:
         run.pos, run.calls, run.cuts = handover
     run.advance(final=True)

@@ -83,21 +83,21 @@ def _trie(words: set[str]) -> str:
 class _Subgroup:
     """The markers sharing one anchor character at one offset, and how to find them at a start."""
 
-    __slots__ = ("_entries", "_match", "_table", "firsts", "offset")
+    __slots__ = ("_match", "entries", "firsts", "offset", "table")
 
     def __init__(self, offset: int, entries: list[tuple[int, str, int, Any]]) -> None:
         self.offset = offset
-        self._entries = [(m, order, payload) for _, m, order, payload in entries]
+        self.entries = [(m, order, payload) for _, m, order, payload in entries]
         # Marker -> every entry matching wherever it does: its own and its prefixes'.
-        self._table = {
-            m: [e for e in self._entries if m.startswith(e[0])] for m, _, _ in self._entries
+        self.table = {
+            m: [e for e in self.entries if m.startswith(e[0])] for m, _, _ in self.entries
         }
-        self._match = re.compile(_longest_first({m for m, _, _ in self._entries}), re.IGNORECASE).match
+        self._match = re.compile(_longest_first({m for m, _, _ in self.entries}), re.IGNORECASE).match
         # The characters its markers can start with, when each is one only itself matches
         # ignoring case (ASCII, not a letter): a one-character test before the regex. None
         # when a marker starts with a letter (`k` also matches the Kelvin sign) or past ASCII.
         # (At offset 0 the first character is the anchor itself: nothing to test.)
-        firsts = frozenset(m[0] for m, _, _ in self._entries)
+        firsts = frozenset(m[0] for m, _, _ in self.entries)
         testable = offset > 0 and all(c.isascii() and not c.isalpha() for c in firsts)
         self.firsts = firsts if testable else None
 
@@ -108,11 +108,11 @@ class _Subgroup:
         m = self._match(text, i)
         if m is None:
             return []
-        found = self._table.get(m.group().lower())
+        found = self.table.get(m.group().lower())
         if found is not None:
             return found
         # A letter that folds but does not lower to the marker's (rare): compare one by one.
-        return [e for e in self._entries if text[i : i + len(e[0])].lower() == e[0]]
+        return [e for e in self.entries if text[i : i + len(e[0])].lower() == e[0]]
 
 
 def _may_overlap(other: str, shift: int, marker: str) -> bool:
@@ -166,11 +166,11 @@ class MarkerFinder:
         reach: how far before an occurrence a marker found by it may start)."""
         subgroups = self.at[anchor]
         first = next((sub for sub in subgroups if sub.offset == 0), None)
-        others = tuple((sub.offset, sub.firsts, sub._match, sub._table) for sub in subgroups if sub.offset)
+        others = tuple((sub.offset, sub.firsts, sub._match, sub.table) for sub in subgroups if sub.offset)
         reach = max(sub.offset for sub in subgroups)
         if first is None:
             return (anchor, None, None, others, reach)
-        return (anchor, first._match, first._table, others, reach)
+        return (anchor, first._match, first.table, others, reach)
 
     def present(self, which: bytes) -> tuple[list[Any], list[str], list[int]]:
         """The fast lane's lists for the anchors present in a text (``which[k]`` is 1 when
@@ -210,9 +210,9 @@ class MarkerFinder:
             return None  # an anchor past its end could reach back to its start
         if any(0 < d <= reach.get(ch, 0) for d, ch in enumerate(marker)):
             return None  # an anchor inside it reaches back to its start
-        back = [(d - sub.offset, sub.firsts, sub._match, sub._table)
+        back = [(d - sub.offset, sub.firsts, sub._match, sub.table)
                 for d, ch in enumerate(marker) for sub in self.at.get(ch, ())
-                if sub.offset > d and any(_may_overlap(m, sub.offset - d, marker) for m, _, _ in sub._entries)]
+                if sub.offset > d and any(_may_overlap(m, sub.offset - d, marker) for m, _, _ in sub.entries)]
         return tuple(back)
 
     def scan(self, text: str) -> MarkerScan:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any
+from typing import Final
 
-from .._args import FINITE_SCAN
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws_match
-from ._json import JsonFailure, calls_from_value, common_call, decode_at
+from ._json import JsonFailure, calls_from_value, decode_at
 
-__all__ = ["TagDialect", "fast_reader", "read_json_block", "read_json_block_fast"]
+__all__ = ["WS_BRACE", "TagDialect", "json_block_close", "read_json_block"]
 
 
 def read_json_block(
@@ -50,38 +49,10 @@ def read_json_block(
     return Found(k + len(close) if closed else j, calls)
 
 
-def read_json_block_fast(
-    close: str, text: str, body: int, max_depth: int, max_call_chars: int
-) -> tuple[int, str, dict[str, Any], str | None] | None:
-    """``read_json_block`` on a whole text (final), for its common answer only: one call
-    object ``{"name": str, "arguments": {...}}`` (``parameters`` for ``arguments``, a string
-    ``id`` kept), then ``close`` or the end of the JSON. Returns (end, name, arguments, id)
-    exactly when ``read_json_block`` would return ``Found(end, (RawCall(name, arguments,
-    id),))``; None for any other answer, which the caller then asks ``read_json_block`` for.
-
-    The value is scanned in place rather than in ``decode_at``'s windows: a value that decodes
-    is the same value either way (the scanner reads no further than its end), and one that
-    does not is handed back at once, so the O(offset) price of a failure in place (the
-    decoder's line and column count) is paid at most once per reply by the fast lane, which
-    stops there. O(payload length).
-    """
-    i = skip_ws_match(text, body).end()
-    if text[i : i + 1] != "{":
-        return None
-    try:
-        value, j = FINITE_SCAN(text, i)
-    except (StopIteration, ValueError, RecursionError):
-        return None
-    if j - i > max_call_chars or (
-        j - i > 2 * max_depth and text.count("{", i, j) + text.count("[", i, j) > max_depth
-    ):
-        return None  # a limit to check: ``decode_at`` does
-    common = common_call(value)  # the first test of call_from_object, so the same answer
-    if common is None:
-        return None
-    k = skip_ws_match(text, j).end()
-    end = k + len(close) if text.startswith(close, k) or text[k : k + len(close)].lower() == close else j
-    return (end, *common)
+# Whitespace, then the opening brace of a JSON block: one C match for what a whitespace skip
+# and a test of the next character do. (On a miss, `\s*` gives back one character per step:
+# O(whitespace run).) The fast lane reads blocks with it (``_fast._express``).
+WS_BRACE: Final[Callable[[str, int], re.Match[str] | None]] = re.compile(r"\s*\{").match
 
 
 @dataclass(frozen=True)
@@ -114,13 +85,12 @@ class TagDialect:
         return read_json_block(text, start, marker_end, self.close.lower(), ctx)
 
 
-Shortcut = Callable[[str, int, int, int], "tuple[int, str, dict[str, Any], str | None] | None"]
-
-
-def fast_reader(dialect: object) -> Shortcut | None:
-    """The whole-text shortcut of a dialect's reader, for the fast lane: ``fast(text,
-    marker_end, max_depth, max_call_chars)`` (see ``read_json_block_fast``), or None. Only a
-    ``TagDialect`` whose ``read`` is ours has one: a subclass that reads otherwise is asked."""
+def json_block_close(dialect: object) -> tuple[str, Callable[[str, int], re.Match[str] | None]] | None:
+    """For a dialect that reads with ``read_json_block`` (a ``TagDialect`` whose ``read`` is
+    ours): its closing marker in lower case, and a match of whitespace then that marker as
+    written, for the fast lane's express reading of its blocks. None for any other dialect: a
+    subclass that reads otherwise is asked."""
     if isinstance(dialect, TagDialect) and type(dialect).read is TagDialect.read:
-        return partial(read_json_block_fast, dialect.close.lower())
+        close = dialect.close.lower()
+        return close, re.compile(r"\s*" + re.escape(close)).match
     return None
