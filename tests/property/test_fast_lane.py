@@ -341,6 +341,10 @@ LANE_FAMILIES: dict[str, Any] = {
     "calls_with_braces_between": lambda n: (HERMES + " {x} ") * n + "[y]",
     "calls_spelled_two_ways": lambda n: (HERMES + " " + _UPPER + " ") * n,
     "calls_with_colons_between": lambda n: (HERMES + " note: ") * n + "```",
+    # An opening run read to the end, then undone: by its last gap, or by its first.
+    "calls_then_colon": lambda n: (HERMES + " ") * n + "note:",
+    "colon_then_calls": lambda n: "note: " + (HERMES + " ") * n,
+    "calls_colon_in_the_last_gap": lambda n: (HERMES + " ") * n + ": " + HERMES,
 }
 
 
@@ -349,6 +353,108 @@ def test_the_lane_looks_at_each_character_a_bounded_number_of_times(family: str)
     make = _hostile_families()[family[8:]] if family.startswith("hostile:") else LANE_FAMILIES[family]
     small, large = _looked_at(make(100)), _looked_at(make(400))
     assert large <= small * 1.1 + 0.5, (small, large)
+
+
+# Express reading (``_express``): runs of a JSON-block marker. A reply opening on one is read
+# from its first anchor with the gaps checked once at the end; the state it hands the lane is
+# the calls before the first gap holding an anchor.
+_C = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+_H = f"<tool_call>{_C}</tool_call>"
+_RM = '<tool_call>{"name": "rm", "arguments": {}}</tool_call>'
+
+# (text, allowed, max_depth, max_call_chars, what the opening run returns: the result's call
+# count, or the position the lane goes on from and the calls kept)
+EXPRESS_CASES: list[tuple[str, Any, int, int, Any]] = [
+    (f"Sure. {_H} then {_H} done.", ["get_weather"], 64, 1_000_000, ("result", 2)),
+    (f"{_H}{_H}{_H}", ["get_weather"], 64, 1_000_000, ("result", 3)),
+    (f"{_H}\n", ["GetWeather"], 64, 1_000_000, ("result", 1)),  # offered under its normalised key
+    (f"{_H}", tr.ANY_TOOL, 64, 1_000_000, ("result", 1)),
+    (f"<tool_call>{_C}", ["get_weather"], 64, 1_000_000, ("result", 1)),  # the closing tag eaten
+    (f"<tool_call> {_C} </TOOL_CALL> ok", ["get_weather"], 64, 1_000_000, ("result", 1)),  # closed in capitals
+    (f"<tool_call>{_C} </tool_call", ["get_weather"], 64, 1_000_000, ("stop", 1, 1)),  # `<`: a cut close
+    (f"Note: {_H}", ["get_weather"], 64, 1_000_000, ("stop", 0, 0)),  # an anchor before the first call
+    (f"{_H} a: {_H} b {_H}", ["get_weather"], 64, 1_000_000, ("stop", 1, 1)),  # in the second gap
+    (f"{_H} b {_H} set {{1}}", ["get_weather"], 64, 1_000_000, ("stop", 2, 2)),  # after the last call
+    (f"{_H} {_RM} {_H}", ["get_weather"], 64, 1_000_000, ("stop", 1, 1)),  # a name not offered
+    (f"{_H} <tool_call>[{_C}]</tool_call>", ["get_weather"], 64, 1_000_000, ("stop", 1, 1)),  # an array
+    (f"{_H} <tool_call>{{oops}}</tool_call>", ["get_weather"], 64, 1_000_000, ("stop", 1, 1)),  # not JSON
+    (f"{_H} <TOOL_CALL>{_C}</TOOL_CALL>", ["get_weather"], 64, 1_000_000, ("stop", 1, 1)),  # spelled otherwise
+    (f"{_H} <think>{_H}</think>", ["get_weather"], 64, 1_000_000, ("stop", 1, 1)),  # another marker
+    (f"{_H} {_H}" + " " * 80, ["get_weather"], 64, 100, ("stop", 0, 0)),  # more than the size limit to the end
+    ('<tool_call>{"name": "get_weather", "arguments": {"a": [[[1]]]}}</tool_call>', ["get_weather"], 2,
+     1_000_000, ("stop", 0, 0)),  # past the depth limit
+    ('<tool_call>{"name": "", "arguments": {}}</tool_call>', tr.ANY_TOOL, 64, 1_000_000, ("stop", 0, 0)),
+    ('<tool_call>{"name": "get_weather", "arguments": {}, "function": 1}</tool_call>', ["get_weather"], 64,
+     1_000_000, ("stop", 0, 0)),  # not the common shape: read_json_block reads it
+]
+
+
+@pytest.mark.parametrize(("text", "allowed", "depth", "chars", "expected"), EXPRESS_CASES,
+                         ids=[c[0][:40] for c in EXPRESS_CASES])
+def test_an_opening_run(text: str, allowed: Any, depth: int, chars: int, expected: Any) -> None:
+    from toolrepair._salvage._fast import _express
+
+    config = config_for(None)
+    k, express, rest = config.express
+    marker = "<tool_call>"
+    assert text.find(config.finder.anchors[k]) == text.find(marker) == 0 or text.startswith("Sure. ") \
+        or text.startswith("Note: ")
+    calls: list[tr.ToolCall] = []
+    cuts: list[tuple[int, int]] = []
+    got = _express(text, text.find(marker), marker, express[marker], rest, names=_allowlist(allowed),
+                   max_depth=depth, max_call_chars=chars, calls=calls, cuts=cuts, opening=True)
+    fast, general = _both(text, allowed, None, True, True, depth, chars)
+    assert fast == general
+    if expected[0] == "result":
+        assert isinstance(got, tr.SalvageResult) and got == general and len(got.calls) == expected[1]
+    else:
+        _, kept, taken = expected
+        assert isinstance(got, int) and len(calls) == len(cuts) == taken
+        assert got == (cuts[-1][1] if cuts else 0)
+        assert calls == list(general.calls[:taken]) and kept == taken
+
+
+def test_the_express_table() -> None:
+    k, express, rest = config_for(None).express
+    assert _FINDER.anchors[k] == "<" and list(express) == ["<tool_call>"]
+    assert express["<tool_call>"][0] == "</tool_call>" and express["<tool_call>"][2] == "hermes"
+    assert rest == tuple(c for c in _FINDER.anchors if c != "<")
+    # A block marker a run cannot follow alone (`functools[` may end inside it), a marker
+    # found one character in, and a whitespace anchor have no express reading.
+    assert config_for([BLOCK, "functools"]).express[1] == {}
+    assert config_for([tr.TagDialect("late", open="call<<", close=">>end")]).express[1] == {}
+    spaced = config_for([tr.TagDialect("ws", open="\n\n\n", close="\n\n")])
+    assert spaced.express[:2] == (-1, {}) and "\n" in spaced.express[2] == spaced.finder.anchors
+    # Two block markers on one anchor are both express; one on another anchor is not.
+    two = [tr.TagDialect("a", open="<a-call>", close="</a>"), tr.TagDialect("b", open="<b-call>", close="</b>"),
+           tr.TagDialect("c", open="%c-call%", close="%/c%")]
+    assert sorted(config_for(two, False, False).express[1]) == ["<a-call>", "<b-call>"]
+
+
+_GAPS = ["", " ", "\n", "ok. ", ": ", "{x}", "[", "```\n", "~", "<", ">", "=", "｜", "Action: "]
+_PAYLOADS = [_C, '{"name": "web_search", "parameters": {"q": "x"}, "id": "c1"}', '{"name": "rm", "arguments": {}}',
+             '{"name": "get_weather", "arguments": {"a": [[[[1]]]]}}', '{"name": "get_weather"}',
+             "[" + _C + "]", "{oops}", '{"name": "get_weather", "arguments": "{\\"a\\": 1}"}', _C[:20]]
+_CLOSES = ["</tool_call>", " </tool_call>", "\n</TOOL_CALL>", "", "</tool_call"]
+
+
+@st.composite
+def _block_replies(draw: st.DrawFn) -> str:
+    parts = [draw(st.sampled_from(["", "Sure. ", "Note: "]))]
+    for _ in range(draw(st.integers(1, 6))):
+        opener = draw(st.sampled_from(["<tool_call>", "<tool_call>\n", "<TOOL_CALL>"]))
+        parts += [opener, draw(st.sampled_from(_PAYLOADS)), draw(st.sampled_from(_CLOSES)),
+                  draw(st.sampled_from(_GAPS))]
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_block_replies(), ALLOWED, st.sampled_from([None, ("hermes",), ("hermes", "json", "pythonic")]),
+       st.sampled_from([64, 3]), st.sampled_from([1_000_000, 120, 30]))
+def test_block_runs_agree_with_the_general_pass(text: str, allowed: Any, dialects: Any, depth: int,
+                                                chars: int) -> None:
+    fast, general = _both(text, allowed, dialects, True, True, depth, chars)
+    assert fast == general
 
 
 def test_a_marker_a_run_follows_starts_with_its_anchor() -> None:
