@@ -32,6 +32,7 @@ and on the conformance corpus, and counts the characters its searches look at.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from itertools import repeat
 from types import MappingProxyType
@@ -42,7 +43,7 @@ from .._names import NameTable
 from .._types import SalvageResult, ToolCall
 from ._base import Found, ReadContext, build_content, offered_name, skip_ws_match
 from ._json import common_call
-from .tag import WS_BRACE, json_block_close
+from .tag import json_block_close
 
 __all__ = ["Express", "Handover", "express_table", "fast_lane"]
 
@@ -50,8 +51,9 @@ _ABSENT = -1  # str.find's answer for no occurrence
 
 # The state handed to the general pass: (position, calls, cuts).
 Handover = tuple[int, list[ToolCall], list[tuple[int, int]]]
-# An express marker's reading: (closing marker, its match after whitespace, dialect name).
-Block = tuple[str, Any, str]
+# An express marker's reading: (closing marker, its match after whitespace, dialect name, a
+# match of the marker, whitespace and the `{` that opens the call object).
+Block = tuple[str, Any, str, Any]
 # A configuration's express markers (``express_table``): (index of their anchor or -1, marker
 # -> its Block, the other anchors).
 Express = tuple[int, Mapping[str, Block], tuple[str, ...]]
@@ -212,7 +214,8 @@ def express_table(finder: Any) -> Express:
                             or finder.run_checks(marker) != () or anchor not in ("", marker[0])):
                         continue
                     anchor = marker[0]
-                    found[marker] = (*closing, payload[1][0].name)
+                    head = re.compile(re.escape(marker) + r"\s*\{").match
+                    found[marker] = (*closing, payload[1][0].name, head)
     if not found:
         return (_ABSENT, MappingProxyType({}), anchors)
     k = anchors.index(anchor)
@@ -237,7 +240,7 @@ def _express(text: str, s: int, marker: str, block: Block, others: tuple[str, ..
     Returns the result when the run ends the reply, else the position after the last call
     kept (the lane goes on from there; unchanged when none was taken). O(what it reads): each
     search goes forward, each payload is read once."""
-    close, close_match, dialect = block
+    close, close_match, dialect, head = block
     find = text.find
     exact = names.exact if names is not None else None
     n = len(text)
@@ -245,14 +248,12 @@ def _express(text: str, s: int, marker: str, block: Block, others: tuple[str, ..
     size = len(marker)
     anchor = marker[0]
     first = len(cuts)
-    pos: int = cuts[-1][1] if cuts else 0
     while True:
-        marker_end = s + size
-        if s <= last_start and n > marker_end:
+        if s <= last_start and n > s + size:
             break  # past the size limit: the pass probes prefixes
-        opened = WS_BRACE(text, marker_end)
+        opened = head(text, s)  # the marker as written, whitespace, `{`: one match
         if opened is None:
-            break
+            break  # another marker at the anchor, or no object after it
         i = opened.end() - 1
         try:
             value, j = FINITE_SCAN(text, i)
@@ -279,7 +280,6 @@ def _express(text: str, s: int, marker: str, block: Block, others: tuple[str, ..
         span = (s, end)
         calls.append(ToolCall(offered, arguments, ident, dialect, span))
         cuts.append(span)
-        pos = end
         s = find(anchor, end)
         if s == _ABSENT:
             if opening:
@@ -289,11 +289,9 @@ def _express(text: str, s: int, marker: str, block: Block, others: tuple[str, ..
                 break
             if max(map(find, others, repeat(end)), default=_ABSENT) == _ABSENT:
                 return SalvageResult(tuple(calls), build_content(text, cuts), ())
-            return pos
-        if not text.startswith(marker, s):
-            break
+            return end
         if not opening and max(map(find, others, repeat(end), repeat(s)), default=_ABSENT) != _ABSENT:
-            return pos
+            return end
     if opening:
         # Every call up to the first gap with an anchor in it is the lane's: before that gap,
         # the run's next marker was the lane's next marker.
@@ -304,7 +302,7 @@ def _express(text: str, s: int, marker: str, block: Block, others: tuple[str, ..
                 del calls[taken:], cuts[taken:]
                 return prev
             prev = end
-    return pos
+    return cuts[-1][1] if cuts else 0  # the lane's position: it moves with its cuts only
 
 
 def _without_exhausted(lanes: list[Any], at: list[int]) -> tuple[list[Any], list[str], list[int], list[int]]:

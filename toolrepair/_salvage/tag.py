@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws_match
 from ._json import JsonFailure, calls_from_value, decode_at
 
-__all__ = ["WS_BRACE", "TagDialect", "json_block_close", "read_json_block"]
+__all__ = ["TagDialect", "json_block_close", "read_json_block"]
 
 
 def read_json_block(
@@ -47,12 +46,6 @@ def read_json_block(
     if closed is NEED_MORE:
         return NEED_MORE
     return Found(k + len(close) if closed else j, calls)
-
-
-# Whitespace, then the opening brace of a JSON block: one C match for what a whitespace skip
-# and a test of the next character do. (On a miss, `\s*` gives back one character per step:
-# O(whitespace run).) The fast lane reads blocks with it (``_fast._express``).
-WS_BRACE: Final[Callable[[str, int], re.Match[str] | None]] = re.compile(r"\s*\{").match
 
 
 @dataclass(frozen=True)
