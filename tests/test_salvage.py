@@ -266,6 +266,24 @@ def test_limits() -> None:
         tr.salvage_text(b"bytes", ALLOWED)  # type: ignore[arg-type]
 
 
+_ONE_CALL = '<tool_call>{"name": "a", "arguments": {}}</tool_call>'
+
+
+@pytest.mark.parametrize(("allowed", "names"), [
+    (["a"], ["a"]), (("a",), ["a"]), ({"a"}, ["a"]), (frozenset(["a", "b"]), ["a"]), ("a", ["a"]),
+    ("ab", []),  # one name, not the collection of its letters
+    (["A"], ["A"]), ([], []), (tr.ANY_TOOL, ["a"]),
+])
+def test_allowlist_shapes(allowed: Any, names: list[str]) -> None:
+    assert [c.name for c in tr.salvage_text(_ONE_CALL, allowed).calls] == names
+
+
+@pytest.mark.parametrize("allowed", [[1], [["a"]], ["a", None], 5, None, (x for x in [1])])
+def test_an_allowlist_that_is_not_names_is_a_type_error(allowed: Any) -> None:
+    with pytest.raises(TypeError, match="collection of tool names"):
+        tr.salvage_text(_ONE_CALL, allowed)
+
+
 def test_rejection_text_is_bounded() -> None:
     text = "<tool_call>" + json.dumps({"name": "nope", "arguments": {"q": "z" * 5000}}) + "</tool_call>"
     rejection = tr.salvage_text(text, ALLOWED, dialects=SEED).rejected[0]

@@ -151,12 +151,13 @@ def _name_table(names: tuple[str, ...]) -> NameTable:
 
 
 def _allowlist(allowed: Collection[str] | AnyTool | NameTable) -> NameTable | None:
-    if isinstance(allowed, AnyTool):
-        return None
-    if isinstance(allowed, NameTable):
-        return allowed
-    if isinstance(allowed, str):  # one name, not a collection of its letters
-        return _name_table((allowed,))
+    if type(allowed) is not list:  # a list, the usual allowlist, goes straight to the table
+        if isinstance(allowed, AnyTool):
+            return None
+        if isinstance(allowed, NameTable):
+            return allowed
+        if isinstance(allowed, str):  # one name, not a collection of its letters
+            return _name_table((allowed,))
     try:
         return _name_table(tuple(allowed))  # the same offered names are normalised once, not per reply
     except TypeError:  # not iterable, an unhashable item, or not all str
