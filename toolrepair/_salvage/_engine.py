@@ -438,11 +438,7 @@ def salvage_text(
         return SalvageResult((), text, (Rejection(
             "", (0, len(text)), "", "input-too-large", None),))
     config = config_for(dialects, mask_fences, mask_reasoning)
-    names = _allowlist(allowed)
-    got = fast_lane(text, config, names, max_depth, max_call_chars)  # run_whole's first step, one frame less
-    if isinstance(got, SalvageResult):
-        return got
-    return _general(text, config, names, max_depth, max_call_chars, handover=got)
+    return run_whole(text, config, allowed, max_depth, max_call_chars)
 
 
 def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTool, max_depth: int,

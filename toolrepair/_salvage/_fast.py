@@ -41,8 +41,8 @@ from typing import Any
 from .._args import FINITE_SCAN
 from .._names import NameTable
 from .._types import SalvageResult, ToolCall
-from ._base import Found, ReadContext, build_content, offered_name, skip_ws_match
-from ._json import common_call
+from ._base import Found, ReadContext, build_content, offered_name, skip_ws_match, startswith_ci
+from ._json import common_call, may_nest_deeper
 from .tag import json_block_close
 
 __all__ = ["Express", "Handover", "express_table", "fast_lane"]
@@ -199,9 +199,9 @@ def express_table(finder: Any) -> Express:
     start with their anchor, whose first dialect reads a JSON block (``json_block_close``),
     that match alone where they are written (no other marker of their subgroup is a prefix of
     one, none is longer) and that can follow one another as a run with nothing else to check
-    (``run_checks`` is empty). All share the anchor of the first one found. None when an
-    anchor is whitespace: a run read from the start checks the kept text for anchors, and
-    whitespace next to a cut is not kept. O(markers) once per configuration."""
+    (``run_checks`` is empty). All share the anchor of the first one found. There are none
+    when an anchor is whitespace: a run read from the start checks the kept text for anchors,
+    and whitespace next to a cut is not kept. O(markers) once per configuration."""
     anchors = finder.anchors
     found: dict[str, Block] = {}
     anchor = ""
@@ -259,9 +259,7 @@ def _express(text: str, s: int, marker: str, block: Block, others: tuple[str, ..
             value, j = FINITE_SCAN(text, i)
         except (StopIteration, ValueError, RecursionError):
             break  # not a call object that decodes: read_json_block's to answer
-        if j - i > max_call_chars or (
-            j - i > 2 * max_depth and text.count("{", i, j) + text.count("[", i, j) > max_depth
-        ):
+        if j - i > max_call_chars or may_nest_deeper(text, i, j, max_depth):
             break  # a limit to check: ``decode_at`` does
         common = common_call(value)  # the first test of call_from_object, so the same answer
         if common is None:
@@ -273,7 +271,7 @@ def _express(text: str, s: int, marker: str, block: Block, others: tuple[str, ..
             end = closed.end()
         else:  # the closing marker spelled otherwise, or missing: read_json_block's answer
             k = skip_ws_match(text, j).end()
-            end = k + len(close) if text[k : k + len(close)].lower() == close else j
+            end = k + len(close) if startswith_ci(text, close, k) else j
         offered = name if exact is not None and name in exact else offered_name(names, name)
         if offered is None:
             break  # a rejection: the pass records it

@@ -18,7 +18,7 @@ from .._args import FINITE_SCAN, check_nesting, decode_arguments
 from .._errors import ArgumentError
 from ._base import NEED_MORE, NeedMore, RawCall, ReadContext
 
-__all__ = ["JsonFailure", "call_from_object", "calls_from_value", "common_call", "decode_at"]
+__all__ = ["JsonFailure", "call_from_object", "calls_from_value", "common_call", "decode_at", "may_nest_deeper"]
 
 
 # Partial literals and numbers a streaming text may end inside: `tru`, `-`, `1.`, `1e+`.
@@ -60,6 +60,13 @@ _FIRST_WINDOW = 1024
 _WINDOW_MARGIN = 16
 
 
+def may_nest_deeper(text: str, i: int, j: int, max_depth: int) -> bool:
+    """Whether the JSON value ``text[i:j]`` may nest deeper than ``max_depth``: nesting needs
+    two characters per level, and an opening bracket per level (those in strings only add to
+    the count), so below either bound no walk is needed. O(j - i) in C."""
+    return j - i > 2 * max_depth and text.count("{", i, j) + text.count("[", i, j) > max_depth
+
+
 def _decode_window(chunk: str, final: bool, ctx: ReadContext) -> tuple[Any, int] | JsonFailure | NeedMore:
     """Decode the value at ``chunk[0]``; ``final`` says whether the chunk ends the text."""
     try:
@@ -75,9 +82,7 @@ def _decode_window(chunk: str, final: bool, ctx: ReadContext) -> tuple[Any, int]
     else:
         if end > ctx.max_call_chars:
             return JsonFailure("too-large", 0)
-        # Nesting needs two characters per level, and an opening bracket per level (those in
-        # strings only add to the count): below either bound, no walk is needed.
-        if end > 2 * ctx.max_depth and chunk.count("{", 0, end) + chunk.count("[", 0, end) > ctx.max_depth:
+        if may_nest_deeper(chunk, 0, end, ctx.max_depth):
             try:
                 check_nesting(value, ctx.max_depth)
             except ArgumentError:

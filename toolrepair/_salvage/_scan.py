@@ -185,8 +185,9 @@ class MarkerFinder:
         return got
 
     def run_checks(self, marker: str) -> tuple[tuple[int, Any, Any, Any], ...] | None:
-        """What the fast lane must check, besides a gap with no anchor character, to take the
-        next occurrence of ``marker`` in the same spelling as the next marker (a *run*).
+        """What must be checked, besides a gap with no anchor character, to take the next
+        occurrence of ``marker`` in the same spelling as the next marker (a *run*). The fast
+        lane runs only markers with nothing to check (empty: see ``_fast.express_table``).
 
         None when that cannot be decided so: a longer marker starts with it, or an anchor
         inside it (or past it) could start a marker at or before it. That includes its own

@@ -97,7 +97,7 @@ def _v11_call(text: str, name: str, j: int, ctx: ReadContext) -> Found | NeedMor
 @dataclass(frozen=True)
 class _Mistral:
     name: str = "mistral"
-    markers: tuple[str, ...] = ("[tool_calls]",)
+    markers: tuple[str, ...] = (_TOKEN,)
     reasoning: tuple[tuple[str | None, str], ...] = (("[think]", "[/think]"),)
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
