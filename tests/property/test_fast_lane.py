@@ -386,6 +386,23 @@ EXPRESS_CASES: list[tuple[str, Any, int, int, Any]] = [
     ('<tool_call>{"name": "", "arguments": {}}</tool_call>', tr.ANY_TOOL, 64, 1_000_000, ("stop", 0, 0)),
     ('<tool_call>{"name": "get_weather", "arguments": {}, "function": 1}</tool_call>', ["get_weather"], 64,
      1_000_000, ("stop", 0, 0)),  # not the common shape: read_json_block reads it
+    # The usual spelling, one newline inside each end (a `startswith` each), beside others.
+    (f"<tool_call>\n{_C}\n</tool_call> and {_H} and <tool_call>\n{_C}</tool_call>", ["get_weather"], 64,
+     1_000_000, ("result", 3)),
+    (f"<tool_call>\n\n{_C}\n\n</tool_call> <tool_call> \n{_C} \n</tool_call>", ["get_weather"], 64, 1_000_000,
+     ("result", 2)),
+    (f"<tool_call>\n{_C}\n</TOOL_CALL> x", ["get_weather"], 64, 1_000_000, ("result", 1)),  # closed in capitals
+    (f"<tool_call>\n{_C}\n</tool_call", ["get_weather"], 64, 1_000_000, ("stop", 1, 1)),  # a cut close
+    # A name and arguments alone is the common shape at once; anything else asks common_call.
+    ('<tool_call>\n{"name": "get_weather", "arguments": {}, "id": "c1"}\n</tool_call>', ["get_weather"], 64,
+     1_000_000, ("result", 1)),
+    ('<tool_call>\n{"name": "get_weather", "parameters": {"city": "Paris"}}\n</tool_call>', ["get_weather"], 64,
+     1_000_000, ("result", 1)),
+    ('<tool_call>\n{"arguments": {}, "name": "get_weather"}\n</tool_call>', ["get_weather"], 64, 1_000_000,
+     ("result", 1)),
+    ('<tool_call>\n{"name": "get_weather", "arguments": "{}"}\n</tool_call>', ["get_weather"], 64, 1_000_000,
+     ("stop", 0, 0)),  # arguments as a JSON string: read_json_block decodes it
+    ('<tool_call>\n{"name": 7, "arguments": {}}\n</tool_call>', ["get_weather"], 64, 1_000_000, ("stop", 0, 0)),
 ]
 
 
@@ -432,16 +449,19 @@ def test_the_express_table() -> None:
 
 _GAPS = ["", " ", "\n", "ok. ", ": ", "{x}", "[", "```\n", "~", "<", ">", "=", "｜", "Action: "]
 _PAYLOADS = [_C, '{"name": "web_search", "parameters": {"q": "x"}, "id": "c1"}', '{"name": "rm", "arguments": {}}',
+             '{"name": "get_weather", "parameters": {"q": "x"}}', '{"name": 5, "arguments": {}}',
+             '{"name": "get_weather", "arguments": {}, "id": "c2"}', '{"arguments": {"q": 1}, "name": "web_search"}',
              '{"name": "get_weather", "arguments": {"a": [[[[1]]]]}}', '{"name": "get_weather"}',
              "[" + _C + "]", "{oops}", '{"name": "get_weather", "arguments": "{\\"a\\": 1}"}', _C[:20]]
-_CLOSES = ["</tool_call>", " </tool_call>", "\n</TOOL_CALL>", "", "</tool_call"]
+_CLOSES = ["</tool_call>", " </tool_call>", "\n</tool_call>", "\n\n</tool_call>", "\n</TOOL_CALL>", "", "</tool_call"]
 
 
 @st.composite
 def _block_replies(draw: st.DrawFn) -> str:
     parts = [draw(st.sampled_from(["", "Sure. ", "Note: "]))]
     for _ in range(draw(st.integers(1, 6))):
-        opener = draw(st.sampled_from(["<tool_call>", "<tool_call>\n", "<TOOL_CALL>"]))
+        opener = draw(st.sampled_from(["<tool_call>", "<tool_call>\n", "<tool_call>\n\n", "<tool_call> \n",
+                                       "<TOOL_CALL>", "<TOOL_CALL>\n"]))
         parts += [opener, draw(st.sampled_from(_PAYLOADS)), draw(st.sampled_from(_CLOSES)),
                   draw(st.sampled_from(_GAPS))]
     return "".join(parts)
