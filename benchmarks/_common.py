@@ -16,6 +16,19 @@ def best(fn: Callable[[], Any], *, number: int = 0, repeat: int = 7) -> float:
     return min(timer.repeat(repeat=repeat, number=number)) / number
 
 
+def best_together(*fns: Callable[[], Any], repeat: int = 15) -> list[float]:
+    """Seconds per call of each of ``fns``, best of ``repeat`` runs taken in turn (each auto-
+    ranged once): a busy spell of a shared machine then slows every one alike, so their ratios
+    hold steadier than those of figures measured one after the other."""
+    timers = [timeit.Timer(fn) for fn in fns]
+    numbers = [timer.autorange()[0] for timer in timers]
+    bests = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for k, (timer, number) in enumerate(zip(timers, numbers, strict=True)):
+            bests[k] = min(bests[k], timer.timeit(number) / number)
+    return bests
+
+
 def machine() -> str:
     return f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()} ({platform.processor() or 'cpu'})"
 
