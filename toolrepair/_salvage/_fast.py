@@ -40,7 +40,7 @@ from typing import Any
 
 from .._args import FINITE_SCAN
 from .._names import NameTable
-from .._types import SalvageResult, ToolCall
+from .._types import SalvageResult, ToolCall, slot_setters
 from ._base import Found, ReadContext, build_content, offered_name, skip_ws_match, startswith_ci
 from ._json import common_call, may_nest_deeper
 from .tag import json_block_close
@@ -48,6 +48,12 @@ from .tag import json_block_close
 __all__ = ["Express", "Handover", "express_table", "fast_lane"]
 
 _ABSENT = -1  # str.find's answer for no occurrence
+# An express run makes its ToolCalls through the slot setters ToolCall.__init__ uses, without
+# the class call around them: the type's call and init slots are 0.08 µs of the 0.37 µs a
+# ToolCall costs, about 3 % of a short reply's salvage. (A field added to ToolCall breaks the
+# unpacking in ``_express`` at once, so the two cannot drift apart unseen.)
+_NEW = object.__new__
+_TOOL_CALL_SLOTS = slot_setters(ToolCall)
 
 # The state handed to the general pass: (position, calls, cuts).
 Handover = tuple[int, list[ToolCall], list[tuple[int, int]]]
@@ -249,6 +255,7 @@ def _express(text: str, s: int, marker: str, block: Block, others: tuple[str, ..
     size = len(marker)
     anchor = marker[0]
     first = len(cuts)
+    set_name, set_arguments, set_id, set_dialect, set_span = _TOOL_CALL_SLOTS
     while True:
         if s <= last_start and n > s + size:
             break  # past the size limit: the pass probes prefixes
@@ -285,7 +292,13 @@ def _express(text: str, s: int, marker: str, block: Block, others: tuple[str, ..
         if offered is None:
             break  # a rejection: the pass records it
         span = (s, end)
-        calls.append(ToolCall(offered, arguments, ident, dialect, span))
+        call = _NEW(ToolCall)
+        set_name(call, offered)
+        set_arguments(call, arguments)
+        set_id(call, ident)
+        set_dialect(call, dialect)
+        set_span(call, span)
+        calls.append(call)
         cuts.append(span)
         s = find(anchor, end)
         if s == _ABSENT:
