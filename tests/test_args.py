@@ -11,24 +11,17 @@ from typing import Any
 
 import pytest
 
-from toolrepair import _args
 from toolrepair._args import (
-    _MISSING,
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_DEPTH,
     CompiledSchema,
-    _coerce_to,
-    _decode_value,
-    _is_type,
-    _Notes,
-    _parse_lenient,
-    _show,
-    _simple_check,
-    _text_is_safe,
     check_nesting,
     compile_schema,
     decode_arguments,
+    decode_value,
 )
+from toolrepair._args._decode import _MISSING, _Notes, _parse_lenient
+from toolrepair._args._schema import _coerce_to, _is_type, _show
 from toolrepair._errors import ArgumentError, format_expected
 from toolrepair._types import RepairEvent
 
@@ -528,13 +521,13 @@ def test_check_nesting_counts_arrays_and_objects() -> None:
     assert str(info.value) == "Arguments nest deeper than 3 levels"
 
 
-# The text proof stands in for the walk on long, dense texts. It may decline (the walk then
-# decides), but what it proves, the walk must accept.
+# The walk (check_nesting) is the one depth-and-finite check of what the C scanner read: it
+# accepts exactly the values nested at most max_depth deep.
 
 RECORDS = json.dumps(
     {"rows": [{"id": i, "name": f"item {i}", "price": i * 1.5, "tags": ["a", "b"]} for i in range(120)]}
 )
-# A dense start: the walk meets 301 elements at its second level and hands over to the proof.
+# A long start, so that texts of any depth are long enough to be walked.
 PAD = '{"pad": [' + "0, " * 300 + '0], "x": '
 
 
@@ -550,8 +543,17 @@ def fooling_list(depth: int) -> str:
     return text
 
 
-TEXT_PROOF = [
-    # (text, max_depth, proved)
+def nesting(value: Any) -> int:
+    """The reference: nesting depth by recursion (the top container is 1)."""
+    if isinstance(value, dict):
+        return 1 + max(map(nesting, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(nesting, value), default=0)
+    return 0
+
+
+WALKS = [
+    # (text, max_depth, accepted: was proved by the former text proof; the walk decides alone)
     (RECORDS, DEFAULT_MAX_DEPTH, True),
     (RECORDS, 4, True),  # object, array, object, array: exactly 4
     (RECORDS, 3, False),
@@ -595,65 +597,56 @@ TEXT_PROOF = [
 ]
 
 
-@pytest.mark.parametrize(("text", "max_depth", "proved"), TEXT_PROOF, ids=short_id)
-def test_the_text_proof_declines_all_it_cannot_prove(text: str, max_depth: int, proved: bool) -> None:
-    assert _text_is_safe(text, 0, max_depth) is proved
-    assert _text_is_safe("\n " + text, 2, max_depth) is proved
-    if proved:
-        check_nesting(json.loads(text), max_depth)  # the walk agrees
-
-
-@pytest.fixture
-def proofs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """The verdicts of the text proof, in the order decode_arguments asked for them."""
-    verdicts: list[bool] = []
-    real = _args._text_is_safe
-
-    def spy(text: str, start: int, max_depth: int) -> bool:
-        verdicts.append(real(text, start, max_depth))
-        return verdicts[-1]
-
-    monkeypatch.setattr(_args, "_text_is_safe", spy)
-    return verdicts
+@pytest.mark.parametrize(("text", "max_depth", "proved"), WALKS, ids=short_id)
+def test_the_walk_accepts_exactly_what_nests_within_the_limit(text: str, max_depth: int, proved: bool) -> None:
+    value = json.loads(text)
+    fits = nesting(value) <= max_depth
+    finite = "Infinity" not in json.dumps(value)  # the reference: json's own float reading
+    assert (fits and finite) or not proved  # what the former proof accepted fits
+    if not fits:
+        with pytest.raises(ArgumentError) as info:
+            check_nesting(value, max_depth)
+        assert info.value.reason == "too-deep"
+    elif not finite:
+        with pytest.raises(ValueError, match="inf"):
+            check_nesting(value, max_depth)
+    else:
+        check_nesting(value, max_depth)
 
 
 @pytest.mark.parametrize(
-    ("inner", "reason", "proved"),
+    ("inner", "reason"),
     [
-        (RECORDS, None, True),
-        ('{"q": "x\\"y", "r": "\\\\", "é": "ü", "s": "\\ud800\ud800"}', None, True),
-        ('["[[[[", "]]]", "{{", "}"]', None, False),
-        ('{"q": "a\\\\\\"[\\\\\\\\", "s": "\\ud800"}', None, False),
-        (fooling_list(DEFAULT_MAX_DEPTH - 1), None, False),
-        (fooling_list(DEFAULT_MAX_DEPTH), "too-deep", False),
-        (deep_list(DEFAULT_MAX_DEPTH - 1), None, True),
-        (deep_list(DEFAULT_MAX_DEPTH), "too-deep", False),
-        (deep_list(DEFAULT_MAX_DEPTH, '"]]]]"'), "too-deep", False),
-        ("[1e999]", "undecodable", False),
-        ('{"a": -1e999}', "undecodable", False),
-        ("[1E+400]", "undecodable", False),
-        ("[1e0400]", "undecodable", False),
-        ("[1" + "0" * 400 + ".0]", "undecodable", False),
-        ("[1e-400, 1e099]", None, False),
+        (RECORDS, None),
+        ('{"q": "x\\"y", "r": "\\\\", "é": "ü", "s": "\\ud800\ud800"}', None),
+        ('["[[[[", "]]]", "{{", "}"]', None),
+        ('{"q": "a\\\\\\"[\\\\\\\\", "s": "\\ud800"}', None),
+        (fooling_list(DEFAULT_MAX_DEPTH - 1), None),
+        (fooling_list(DEFAULT_MAX_DEPTH), "too-deep"),
+        (deep_list(DEFAULT_MAX_DEPTH - 1), None),
+        (deep_list(DEFAULT_MAX_DEPTH), "too-deep"),
+        (deep_list(DEFAULT_MAX_DEPTH, '"]]]]"'), "too-deep"),
+        ("[1e999]", "undecodable"),
+        ('{"a": -1e999}', "undecodable"),
+        ("[1E+400]", "undecodable"),
+        ("[1e0400]", "undecodable"),
+        ("[1" + "0" * 400 + ".0]", "undecodable"),
+        ("[1e-400, 1e099]", None),
     ],
     ids=short_id,
 )
-def test_long_dense_texts_are_proved_or_walked(
-    inner: str, reason: str | None, proved: bool, proofs: list[bool]
-) -> None:
+def test_long_texts_are_walked(inner: str, reason: str | None) -> None:
     text = PAD + inner + "}"
     if reason is None:
         assert decode(text) == (json.loads(text), ())
     else:
         assert refusal(text).reason == reason
-    assert proofs == [proved]
 
 
-def test_sparse_long_texts_are_walked(proofs: list[bool]) -> None:
+def test_long_texts_with_long_strings_are_walked() -> None:
     text = json.dumps({"path": "a.py", "content": "x = [1]\n" * 3000, "tags": ["a", "b"], "n": 1.5})
     assert decode(text)[0] == json.loads(text)
     assert refusal(text[:-1] + ', "x": 1e999}').reason == "undecodable"
-    assert proofs == []
 
 
 def test_size_limit() -> None:
@@ -1282,7 +1275,7 @@ def test_unevaluated_properties() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The fast acceptance check agrees with jsonschema
+# Validity is jsonschema's, with the strict integer type
 # --------------------------------------------------------------------------------------------
 
 SIMPLE = [
@@ -1302,35 +1295,10 @@ SIMPLE = [
 
 
 @pytest.mark.parametrize(("schema", "good", "bad"), SIMPLE)
-def test_simple_check_is_exact(schema: Any, good: list[Any], bad: list[Any]) -> None:
-    check = _simple_check(schema)
-    assert check is not None
-    assert all(check(value) for value in good)
-    assert not any(check(value) for value in bad)
-
-
-@pytest.mark.parametrize(
-    "schema",
-    [
-        False,
-        {"type": "any"},
-        {"type": 5},
-        {"enum": [1, 2]},
-        {"items": [{"type": "string"}]},
-        {"items": {"pattern": "x"}},
-        {"minimum": "1"},
-        {"anyOf": []},
-        {"anyOf": [{"not": {}}]},
-        {"pattern": "^a"},
-        {"properties": []},
-        {"required": "a"},
-        {"required": [1]},
-        {"additionalProperties": {"type": "string"}},
-        {"properties": {"a": {"const": 1}}},
-    ],
-)
-def test_simple_check_declines_what_it_does_not_know(schema: Any) -> None:
-    assert _simple_check(schema) is None
+def test_validity_is_jsonschemas_with_strict_integers(schema: Any, good: list[Any], bad: list[Any]) -> None:
+    compiled = CompiledSchema(schema if isinstance(schema, dict) else {"allOf": [schema]})
+    assert all(compiled._is_valid(value) for value in good)
+    assert not any(compiled._is_valid(value) for value in bad)
 
 
 def test_type_helpers_on_names_the_schema_checker_would_refuse() -> None:
@@ -1348,5 +1316,5 @@ def test_show_survives_unserialisable_values() -> None:
 
 
 def test_decode_value_gives_any_json_value() -> None:
-    assert _decode_value("[1, 'a',]") == [1, "a"]
-    assert _decode_value('"x"') == "x"
+    assert decode_value("[1, 'a',]") == [1, "a"]
+    assert decode_value('"x"') == "x"

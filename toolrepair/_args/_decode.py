@@ -1,0 +1,684 @@
+"""Argument decoding: a model's argument text (lenient JSON) to a ``dict``.
+
+Valid JSON costs one call into the C scanner; anything else goes through one hand-written,
+iterative parser that repairs only what has a single reading and refuses the rest (truncation is
+never completed). Every repair is a ``decode`` :class:`~toolrepair._types.RepairEvent`; every
+failure an :class:`~toolrepair._errors.ArgumentError` with a ``reason`` code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import re
+from collections.abc import Callable, Mapping
+from itertools import chain, compress, repeat
+from typing import Any, Final
+
+from .._errors import ArgumentError
+from .._types import RepairEvent
+
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "DEFAULT_MAX_DEPTH",
+    "FINITE_SCAN",
+    "check_nesting",
+    "decode_arguments",
+    "decode_value",
+]
+
+DEFAULT_MAX_DEPTH: Final = 100
+"""Deepest nesting of objects and arrays accepted in decoded arguments (the top object is 1)."""
+
+DEFAULT_MAX_CHARS: Final = 10_000_000
+"""Longest argument text accepted, in characters."""
+
+# Python refuses int() on more than 4300 digits by default (CVE-2020-10735): converting is
+# quadratic. Both paths refuse longer integer literals (floats convert in linear time).
+_MAX_NUMBER_CHARS: Final = 4300
+
+_MISSING: Final = object()
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding: the fast path
+# --------------------------------------------------------------------------------------------
+
+
+class _NonFiniteError(ValueError):
+    """Raised inside the C scanner to push non-finite numbers onto the slow path."""
+
+
+def _finite_float(text: str) -> float:
+    # Called by the C scanner only for number literals with a fraction or exponent.
+    value = float(text)
+    if value - value != 0.0:  # inf or nan
+        raise _NonFiniteError(text)
+    return value
+
+
+def _reject_constant(text: str) -> Any:
+    raise _NonFiniteError(text)
+
+
+# strict=False: raw newlines and tabs inside strings are what models emit; they are unambiguous.
+# Two scanners: texts too short to nest beyond the limit check each float as it is read (a
+# Python call per float and no walk: 0.65x json.loads on a 200-character object, against 2.2x
+# with the walk's fixed cost); longer texts read floats at C speed and check_nesting checks them
+# with the depth, which it walks anyway.
+FINITE_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  # type: ignore[attr-defined]
+    strict=False, parse_float=_finite_float, parse_constant=_reject_constant
+).scan_once
+_PLAIN_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  # type: ignore[attr-defined]
+    strict=False, parse_constant=_reject_constant
+).scan_once
+_CONTAINER_TYPES: Final = frozenset((dict, list))
+
+def check_nesting(value: Any, max_depth: int) -> None:
+    """Raise ``too-deep`` beyond ``max_depth`` levels, ``_NonFiniteError`` for inf or nan.
+
+    The one depth-and-finite check for values the C scanner read. Iterative and breadth-first,
+    one level at a time: each level costs a constant number of Python steps, and each element a
+    few steps of C-level iterators (chain, map, compress). O(total elements), O(widest level).
+
+    Measured against the byte-level proof it replaced (which declined strings holding brackets
+    and fell back to this walk anyway): on 20 KB to 1.4 MB of small JSON records, decoding costs
+    1.7-1.95x ``json.loads`` with the walk alone against 1.2-1.4x with the proof in front of it.
+    The walk is exact and one implementation; the proof's gain was not worth a second rule.
+    """
+    dicts: list[dict[str, Any]] = [value] if type(value) is dict else []
+    lists: list[list[Any]] = [value] if type(value) is list else []
+    depth = 0
+    while dicts or lists:
+        depth += 1
+        if depth > max_depth:
+            raise ArgumentError(f"Arguments nest deeper than {max_depth} levels", reason="too-deep")
+        children = list(chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists)))
+        kinds = list(map(type, children))
+        present = set(kinds)
+        dicts = list(compress(children, map(operator.is_, kinds, repeat(dict)))) if dict in present else []
+        lists = list(compress(children, map(operator.is_, kinds, repeat(list)))) if list in present else []
+        if float in present and not all(
+            map(math.isfinite, compress(children, map(operator.is_, kinds, repeat(float))))
+        ):
+            raise _NonFiniteError("inf")
+
+
+def _maybe_scan(text: str, max_depth: int, start: int = 0) -> Any:
+    """The value of ``text[start:]`` if it is exactly one valid JSON value, else ``_MISSING``.
+
+    One pass of the C scanner; for texts long enough to nest beyond ``max_depth`` (depth d
+    needs 2d characters), ``check_nesting`` on the result. Raises ``too-deep``.
+    """
+    short = len(text) - start <= 2 * max_depth
+    try:
+        value, end = (FINITE_SCAN if short else _PLAIN_SCAN)(text, start)
+        if end != len(text):
+            return _MISSING
+        if not short:
+            check_nesting(value, max_depth)
+    except ArgumentError:
+        raise
+    except (StopIteration, ValueError, RecursionError):
+        # StopIteration: no value at 0; ValueError: a syntax error, a non-finite number or
+        # Python's int digit limit; RecursionError: nesting beyond the C scanner's stack.
+        return _MISSING
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding: the lenient parser
+# --------------------------------------------------------------------------------------------
+
+_JSON_WS: Final = re.compile(r"[ \t\n\r]*")
+_SPACE_OR_SLASH: Final = frozenset(" \t\n\r/")
+# Opening quote -> the characters that may close it. Smart quotes close with either of the pair:
+# models mix them up, and inside such a string a plain '"' is content.
+_CLOSERS: Final = {'"': '"', "'": "'", "“": "”“", "‘": "’‘"}
+_QUOTE_CHARS: Final = "\"'“”‘’"
+# One chunk regex per opener: a run of characters that are neither a backslash nor a closer.
+_CHUNKS: Final = {q: re.compile("[^\\\\" + closers + "]*") for q, closers in _CLOSERS.items()}
+_ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_HEX4: Final = re.compile(r"[0-9a-fA-F]{4}")
+_HEX_PREFIX: Final = re.compile(r"[0-9a-fA-F]{0,3}")
+# Number tokens: a greedy run of number characters, then checked whole. No nested quantifiers
+# over the same characters, so every match is linear.
+_NUMBER_CHARS: Final = re.compile(r"[-+.0-9eE]+")
+_NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_NUMBER_PREFIX: Final = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?)?")
+_LEADING_ZERO: Final = re.compile(r"-?0[0-9]")
+_WORD: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_BARE_KEY: Final = re.compile(r"(?:[^\W\d]|\$)[\w$-]*")
+_SPACE: Final = re.compile(r"\s*")  # what str.strip() removes
+_FENCE_OPEN: Final = re.compile(r"`{3,}|~{3,}")
+_FENCE_INFO: Final = re.compile(r"[ \t]*[A-Za-z0-9_.+-]*[ \t]*\r?\n")
+
+# word -> (value, replaced-from-Python?)
+_LITERALS: Final[dict[str, tuple[Any, bool]]] = {
+    "true": (True, False),
+    "false": (False, False),
+    "null": (None, False),
+    "True": (True, True),
+    "False": (False, True),
+    "None": (None, True),
+}
+_JSON_SPELLING: Final = {"True": "true", "False": "false", "None": "null"}
+
+# Parser states.
+_S_VALUE: Final = 0  # a value is expected (top level, after ':', after '[' or ',' in an array)
+_S_KEY: Final = 1  # a key or '}' is expected (after '{' or ',' in an object)
+_S_COLON: Final = 2  # ':' is expected after a key
+_S_AFTER: Final = 3  # ',' or a closing bracket is expected after a member
+_S_END: Final = 4  # the top-level value is complete
+
+
+class _Notes:
+    """Repairs seen while decoding, one event per kind of repair (first position, count)."""
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[str, list[Any]] = {}
+
+    def add(self, what: str, position: int, before: Any = None, after: Any = None) -> None:
+        entry = self._seen.get(what)
+        if entry is None:
+            self._seen[what] = [1, position, before, after]
+        else:
+            entry[0] += 1
+
+    def events(self) -> tuple[RepairEvent, ...]:
+        out = []
+        for what, (count, position, before, after) in self._seen.items():
+            more = f" (and {count - 1} more)" if count > 1 else ""
+            out.append(RepairEvent("decode", f"{what} at {position}{more}", before=before, after=after))
+        return tuple(out)
+
+
+def _truncated(where: str, position: int) -> ArgumentError:
+    return ArgumentError(
+        f"Arguments are truncated: {where} (at character {position})",
+        reason="truncated",
+        position=position,
+    )
+
+
+def _undecodable(message: str, position: int) -> ArgumentError:
+    return ArgumentError(message, reason="undecodable", position=position)
+
+
+def _skip_space(s: str, i: int, notes: _Notes) -> int:
+    """Skip JSON whitespace and comments from ``i``. O(length skipped)."""
+    while True:
+        if s[i : i + 1] not in _SPACE_OR_SLASH:  # the common case: a token starts right here
+            return i
+        i = _JSON_WS.match(s, i).end()  # type: ignore[union-attr]  # '*' always matches
+        if s.startswith("//", i):
+            notes.add("Removed comment", i, s[i : i + 2], "")
+            end = s.find("\n", i + 2)
+            i = len(s) if end < 0 else end + 1
+        elif s.startswith("/*", i):
+            end = s.find("*/", i + 2)
+            if end < 0:
+                raise _truncated(f"unterminated comment starting at {i}", len(s))
+            notes.add("Removed comment", i, s[i : i + 2], "")
+            i = end + 2
+        else:
+            return i
+
+
+def _string_end(s: str, i: int) -> int:
+    """Index just past the string opened at ``i``, or -1 if the text ends first. O(its length)."""
+    chunk = _CHUNKS[s[i]].match
+    j = i + 1
+    n = len(s)
+    while True:
+        k = chunk(s, j).end()  # type: ignore[union-attr]
+        if k >= n:
+            return -1
+        if s[k] == "\\":
+            j = k + 2
+            continue
+        return k + 1
+
+
+def _read_string(s: str, i: int, notes: _Notes, object_value: bool) -> tuple[str, int]:
+    """Read the string opened at ``s[i]``; return it and the index after its closing quote.
+
+    A closing-quote character ends the string only when what follows it (after whitespace) is
+    ``,`` ``}`` ``]`` ``:`` or the end of the text; otherwise it is content (an unescaped quote).
+    When it is followed by another quote the two readings can differ: it ends the string if the
+    next string is a key (a missing comma), it is content if the next quote itself ends the
+    string, and anything else is refused as ambiguous.
+
+    Linear: the chunk regex and each look-ahead advance past text that is never rescanned more
+    than twice (whitespace after a candidate quote, and the one look-ahead string, which ends
+    this string either way).
+    """
+    n = len(s)
+    opener = s[i]
+    closers = _CLOSERS[opener]
+    chunk = _CHUNKS[opener].match
+    ws = _JSON_WS.match
+    if opener == "'":
+        notes.add("Replaced single quotes with double quotes", i, "'", '"')
+    elif opener != '"':
+        notes.add("Replaced smart quotes with double quotes", i, opener, '"')
+    parts: list[str] = []
+    start = j = i + 1
+    kept = -1  # position of the first quote kept as content, if any
+    while True:
+        k = chunk(s, j).end()  # type: ignore[union-attr]
+        if k >= n:
+            if kept >= 0:
+                # '{"a": "x"y}': the kept quote may have been the end, with junk after it.
+                raise ArgumentError(
+                    f"Ambiguous quote at {kept}: the string starting at {i} never ends if it is content",
+                    reason="ambiguous",
+                    position=kept,
+                )
+            raise _truncated(f"unterminated string starting at {i}", n)
+        if s[k] == "\\":
+            parts.append(s[start:k])
+            esc = s[k + 1 : k + 2]
+            simple = _ESCAPES.get(esc)
+            if simple is not None:
+                parts.append(simple)
+                j = k + 2
+            elif esc == "u":
+                char, j = _read_unicode_escape(s, k)
+                if char is None:
+                    notes.add("Kept invalid escape as literal text", k, s[k : k + 2], s[k : k + 2])
+                    parts.append("\\")
+                else:
+                    parts.append(char)
+            elif not esc:
+                raise _truncated(f"unterminated string starting at {i}", n)
+            elif esc in closers or esc in "'’":
+                if esc != opener:
+                    notes.add("Replaced invalid escape of a quote with the quote", k, "\\" + esc, esc)
+                parts.append(esc)
+                j = k + 2
+            else:
+                # "C:\Users": an invalid escape is kept, backslash and all; then the next
+                # character is read normally.
+                notes.add("Kept invalid escape as literal text", k, "\\" + esc, "\\" + esc)
+                parts.append("\\")
+                j = k + 1
+            start = j
+            continue
+        # s[k] is a closing-quote character: does it end the string?
+        p = ws(s, k + 1).end()  # type: ignore[union-attr]
+        if p >= n or s[p] in ",}]:":
+            parts.append(s[start:k])
+            return "".join(parts), k + 1
+        nxt = s[p]
+        if nxt in _QUOTE_CHARS:
+            if nxt in closers:
+                q = ws(s, p + 1).end()  # type: ignore[union-attr]
+                if q >= n or s[q] in ",}]:":
+                    # 'He said "hi""}': this quote is content; the next one ends the string.
+                    notes.add("Kept unescaped quote as string content", k, s[k], "\\" + s[k])
+                    kept = k if kept < 0 else kept
+                    j = k + 1
+                    continue
+            if object_value and nxt in _CLOSERS:
+                end = _string_end(s, p)
+                if end < 0:
+                    raise _truncated(f"unterminated string starting at {p}", n)
+                after = ws(s, end).end()  # type: ignore[union-attr]
+                if s.startswith(":", after):
+                    parts.append(s[start:k])
+                    return "".join(parts), k + 1
+            raise ArgumentError(
+                f"Ambiguous quote at {k}: it may end the string or be part of it",
+                reason="ambiguous",
+                position=k,
+            )
+        notes.add("Kept unescaped quote as string content", k, s[k], "\\" + s[k])
+        kept = k if kept < 0 else kept
+        j = k + 1
+
+
+def _read_unicode_escape(s: str, k: int) -> tuple[str | None, int]:
+    """Decode ``\\uXXXX`` at ``s[k]`` (joining a surrogate pair as ``json`` does)."""
+    digits = s[k + 2 : k + 6]
+    if not _HEX4.fullmatch(digits):
+        if k + 6 > len(s) and _HEX_PREFIX.fullmatch(digits):
+            raise _truncated("the text ends inside a \\u escape", len(s))
+        return None, k + 1
+    code = int(digits, 16)
+    if 0xD800 <= code <= 0xDBFF and s.startswith("\\u", k + 6):
+        low_digits = s[k + 8 : k + 12]
+        if _HEX4.fullmatch(low_digits):
+            low = int(low_digits, 16)
+            if 0xDC00 <= low <= 0xDFFF:
+                return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)), k + 12
+    return chr(code), k + 6
+
+
+def _read_number(s: str, i: int) -> tuple[int | float, int]:
+    """Read a JSON number at ``s[i]``. O(its length); refuses non-finite and over-long numbers."""
+    match = _NUMBER_CHARS.match(s, i)
+    assert match is not None  # the caller saw '-' or a digit
+    token = match.group()
+    end = match.end()
+    if not _NUMBER.fullmatch(token):
+        if _LEADING_ZERO.match(token):
+            raise ArgumentError(
+                f"Number {token[:40]!r} at {i} has a leading zero: it is ambiguous "
+                "(quote it if it is a string such as a postcode)",
+                reason="ambiguous",
+                position=i,
+            )
+        if end >= len(s) and _NUMBER_PREFIX.fullmatch(token):
+            raise _truncated(f"the text ends inside a number starting at {i}", len(s))
+        raise _undecodable(f"Invalid number {token[:40]!r} at {i}", i)
+    if "." in token or "e" in token or "E" in token:
+        value = float(token)  # linear in the token's length, unlike int()
+        if value - value != 0.0:
+            raise _undecodable(f"Number {token[:40]!r} at {i} is not finite", i)
+        return value, end
+    if len(token) > _MAX_NUMBER_CHARS:
+        raise _undecodable(f"Number at {i} is too long ({len(token)} characters; the limit is {_MAX_NUMBER_CHARS})", i)
+    try:
+        return int(token), end
+    except ValueError:  # the interpreter's own digit limit may be lower than ours
+        raise _undecodable(f"Number at {i} has too many digits", i) from None
+
+
+def _parse_lenient(s: str, start: int, max_depth: int, notes: _Notes, doubled: bool) -> Any:
+    """Parse ``s[start:]`` as one JSON value, repairing only what has a single reading.
+
+    One left-to-right pass with an explicit stack: O(len(s)) time, O(depth + output) space, no
+    recursion. ``doubled`` reads ``{{``/``}}`` as ``{``/``}`` (template leakage).
+    """
+    n = len(s)
+    stack: list[Any] = []
+    state = _S_VALUE
+    comma_at = -1  # position of the comma just read, for trailing-comma notes
+    key = ""
+    result: Any = None
+    i = start
+    while True:
+        i = _skip_space(s, i, notes)
+        if i >= n:
+            break
+        c = s[i]
+        if state in (_S_VALUE, _S_KEY):
+            top = stack[-1] if stack else None
+            if (c == "]" and state == _S_VALUE and type(top) is list) or (c == "}" and state == _S_KEY):
+                if comma_at >= 0:
+                    notes.add("Removed trailing comma", comma_at, ",", "")
+                i = _close(s, i, c, doubled)
+                stack.pop()
+                state = _S_AFTER if stack else _S_END
+                comma_at = -1
+                continue
+        if state == _S_VALUE:
+            opened: Any = _MISSING
+            if c in "{[":
+                if len(stack) >= max_depth:
+                    raise ArgumentError(
+                        f"Arguments nest deeper than {max_depth} levels at {i}",
+                        reason="too-deep",
+                        position=i,
+                    )
+                if c == "{" and doubled:
+                    if not s.startswith("{{", i):
+                        raise _undecodable(f"Single '{{' at {i} among doubled braces", i)
+                    i += 2
+                else:
+                    i += 1
+                opened = {} if c == "{" else []
+                value: Any = opened
+            elif c in _CLOSERS:
+                value, i = _read_string(s, i, notes, type(stack[-1]) is dict if stack else False)
+            elif c == "-" or "0" <= c <= "9":
+                value, i = _read_number(s, i)
+            else:
+                value, i = _read_word(s, i, notes, top_level=not stack)
+            if stack:
+                top = stack[-1]
+                if type(top) is dict:
+                    top[key] = value
+                else:
+                    top.append(value)
+                state = _S_AFTER
+            else:
+                result = value
+                state = _S_END
+            if opened is not _MISSING:
+                stack.append(opened)
+                state = _S_KEY if type(opened) is dict else _S_VALUE
+            comma_at = -1
+        elif state == _S_KEY:
+            if c in _CLOSERS:
+                key, i = _read_string(s, i, notes, False)
+            else:
+                match = _BARE_KEY.match(s, i)
+                if match is None:
+                    raise _undecodable(f"Expected a quoted key at {i}, got {c!r}", i)
+                key = match.group()
+                notes.add("Quoted bare key", i, key, json.dumps(key, ensure_ascii=False))
+                i = match.end()
+            state = _S_COLON
+        elif state == _S_COLON:
+            if c != ":":
+                raise _undecodable(f"Expected ':' after key {key!r} at {i}, got {c!r}", i)
+            i += 1
+            state = _S_VALUE
+            comma_at = -1
+        elif state == _S_AFTER:
+            top = stack[-1]
+            if c == ",":
+                comma_at = i
+                i += 1
+                state = _S_KEY if type(top) is dict else _S_VALUE
+            elif c in "}]":
+                if (c == "}") != (type(top) is dict):
+                    raise _undecodable(f"Mismatched {c!r} at {i}", i)
+                i = _close(s, i, c, doubled)
+                stack.pop()
+                state = _S_AFTER if stack else _S_END
+            elif (
+                type(top) is dict and (c in _CLOSERS or c == "$" or c.isalpha() or c == "_") and not s[i - 1].isalnum()
+            ):
+                # {"a": 1 "b": 2}: the key reading needs a ':' next, which _S_COLON insists on.
+                notes.add("Inserted missing comma", i, "", ",")
+                state = _S_KEY
+            elif type(top) is list and (c in _CLOSERS or c in "-[{" or c.isalnum()):
+                raise ArgumentError(
+                    f"Missing comma between array elements at {i}: the elements cannot be told apart",
+                    reason="ambiguous",
+                    position=i,
+                )
+            else:
+                closer = "}" if type(top) is dict else "]"
+                raise _undecodable(f"Expected ',' or {closer!r} at {i}, got {c!r}", i)
+        else:  # _S_END
+            raise _undecodable(f"Unexpected text after the arguments at {i}", i)
+
+    if state == _S_END:
+        return result
+    if not stack:
+        raise ArgumentError("Arguments are empty", reason="empty", position=start)
+    if state == _S_COLON:
+        raise _truncated(f"the text ends after key {key!r}", n)
+    if state == _S_VALUE and type(stack[-1]) is dict:
+        raise _truncated(f"the text ends after the ':' of key {key!r}", n)
+    if comma_at >= 0:
+        raise _truncated(f"the text ends after the ',' at {comma_at}", n)
+    unclosed = len(stack)
+    raise _truncated(f"the text ends with {unclosed} unclosed bracket{'s' if unclosed > 1 else ''}", n)
+
+
+def _close(s: str, i: int, c: str, doubled: bool) -> int:
+    if c == "}" and doubled:
+        if not s.startswith("}}", i):
+            raise _undecodable(f"Single '}}' at {i} among doubled braces", i)
+        return i + 2
+    return i + 1
+
+
+def _read_word(s: str, i: int, notes: _Notes, *, top_level: bool) -> tuple[Any, int]:
+    """A bare word in value position: a JSON or Python literal, else an error."""
+    match = _WORD.match(s, i)
+    if match is None:
+        if top_level:
+            raise _undecodable(f"Arguments are not JSON: unexpected {s[i]!r} at {i}", i)
+        raise _undecodable(f"Unexpected {s[i]!r} at {i}", i)
+    word = match.group()
+    literal = _LITERALS.get(word)
+    if literal is not None:
+        value, from_python = literal
+        if from_python:
+            spelling = _JSON_SPELLING[word]
+            notes.add(f"Replaced Python literal {word} with {spelling}", i, word, spelling)
+        return value, match.end()
+    if word in ("NaN", "Infinity"):
+        raise _undecodable(f"{word} at {i} is not a finite number", i)
+    if match.end() >= len(s) and any(name.startswith(word) for name in _LITERALS):
+        raise _truncated(f"the text ends inside {word!r} at {i}", len(s))
+    shown = word[:40]
+    if top_level:
+        raise _undecodable(f"Arguments are not JSON: unexpected {shown!r} at {i}", i)
+    raise _undecodable(f"Unexpected {shown!r} at {i}: string values must be quoted", i)
+
+
+def _content_span(text: str, notes: _Notes) -> tuple[int, int]:
+    """Where the arguments lie in ``text``: without surrounding whitespace, a byte-order mark
+    or one Markdown code fence around the whole text. O(len(text)).
+
+    A span rather than a slice, so that every position reported is a position in ``text``.
+    """
+    start = _SPACE.match(text).end()  # type: ignore[union-attr]  # '*' always matches
+    end = len(text.rstrip())
+    if text.startswith("\ufeff", start):
+        notes.add("Removed byte-order mark", start, "\ufeff", "")
+        start = _SPACE.match(text, start + 1).end()  # type: ignore[union-attr]
+    fence = _FENCE_OPEN.match(text, start, end)
+    if fence is not None:
+        notes.add("Removed Markdown code fence", start, fence.group(), "")
+        info = _FENCE_INFO.match(text, fence.end(), end)
+        start = info.end() if info is not None else fence.end()
+        # A closing fence (of the same character, three or more) ends the body.
+        body = text[start:end]
+        closing = len(body) - len(body.rstrip(fence.group()[0]))
+        if closing >= 3:
+            end -= closing
+        start = _SPACE.match(text, start, end).end()  # type: ignore[union-attr]
+        end = start + len(text[start:end].rstrip())
+    return start, max(start, end)
+
+
+def _decode_text(text: str, max_depth: int, notes: _Notes, *, allow_double: bool, scanned: bool = False) -> Any:
+    """Decode ``text`` to any JSON value: find its span, try the C scanner, then repair.
+
+    ``scanned`` says the caller has already tried the C scanner on the whole of ``text``.
+    """
+    start, end = _content_span(text, notes)
+    if start == end:
+        raise ArgumentError("Arguments are empty", reason="empty", position=start)
+    body = text if end == len(text) else text[:end]  # cut only the end: positions stay valid
+    value = _MISSING if scanned and body is text and start == 0 else _maybe_scan(body, max_depth, start)
+    if value is _MISSING:
+        doubled = body.startswith("{{", start)
+        if doubled:
+            notes.add("Collapsed doubled braces", start, "{{", "{")
+        value = _parse_lenient(body, start, max_depth, notes, doubled)
+    if allow_double and type(value) is str:
+        inner = _Notes()
+        try:
+            decoded = _decode_text(value, max_depth, inner, allow_double=False)
+        except ArgumentError:
+            return value
+        if type(decoded) in _CONTAINER_TYPES:
+            notes.add("Decoded double-encoded JSON string", start, "string", "object")
+            for what, entry in inner._seen.items():
+                notes._seen.setdefault(what, entry)  # positions inside the decoded string
+            return decoded
+    return value
+
+
+def _text_of(raw: object, max_chars: int) -> str:
+    if isinstance(raw, str):
+        text = raw
+    elif isinstance(raw, bytes | bytearray | memoryview):
+        data = bytes(raw)
+        if len(data) > 4 * max_chars:
+            raise ArgumentError(
+                f"Arguments are too large ({len(data)} bytes; the limit is {max_chars} characters)",
+                reason="too-large",
+            )
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ArgumentError(
+                f"Arguments are not valid UTF-8 (at byte {exc.start})",
+                reason="undecodable",
+                position=exc.start,
+            ) from None
+    else:
+        raise ArgumentError(f"Arguments must be a JSON object, got {type(raw).__name__}", reason="not-an-object")
+    if len(text) > max_chars:
+        raise ArgumentError(
+            f"Arguments are too large ({len(text)} characters; the limit is {max_chars})",
+            reason="too-large",
+        )
+    return text
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    return "null" if value is None else type(value).__name__
+
+
+def decode_arguments(
+    raw: str | bytes | Mapping[str, Any] | None,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
+    """Decode tool-call arguments to a ``dict``, repairing JSON only where the intent is clear.
+
+    A mapping is copied, ``None`` is ``{}``; text (or UTF-8 bytes) is decoded leniently and each
+    repair is returned as a ``decode`` event. Raises :class:`ArgumentError` (and nothing else)
+    with ``reason`` ``truncated``, ``undecodable``, ``empty``, ``not-an-object``, ``too-deep``,
+    ``too-large`` or ``ambiguous``. Linear in the length of the text.
+
+    >>> decode_arguments("{'query': 'cats',}")[0]
+    {'query': 'cats'}
+    """
+    if type(raw) is str:
+        text = raw
+        if len(text) > max_chars:
+            _text_of(text, max_chars)
+    elif raw is None:
+        return {}, ()
+    elif isinstance(raw, Mapping):
+        return dict(raw), ()
+    else:
+        text = _text_of(raw, max_chars)
+    # Fast path: valid JSON that is exactly one object costs one call into the C scanner.
+    value = _maybe_scan(text, max_depth)
+    if type(value) is dict:
+        return value, ()
+    notes = _Notes()
+    value = _decode_text(text, max_depth, notes, allow_double=True, scanned=value is _MISSING)
+    if type(value) is not dict:
+        raise ArgumentError(f"Arguments must be a JSON object, got {_json_kind(value)}", reason="not-an-object")
+    return value, notes.events()
+
+
+def decode_value(text: str) -> Any:
+    """Any JSON value from ``text`` (used to coerce a string to an array or object)."""
+    return _decode_text(text, DEFAULT_MAX_DEPTH, _Notes(), allow_double=False)
