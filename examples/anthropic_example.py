@@ -44,12 +44,12 @@ def main() -> None:
     registry = tr.ToolRegistry([read_file, list_dir])
     for message in SCRIPT:
         repaired = repair_message(message, registry)
-        errors = repaired.pop("toolrepair_errors", [])
+        calls = tool_calls(repaired)  # the calls to run: refused ones are left out
+        errors = repaired.pop("toolrepair_errors", [])  # never sent to the API
         print("assistant:", json.dumps(repaired["content"]), "| stop_reason:", repaired["stop_reason"])
-        results = [tool_result_block(registry.run(call)) for call in tool_calls(repaired)]
+        results = [tool_result_block(registry.run(call)) for call in calls]
+        results += [error["tool_result"] for error in errors if error["tool_use_id"] is not None]
         print("user:     ", json.dumps(results))
-        for error in errors:
-            print("error:    ", error["message"])
 
 
 if __name__ == "__main__":

@@ -37,12 +37,14 @@ def main() -> None:
     for payload in SCRIPT:
         message = ChatCompletionMessage.model_validate(payload)  # what client.chat.completions.create returns
         repaired = repair_chat_message(message, registry)
-        errors = repaired.pop("toolrepair_errors", [])
+        calls = tool_calls(repaired)  # the calls to run: refused ones are left out
+        errors = repaired.pop("toolrepair_errors", [])  # never sent to the API
         print("assistant:", json.dumps(repaired, ensure_ascii=False))
-        for call in tool_calls(repaired):
+        for call in calls:
             print("tool:     ", json.dumps(tool_result_message(registry.run(call)), ensure_ascii=False))
-        for error in errors:  # dropped calls: tell the model in the next user turn
-            print("error:    ", error["message"])
+        for error in errors:  # a refused call's answer, ready to send
+            if error["tool_call_id"] is not None:
+                print("tool:     ", json.dumps(error["tool_message"], ensure_ascii=False))
 
 
 if __name__ == "__main__":

@@ -52,20 +52,59 @@ def test_a_text_block_holding_only_a_call_is_dropped(registry: tr.ToolRegistry, 
     assert [b["type"] for b in out["content"]] == ["tool_use"]
 
 
-def test_unknown_name_stays_out_with_the_corrective_message(registry: tr.ToolRegistry) -> None:
+def test_unknown_name_is_kept_with_its_tool_result_ready(registry: tr.ToolRegistry) -> None:
     out = repair_message(_message([_tool_use("toolu_02", "send_email", {"to": "x"})]), registry)
-    assert out["content"] == []
+    assert out["content"] == [_tool_use("toolu_02", "send_email", {"to": "x"})]
+    assert tool_calls(out) == []
     [error] = out["toolrepair_errors"]
     assert error["tool_use_id"] == "toolu_02"
     assert error["message"] == "Tool 'send_email' not found. Available tools: ['read_file', 'web_search']"
+    assert error["tool_result"] == {"type": "tool_result", "tool_use_id": "toolu_02", "content": error["message"],
+                                    "is_error": True}
 
 
-def test_bad_arguments_stay_out_with_the_corrective_message(registry: tr.ToolRegistry) -> None:
+def test_bad_arguments_are_kept_with_their_tool_result_ready(registry: tr.ToolRegistry) -> None:
     out = repair_message(_message([_tool_use("toolu_03", "web_search", {"limit": 2})]), registry)
     [error] = out["toolrepair_errors"]
-    assert error["tool_use_id"] == "toolu_03"
+    assert error["tool_use_id"] == "toolu_03" and tool_calls(out) == []
     assert "'query'" in error["message"]
     assert error["message"].endswith("Expected parameters for 'web_search' — required: ['query'], optional: ['limit'].")
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ("Plain words.", "Plain words."),
+    ("", ""),
+])
+def test_string_content_without_calls_is_kept(registry: tr.ToolRegistry, content: str, expected: str) -> None:
+    out = repair_message({"role": "assistant", "content": content}, registry)
+    assert out == {"role": "assistant", "content": expected}
+
+
+def test_string_content_with_a_text_call(registry: tr.ToolRegistry, hermes) -> None:
+    out = repair_message({"role": "assistant", "content": "On it. " + hermes("WebSearch", '{"query": "x"}'),
+                          "stop_reason": "end_turn"}, registry)
+    text, call = out["content"]
+    assert text == {"type": "text", "text": "On it."}
+    assert call["type"] == "tool_use" and call["name"] == "web_search" and call["id"].startswith("toolu_")
+    assert out["stop_reason"] == "tool_use" and [c.name for c in tool_calls(out)] == ["web_search"]
+
+
+def delete_file(path: str) -> str:
+    raise AssertionError("a denied tool ran")
+
+
+@pytest.mark.parametrize("spelling", ["delete_file", "DeleteFile"])
+def test_policy_refuses_native_and_text_calls(spelling: str, hermes) -> None:
+    from tests.integrations.conftest import web_search
+
+    registry = tr.ToolRegistry([web_search, delete_file], deny=["delete_file"])
+    native = repair_message(_message([_tool_use("toolu_d", spelling, {"path": "/"})]), registry)
+    text = repair_message(_message([{"type": "text", "text": hermes(spelling, '{"path": "/"}')}]), registry)
+    for out in (native, text):
+        assert tool_calls(out) == []
+        [error] = out["toolrepair_errors"]
+        assert error["tool_result"]["content"] == "Tool 'delete_file' is not allowed."
+        assert error["tool_result"]["tool_use_id"] == out["content"][-1]["id"]
 
 
 def test_tool_error_is_an_error_result(registry: tr.ToolRegistry) -> None:

@@ -8,7 +8,12 @@ from typing import Annotated, Any
 import pytest
 
 import toolrepair as tr
-from toolrepair.integrations.langchain import awrap_tool_call, repair_ai_message, wrap_tool_call
+from toolrepair.integrations.langchain import (
+    ToolNodeRepair,
+    async_tool_call_wrapper,
+    repair_ai_message,
+    tool_call_wrapper,
+)
 
 pytest.importorskip("langchain_core")
 pytest.importorskip("langgraph.prebuilt")
@@ -86,8 +91,11 @@ def test_repair_ai_message_fixes_names_and_arguments(lc_registry: tr.ToolRegistr
     message = AIMessage(content="", tool_calls=[_call("WebSearch", {"query": "cats", "limit": "5"}, "c1"),
                                                 _call("nope", {}, "c2")])
     fixed = repair_ai_message(message, lc_registry)
-    assert fixed.tool_calls[0] == _call("web_search", {"query": "cats", "limit": 5}, "c1")
-    assert fixed.tool_calls[1] == _call("nope", {}, "c2")  # left for the tool node to answer
+    assert fixed.tool_calls == [_call("web_search", {"query": "cats", "limit": 5}, "c1")]
+    # Never a tool_call a plain ToolNode would run: an invalid one, with the corrective message.
+    assert fixed.invalid_tool_calls == [{"name": "nope", "args": "{}", "id": "c2", "type": "invalid_tool_call",
+                                         "error": "Tool 'nope' not found. Available tools: "
+                                                  "['read_file', 'take_note', 'web_search']"}]
     assert message.tool_calls[0]["name"] == "WebSearch"  # the original is untouched
 
 
@@ -120,7 +128,7 @@ def test_a_message_with_nothing_to_repair_is_returned_as_is(lc_registry: tr.Tool
 
 # -- LangGraph ToolNode -----------------------------------------------------------------------
 def _tool_node(registry: tr.ToolRegistry) -> ToolNode:
-    return ToolNode(TOOLS, wrap_tool_call=wrap_tool_call(registry), awrap_tool_call=awrap_tool_call(registry))
+    return ToolNode(TOOLS, wrap_tool_call=tool_call_wrapper(registry), awrap_tool_call=async_tool_call_wrapper(registry))
 
 
 def _tools_only(registry: tr.ToolRegistry) -> Any:
@@ -148,13 +156,14 @@ def test_tool_node_injects_into_a_repaired_call(lc_registry: tr.ToolRegistry) ->
 
 def _scripted_graph(registry: tr.ToolRegistry, script: list[AIMessage]) -> Any:
     replies = iter(script)
+    repair = ToolNodeRepair(registry)
 
     def model(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [repair_ai_message(next(replies), registry)]}
+        return {"messages": [repair.message(next(replies))]}
 
     graph = StateGraph(MessagesState)
     graph.add_node("model", model)
-    graph.add_node("tools", _tool_node(registry))
+    graph.add_node("tools", repair.tool_node(TOOLS))
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", tools_condition)
     graph.add_edge("tools", "model")
@@ -162,18 +171,22 @@ def _scripted_graph(registry: tr.ToolRegistry, script: list[AIMessage]) -> Any:
 
 
 def test_a_tool_node_graph_end_to_end(lc_registry: tr.ToolRegistry, hermes) -> None:
+    truncated = {"id": "c_cut", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "ca'}}
     script = [
         AIMessage(content="", tool_calls=MIXED),
+        AIMessage(content="", additional_kwargs={"tool_calls": [truncated]}),
         AIMessage(content="One more. " + hermes("WebSearch", '{"query": "dogs"}')),
         AIMessage(content="Cats and dogs, found."),
     ]
     result = _scripted_graph(lc_registry, script).invoke({"messages": [HumanMessage("find cats and dogs")]})
     messages = result["messages"]
     _check_mixed(messages)
-    salvaged = messages[6]
+    cut = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "c_cut"]
+    assert cut[0].status == "error" and "Expected parameters for 'web_search'" in cut[0].content
+    salvaged = messages[8]
     assert isinstance(salvaged, AIMessage) and salvaged.content == "One more."
     assert salvaged.tool_calls[0]["name"] == "web_search"
-    assert messages[7].content == "3 results for dogs" and messages[7].tool_call_id == salvaged.tool_calls[0]["id"]
+    assert messages[9].content == "3 results for dogs" and messages[9].tool_call_id == salvaged.tool_calls[0]["id"]
     assert messages[-1].content == "Cats and dogs, found."
 
 
@@ -225,3 +238,94 @@ def test_create_agent_with_the_middleware_async(lc_registry: tr.ToolRegistry, he
     agent = _agent(lc_registry, _agent_script(hermes))
     result = asyncio.run(agent.ainvoke({"messages": [HumanMessage("find cats")]}))
     _check_agent(result["messages"])
+
+
+# -- policy: no executor ever receives a denied call ------------------------------------------
+RAN: list[str] = []
+
+
+@tool
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    RAN.append(path)
+    return "deleted"
+
+
+def _denied_script(hermes) -> list[AIMessage]:
+    return [
+        AIMessage(content="", tool_calls=[_call("DeleteFile", {"path": "/a"}, "c_native")]),
+        AIMessage(content="Cleaning up. " + hermes("delete_file", '{"path": "/b"}')),
+        AIMessage(content="I may not delete files."),
+    ]
+
+
+def _plain_graph(registry: tr.ToolRegistry, script: list[AIMessage], *, repair: ToolNodeRepair | None = None) -> Any:
+    replies = iter(script)
+
+    def model(state: MessagesState) -> dict[str, Any]:
+        reply = next(replies)
+        return {"messages": [repair.message(reply) if repair else repair_ai_message(reply, registry)]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", model)
+    graph.add_node("tools", repair.tool_node([web_search, delete_file]) if repair else ToolNode([web_search, delete_file]))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    return graph.compile()
+
+
+@pytest.mark.parametrize("policy", [{"deny": ["delete_file"]}, {"allow": ["web_search"]},
+                                    {"before_call": lambda call: call.name != "delete_file"}])
+def test_a_plain_tool_node_never_runs_a_denied_call(policy: dict, hermes) -> None:
+    RAN.clear()
+    registry = tr.ToolRegistry([web_search, delete_file], **policy)
+    for reply in _denied_script(hermes)[:2]:
+        fixed = repair_ai_message(reply, registry)
+        assert fixed.tool_calls == []
+        [refused] = fixed.invalid_tool_calls
+        assert refused["error"].startswith("Tool 'delete_file' ")
+    result = _plain_graph(registry, _denied_script(hermes)).invoke({"messages": [HumanMessage("clean up")]})
+    assert RAN == []
+    assert not any(isinstance(m, ToolMessage) for m in result["messages"])
+
+
+def test_tool_node_repair_answers_a_denied_call_with_the_refusal(hermes) -> None:
+    RAN.clear()
+    registry = tr.ToolRegistry([web_search, delete_file], deny=["delete_file"])
+    repair = ToolNodeRepair(registry)
+    result = _plain_graph(registry, _denied_script(hermes), repair=repair).invoke({"messages": [HumanMessage("x")]})
+    assert RAN == []
+    answers = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert [(m.status, m.content) for m in answers] == [("error", "Tool 'delete_file' is not allowed.")] * 2
+    assert answers[0].tool_call_id == "c_native"
+    assert result["messages"][-1].content == "I may not delete files."
+    out = asyncio.run(_plain_graph(registry, _denied_script(hermes), repair=ToolNodeRepair(registry))
+                      .ainvoke({"messages": [HumanMessage("x")]}))
+    assert RAN == [] and len([m for m in out["messages"] if isinstance(m, ToolMessage)]) == 2
+
+
+def test_the_middleware_answers_a_denied_call_with_the_refusal(hermes) -> None:
+    RAN.clear()
+    pytest.importorskip("langchain.agents")
+    from langchain.agents import create_agent
+
+    from toolrepair.integrations.langchain import ToolRepairMiddleware
+
+    registry = tr.ToolRegistry([web_search, delete_file], deny=["delete_file"])
+    agent = create_agent(ScriptedChatModel(messages=iter(_denied_script(hermes))), [web_search, delete_file],
+                         middleware=[ToolRepairMiddleware(registry)])
+    result = agent.invoke({"messages": [HumanMessage("clean up")]})
+    assert RAN == []
+    answers = [m.content for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert answers == ["Tool 'delete_file' is not allowed."] * 2
+
+
+@pytest.mark.parametrize(("old", "new"), [("wrap_tool_call", "tool_call_wrapper"),
+                                          ("awrap_tool_call", "async_tool_call_wrapper")])
+def test_the_old_wrapper_names_still_work_and_warn(old: str, new: str, lc_registry: tr.ToolRegistry) -> None:
+    import toolrepair.integrations.langchain as m
+
+    with pytest.warns(DeprecationWarning, match=f"use {new}"):
+        wrapper = getattr(m, old)(lc_registry)
+    assert wrapper.__qualname__ == getattr(m, new)(lc_registry).__qualname__

@@ -15,8 +15,9 @@ import pytest
 CASES = [
     ("langchain", ["langchain", "langchain_core", "langgraph"],
      "m.repair_ai_message(object(), registry)"),
-    ("langchain", ["langchain", "langchain_core", "langgraph"], "m.wrap_tool_call(registry)"),
+    ("langchain", ["langchain", "langchain_core", "langgraph"], "m.tool_call_wrapper(registry)"),
     ("langchain", ["langchain", "langchain_core", "langgraph"], "m.ToolRepairMiddleware"),
+    ("langchain", ["langchain", "langchain_core", "langgraph"], "m.ToolNodeRepair(registry)"),
     ("llamaindex", ["llama_index"], "m.wrap_llm(object(), registry)"),
     ("llamaindex", ["llama_index"], "m.ToolRepairAgent"),
     ("mcp", ["mcp"], "asyncio.run(m.tools_from_session(object()))"),

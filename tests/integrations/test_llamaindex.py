@@ -121,6 +121,58 @@ def test_wrap_llm_in_a_plain_function_agent(hermes: Callable[[str, str], str]) -
     results, final = asyncio.run(_run(agent))
     assert str(results["c_drift"].tool_output.content) == "5 results for cats"
     assert any(str(r.tool_output.content) == "3 results for dogs" for r in results.values())
-    # Without ToolRepairAgent, LlamaIndex answers what cannot be repaired in its own words.
-    assert results["c_unknown"].tool_output.is_error
+    # Without ToolRepairAgent nothing can answer a refused call: it never reaches the executor.
+    assert "c_unknown" not in results and "c_bad" not in results
     assert final == "Cats and dogs, found."
+
+
+RAN: list[str] = []
+
+
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    RAN.append(path)
+    return "deleted"
+
+
+def _denied_script(hermes: Callable[[str, str], str]) -> list[ChatMessage]:
+    return [
+        _calls(("c_native", "DeleteFile", '{"path": "/a"}'), ("c_ok", "web_search", '{"query": "x"}')),
+        ChatMessage(role="assistant", content="Cleaning up. " + hermes("delete_file", '{"path": "/b"}')),
+        ChatMessage(role="assistant", content="I may not delete files."),
+    ]
+
+
+POLICIES = [{"deny": ["delete_file"]}, {"allow": ["web_search", "read_file"]},
+            {"before_call": lambda call: call.name != "delete_file"}]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_plain_function_agent_never_runs_a_denied_call(policy: dict, hermes: Callable[[str, str], str]) -> None:
+    RAN.clear()
+    tools = [*TOOLS, FunctionTool.from_defaults(delete_file)]
+    registry = tr.ToolRegistry(tools, **policy)
+    errors: list[tuple[str, str]] = []
+    agent = FunctionAgent(tools=tools, llm=wrap_llm(_scripted(_denied_script(hermes)), registry,
+                                                    on_error=lambda i, m: errors.append((i, m))))
+    results, final = asyncio.run(_run(agent))
+    assert RAN == []
+    assert list(results) == ["c_ok"]
+    assert errors[0][0] == "c_native" and errors[0][1].startswith("Tool 'delete_file' ")
+    # The reply whose only call was refused ends the run with the refusal as its text.
+    assert final.endswith(errors[1][1]) and final.startswith("Cleaning up.")
+
+
+def test_tool_repair_agent_answers_a_denied_call_with_the_refusal(hermes: Callable[[str, str], str]) -> None:
+    from toolrepair.integrations.llamaindex import ToolRepairAgent
+
+    RAN.clear()
+    tools = [*TOOLS, FunctionTool.from_defaults(delete_file)]
+    registry = tr.ToolRegistry(tools, deny=["delete_file"])
+    agent = ToolRepairAgent(tools=tools, llm=_scripted(_denied_script(hermes)), registry=registry, streaming=False)
+    results, final = asyncio.run(_run(agent))
+    assert RAN == []
+    refusals = [(k, str(v.tool_output.content)) for k, v in results.items() if v.tool_output.is_error]
+    assert [m for _, m in refusals] == ["Tool 'delete_file' is not allowed."] * 2
+    assert refusals[0][0] == "c_native" and str(results["c_ok"].tool_output.content) == "3 results for x"
+    assert final == "I may not delete files."

@@ -51,6 +51,29 @@ def test_a_whole_completion_payload(registry: tr.ToolRegistry) -> None:
     })
     out = repair_chat_message(completion.choices[0].message, registry)
     assert out["tool_calls"][0]["function"] == {"name": "web_search", "arguments": '{"query": "q"}'}
+    # The whole completion is accepted too: every choice is repaired.
+    whole = repair_chat_message(completion, registry)
+    assert whole["choices"][0]["message"] == out and whole["id"] == "chatcmpl-1"
+    assert ChatCompletion.model_validate(whole).choices[0].message.tool_calls[0].function.name == "web_search"
+
+
+def test_a_completion_whose_text_became_calls_finishes_with_tool_calls(registry: tr.ToolRegistry, hermes) -> None:
+    completion = {"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": hermes("WebSearch", '{"query": "q"}')}},
+        {"index": 1, "finish_reason": "stop", "message": {"role": "assistant", "content": "No calls."}},
+        {"index": 2, "finish_reason": "stop", "message": None}]}
+    out = repair_chat_message(completion, registry)
+    first, second, third = out["choices"]
+    assert first["finish_reason"] == "tool_calls" and first["message"]["tool_calls"][0]["function"]["name"] == "web_search"
+    assert first["message"]["content"] is None
+    assert second == completion["choices"][1] and third == completion["choices"][2]
+
+
+@pytest.mark.parametrize("wrong", [{"role": "user", "content": "hi"}, {"id": "x", "object": "list"},
+                                   {"messages": []}])
+def test_anything_else_is_a_type_error_naming_what_it_expects(registry: tr.ToolRegistry, wrong: dict) -> None:
+    with pytest.raises(TypeError, match=r"expects an assistant message \(completion.choices\[0\].message\) or a ChatCompletion"):
+        repair_chat_message(wrong, registry)
 
 
 def test_text_salvage_cuts_content_and_ids_are_deterministic(registry: tr.ToolRegistry, hermes) -> None:
@@ -65,14 +88,18 @@ def test_text_salvage_cuts_content_and_ids_are_deterministic(registry: tr.ToolRe
     assert tool_result_message(registry.run(tool_calls(first)[0]))["tool_call_id"] == call["id"]
 
 
-def test_unknown_name_stays_out_with_the_corrective_message(registry: tr.ToolRegistry) -> None:
+def test_unknown_name_is_kept_with_its_answer_ready(registry: tr.ToolRegistry) -> None:
     msg = _message(calls=[("call_ok", "web_search", '{"query": "x"}'), ("call_bad", "web_serch_v2", "{}")])
     out = repair_chat_message(msg, registry)
-    assert [c["id"] for c in out["tool_calls"]] == ["call_ok"]
+    # The call stays (the API wants an answer for every call id) and is not among those to run.
+    assert [c["id"] for c in out["tool_calls"]] == ["call_ok", "call_bad"]
+    assert out["tool_calls"][1]["function"] == {"name": "web_serch_v2", "arguments": "{}"}
+    assert [c.id for c in tool_calls(out)] == ["call_ok"]
     [error] = out["toolrepair_errors"]
     assert error["tool_call_id"] == "call_bad" and error["name"] == "web_serch_v2"
-    assert error["message"].startswith("Tool 'web_serch_v2' not found.")
-    assert "Available tools: ['read_file', 'web_search']" in error["message"]
+    assert error["message"] == ("Tool 'web_serch_v2' not found. Did you mean 'web_search'? "
+                                "Available tools: ['read_file', 'web_search']")
+    assert error["tool_message"] == {"role": "tool", "tool_call_id": "call_bad", "content": error["message"]}
 
 
 def test_unknown_name_written_as_text_is_reported(registry: tr.ToolRegistry, hermes) -> None:
@@ -83,15 +110,51 @@ def test_unknown_name_written_as_text_is_reported(registry: tr.ToolRegistry, her
     assert error["tool_call_id"] is None and "Tool 'delete_everything' not found." in error["message"]
 
 
-def test_bad_arguments_stay_out_with_the_corrective_message(registry: tr.ToolRegistry) -> None:
+def test_bad_arguments_are_kept_with_their_answers_ready(registry: tr.ToolRegistry) -> None:
     msg = _message(calls=[("call_t", "web_search", '{"query": "cats", "limit": 3'),
                           ("call_v", "web_search", '{"query": "cats", "limit": "many"}')])
     out = repair_chat_message(msg, registry)
-    assert "tool_calls" not in out
+    assert [c["function"]["arguments"] for c in out["tool_calls"]] == ['{"query": "cats", "limit": 3',
+                                                                      '{"query": "cats", "limit": "many"}']
+    assert tool_calls(out) == []
     errors = {e["tool_call_id"]: e["message"] for e in out["toolrepair_errors"]}
     assert set(errors) == {"call_t", "call_v"}
     assert all("Expected parameters for 'web_search'" in m for m in errors.values())
     assert "limit" in errors["call_v"]
+
+
+def _denying(tools: list, **policy) -> tr.ToolRegistry:
+    return tr.ToolRegistry(tools, **policy)
+
+
+def delete_file(path: str) -> str:
+    raise AssertionError("a denied tool ran")
+
+
+POLICIES = [{"deny": ["delete_file"]}, {"allow": ["web_search"]},
+            {"before_call": lambda call: call.name != "delete_file"}]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("spelling", ["delete_file", "DeleteFile", "functions.delete_file"])
+def test_policy_refuses_native_and_text_calls(policy: dict, spelling: str, hermes) -> None:
+    from tests.integrations.conftest import web_search
+
+    registry = _denying([web_search, delete_file], **policy)
+    refusal = ("Tool 'delete_file' was refused by policy." if "before_call" in policy
+               else "Tool 'delete_file' is not allowed.")
+    native = repair_chat_message(_message(calls=[("call_d", spelling, '{"path": "/"}')]), registry)
+    text = repair_chat_message(_message(hermes(spelling, '{"path": "/"}')), registry)
+    for out in (native, text):
+        assert tool_calls(out) == []
+        [error] = out["toolrepair_errors"]
+        assert error["message"] == refusal
+        assert error["tool_message"]["content"] == refusal
+        assert error["tool_message"]["tool_call_id"] == out["tool_calls"][0]["id"]
+    responses = repair_response_items([_fc("call_r", spelling, '{"path": "/"}')], registry)
+    assert tool_calls(responses) == []
+    assert responses["toolrepair_errors"][0]["output_item"] == {"type": "function_call_output", "call_id": "call_r",
+                                                                "output": refusal}
 
 
 def test_tool_error_reaches_the_model_as_its_own_message(registry: tr.ToolRegistry) -> None:
@@ -122,7 +185,8 @@ def test_responses_function_calls_are_repaired_call_ids_kept(registry: tr.ToolRe
     items = [_fc("call_1", "Web-Search", '{"query": "cats",}'), _fc("call_2", "nope", "{}"),
              _fc("call_3", "web_search", '{"query": 7'), _fc("call_4", "read_file", '{"path": "/x"}')]
     result = repair_response_items(items, registry)
-    assert [i["call_id"] for i in result["output"]] == ["call_1", "call_4"]
+    assert [i["call_id"] for i in result["output"]] == ["call_1", "call_2", "call_3", "call_4"]
+    assert [c.id for c in tool_calls(result)] == ["call_1", "call_4"]
     assert result["output"][0]["name"] == "web_search" and result["output"][0]["arguments"] == '{"query": "cats"}'
     assert result["output"][0]["id"] == "fc_call_1"
     assert ResponseFunctionToolCall.model_validate(result["output"][0]).call_id == "call_1"

@@ -5,16 +5,31 @@ from __future__ import annotations
 import copy
 import hashlib
 import importlib
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
+from .._errors import ToolExecutionError
 from .._registry import ToolRegistry
-from .._types import SalvageResult
+from .._types import Rejection, SalvageResult, ToolCall
 
-__all__ = ["PendingMessages", "as_dict", "lazy_classes", "rejection_errors", "require", "stable_id"]
+__all__ = [
+    "PendingMessages",
+    "Vetted",
+    "VettedText",
+    "as_dict",
+    "lazy_classes",
+    "rejection_errors",
+    "rejection_message",
+    "require",
+    "stable_id",
+    "vet",
+    "vet_text",
+]
 
 # Distributions behind each extra, for the message of a failed import.
 _EXTRA_PACKAGES = {
@@ -23,6 +38,11 @@ _EXTRA_PACKAGES = {
     "mcp": "mcp",
     "openai": "openai",
     "anthropic": "anthropic",
+    "litellm": "litellm",
+    "pydantic_ai": "pydantic-ai (or pydantic-ai-slim)",
+    "openai_agents": "openai-agents",
+    "google_adk": "google-adk",
+    "smolagents": "smolagents",
 }
 
 
@@ -61,17 +81,98 @@ def as_dict(obj: Any) -> dict[str, Any]:
     raise TypeError(f"expected a mapping or an SDK model, not {type(obj).__name__}")
 
 
+def rejection_message(rejection: Rejection, registry: ToolRegistry) -> str:
+    """What to tell the model about a text call the salvage refused."""
+    if rejection.reason == "not-offered" and rejection.name:
+        repair = registry.repair({"name": rejection.name, "arguments": {}})
+        return str(repair.error) if repair.error is not None else f"Tool {rejection.name!r} not found."
+    return f"A tool call written as text could not be used ({rejection.reason})."
+
+
 def rejection_errors(result: SalvageResult, registry: ToolRegistry, id_key: str) -> list[dict[str, Any]]:
     """Text calls the salvage refused, as error entries the application can show the model."""
-    errors: list[dict[str, Any]] = []
-    for rejection in result.rejected:
-        if rejection.reason == "not-offered" and rejection.name:
-            repair = registry.repair({"name": rejection.name, "arguments": {}})
-            message = str(repair.error) if repair.error is not None else f"Tool {rejection.name!r} not found."
-        else:
-            message = f"A tool call written as text could not be used ({rejection.reason})."
-        errors.append({id_key: None, "name": rejection.name, "message": message, "reason": rejection.reason})
-    return errors
+    return [{id_key: None, "name": r.name, "message": rejection_message(r, registry), "reason": r.reason}
+            for r in result.rejected]
+
+
+# -- policy at every edge ------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Vetted:
+    """One call as an integration may hand it to a framework.
+
+    ``error`` is None: ``call`` is repaired (offered name, coerced arguments) and passed the
+    registry's policy; the framework may run it. Otherwise ``call`` is what the model wrote
+    (its id kept) and must never reach an executor: answer it with ``message`` instead.
+    """
+
+    call: ToolCall
+    error: ToolExecutionError | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def message(self) -> str:
+        """The corrective message (the refusal, for a denied call); empty when ``ok``."""
+        return "" if self.error is None else str(self.error)
+
+
+@dataclass(frozen=True, slots=True)
+class VettedText:
+    """A reply's text with its text calls cut out, each call vetted, and the refused candidates."""
+
+    content: str
+    calls: tuple[Vetted, ...]
+    rejected: tuple[Rejection, ...]
+
+
+def _loose_arguments(arguments: Any) -> dict[str, Any]:
+    # Only a record of what the model wrote (for the framework's history); never run.
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if isinstance(arguments, str):
+        try:
+            value = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return {}
+        return value if isinstance(value, dict) else {}
+    return {}
+
+
+def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any]) -> Vetted:
+    """Repair one call and apply the registry's policy (allow, deny, ``before_call``).
+
+    Both happen in ``ToolRegistry.repair``, the one place policy lives; this only keeps the
+    call's id and the model's own spelling when the answer is a refusal. ``call`` is a
+    ``ToolCall`` (a salvaged one keeps its dialect) or ``(name, raw arguments, id)``.
+    """
+    if isinstance(call, ToolCall):
+        repair = registry.repair(call)
+        written = call
+    else:
+        raw_name, arguments, raw_id = call
+        name = raw_name if isinstance(raw_name, str) else ""
+        ident = raw_id if isinstance(raw_id, str) else None
+        repair = registry.repair({"name": name, "arguments": arguments, "id": ident})
+        written = ToolCall(name, _loose_arguments(arguments), ident)
+    if repair.call is None:
+        assert repair.error is not None
+        return Vetted(written, repair.error)
+    fixed = repair.call
+    if fixed.id != written.id:
+        fixed = replace(fixed, id=written.id)
+    return Vetted(fixed, None)
+
+
+def vet_text(registry: ToolRegistry, text: str, prefix: str) -> VettedText:
+    """Salvage ``text`` against the registry and vet each call, with ids ``prefix…`` derived
+    from the text (the same reply always gives the same ids). ``content`` is stripped."""
+    result = registry.salvage(text)
+    calls = tuple(
+        vet(registry, replace(c, id=stable_id(prefix, text, i)))
+        for i, c in enumerate(result.calls))
+    return VettedText(result.content.strip() if calls else text, calls, result.rejected)
 
 
 def lazy_classes(module: str, factories: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from .._registry import ToolRegistry
 from .._types import ToolCall, ToolOutcome
-from ._common import as_dict, rejection_errors, stable_id
+from ._common import Vetted, as_dict, rejection_message, vet, vet_text
 
 __all__ = ["repair_message", "tool_calls", "tool_result_block"]
 
@@ -29,60 +29,67 @@ def repair_message(message: Any, registry: ToolRegistry) -> dict[str, Any]:
     """An assistant message, as a dict, with its ``tool_use`` blocks repaired.
 
     ``tool_use`` blocks get the offered name and repaired ``input``; ids are kept. With no
-    ``tool_use`` block, calls written as text in ``text`` blocks are salvaged into ``tool_use``
-    blocks placed after the text they came from, with ``toolu_…`` ids derived from that text
-    (the same message always gives the same ids); the text loses them, an emptied text block
-    is dropped, and ``stop_reason`` ``end_turn`` becomes ``tool_use``. Calls that cannot be
-    repaired are left out and listed under ``"toolrepair_errors"`` (``tool_use_id``, ``name``,
-    ``message``): remove that key before sending the message back.
+    ``tool_use`` block, calls written as text (in ``text`` blocks, or in ``content`` given as a
+    string) are salvaged into ``tool_use`` blocks placed after the text they came from, with
+    ``toolu_…`` ids derived from that text (the same message always gives the same ids); the
+    text loses them, an emptied text block is dropped, and ``stop_reason`` ``end_turn`` becomes
+    ``tool_use``. A call that cannot be repaired, or that the registry's policy refuses, stays
+    as the model wrote it and is listed under ``"toolrepair_errors"`` (``tool_use_id``,
+    ``name``, ``message`` and ``tool_result``, the block that answers it): remove that key
+    before sending the message back, and send those blocks with the results of
+    ``tool_calls(repaired)``, which leaves the refused calls out.
     """
     out = as_dict(message)
-    blocks: list[dict[str, Any]] = list(out.get("content") or [])
+    content = out.get("content")
+    blocks: list[dict[str, Any]] = (
+        [{"type": "text", "text": content}] if isinstance(content, str) else list(content or []))
     errors: list[dict[str, Any]] = []
     new_blocks: list[dict[str, Any]] = []
+    salvaged_any = False
     if any(block.get("type") == "tool_use" for block in blocks):
         for block in blocks:
             if block.get("type") != "tool_use":
                 new_blocks.append(block)
                 continue
-            repair = registry.repair({"name": block.get("name"), "arguments": block.get("input"),
-                                      "id": block.get("id")})
-            if repair.call is None:
-                errors.append({"tool_use_id": block.get("id"), "name": block.get("name"),
-                               "message": str(repair.error)})
+            vetted = vet(registry, (block.get("name"), block.get("input"), block.get("id")))
+            if vetted.error is not None:
+                new_blocks.append(block)
+                errors.append(_error(vetted))
                 continue
-            new_blocks.append({**block, "name": repair.call.name, "input": repair.call.arguments})
+            new_blocks.append({**block, "name": vetted.call.name, "input": vetted.call.arguments})
     else:
-        salvaged_any = False
         for block in blocks:
             text = block.get("text") if block.get("type") == "text" else None
             if not isinstance(text, str) or not text:
                 new_blocks.append(block)
                 continue
-            result = registry.salvage(text)
-            errors.extend(rejection_errors(result, registry, "tool_use_id"))
-            if not result.calls:
+            vetted_text = vet_text(registry, text, "toolu_")
+            errors.extend({"tool_use_id": None, "name": r.name, "message": rejection_message(r, registry),
+                           "reason": r.reason} for r in vetted_text.rejected)
+            if not vetted_text.calls:
                 new_blocks.append(block)
                 continue
-            rest = result.content.strip()
-            if rest:  # the API refuses empty text blocks
-                new_blocks.append({**block, "text": rest})
-            for i, call in enumerate(result.calls):
-                ident = stable_id("toolu_", text, i)
-                repair = registry.repair(ToolCall(call.name, call.arguments, ident, call.dialect, call.span))
-                if repair.call is None:
-                    errors.append({"tool_use_id": ident, "name": call.name, "message": str(repair.error)})
-                    continue
-                salvaged_any = True
-                new_blocks.append({"type": "tool_use", "id": ident, "name": repair.call.name,
-                                   "input": repair.call.arguments})
+            salvaged_any = True
+            if vetted_text.content:  # the API refuses empty text blocks
+                new_blocks.append({**block, "text": vetted_text.content})
+            for vetted in vetted_text.calls:
+                if vetted.error is not None:
+                    errors.append(_error(vetted))
+                new_blocks.append({"type": "tool_use", "id": vetted.call.id, "name": vetted.call.name,
+                                   "input": vetted.call.arguments})
         if salvaged_any and out.get("stop_reason") == "end_turn":
             out["stop_reason"] = "tool_use"  # loops that branch on stop_reason then run the calls
-    if "content" in out:
+    if isinstance(content, list) or salvaged_any:
         out["content"] = new_blocks
     if errors:
         out[ERRORS_KEY] = errors
     return out
+
+
+def _error(vetted: Vetted) -> dict[str, Any]:
+    return {"tool_use_id": vetted.call.id, "name": vetted.call.name, "message": vetted.message,
+            "tool_result": {"type": "tool_result", "tool_use_id": vetted.call.id, "content": vetted.message,
+                            "is_error": True}}
 
 
 def tool_result_block(outcome: ToolOutcome) -> dict[str, Any]:
@@ -97,6 +104,10 @@ def tool_result_block(outcome: ToolOutcome) -> dict[str, Any]:
 
 
 def tool_calls(repaired: Mapping[str, Any]) -> list[ToolCall]:
-    """The calls to run from ``repair_message``'s result, in order, ids kept."""
+    """The calls to run from ``repair_message``'s result, in order, ids kept; the refused ones
+    (listed under ``toolrepair_errors``) are left out."""
+    refused = {e.get("tool_use_id") for e in repaired.get(ERRORS_KEY) or []} - {None}
+    content = repaired.get("content")
     return [ToolCall(block["name"], dict(block.get("input") or {}), block.get("id"))
-            for block in repaired.get("content") or [] if block.get("type") == "tool_use"]
+            for block in (content if isinstance(content, list) else [])
+            if block.get("type") == "tool_use" and block.get("id") not in refused]

@@ -5,9 +5,11 @@ schema). Three ways in, from smallest to largest:
 
 - ``repair_ai_message(message, registry)``: names fixed, arguments repaired, broken
   ``invalid_tool_calls`` recovered, calls written as text salvaged from ``content``;
-- ``ToolNode(tools, wrap_tool_call=wrap_tool_call(registry), awrap_tool_call=awrap_tool_call(registry))``:
-  drifted names reach the right tool, and unknown names, bad arguments and tool errors are
-  answered with toolrepair's corrective ``ToolMessage`` (``status="error"``);
+- ``ToolNode(tools, wrap_tool_call=tool_call_wrapper(registry), awrap_tool_call=async_tool_call_wrapper(registry))``:
+  drifted names reach the right tool, and unknown names, bad arguments, refused calls and tool
+  errors are answered with toolrepair's corrective ``ToolMessage`` (``status="error"``);
+- ``ToolNodeRepair(registry)``: both of the above for a hand-built graph (``.message`` in the
+  model node, ``.tool_node(tools)``), so broken JSON and text calls reach the tools too;
 - ``create_agent(model, tools, middleware=[ToolRepairMiddleware(registry)])``: both.
 
 Nothing here imports LangChain until it is used; without it a clear ImportError names the extra.
@@ -16,14 +18,24 @@ Nothing here imports LangChain until it is used; without it a clear ImportError 
 from __future__ import annotations
 
 import dataclasses
+import json
+import warnings
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from .._registry import ToolRegistry
-from ._common import PendingMessages, lazy_classes, require, stable_id
+from ._common import PendingMessages, Vetted, lazy_classes, require, stable_id, vet, vet_text
 
 # ToolRepairMiddleware is built on first access (module __getattr__, below).
-__all__ = ["ToolRepairMiddleware", "awrap_tool_call", "repair_ai_message", "wrap_tool_call"]  # noqa: F822
+__all__ = [  # noqa: F822
+    "ToolNodeRepair",
+    "ToolRepairMiddleware",
+    "async_tool_call_wrapper",
+    "awrap_tool_call",
+    "repair_ai_message",
+    "tool_call_wrapper",
+    "wrap_tool_call",
+]
 
 _EXTRA = "langchain"
 
@@ -44,62 +56,63 @@ def _tool_call(name: str, args: dict[str, Any], ident: str | None) -> dict[str, 
 def repair_ai_message(message: Any, registry: ToolRegistry) -> Any:
     """A copy of ``message`` (an ``AIMessage``) with its tool calls repaired.
 
-    ``tool_calls`` get the offered name and repaired arguments, ids kept; one that cannot be
-    repaired is kept as it is, for the tool node to answer (``wrap_tool_call`` does so with
-    the corrective message). ``invalid_tool_calls`` whose arguments can be repaired become
-    ``tool_calls``; the rest stay, with toolrepair's message as their ``error``. With neither,
-    calls written as text in ``content`` are salvaged (content cut, ids ``call_…`` derived
-    from the text).
+    ``tool_calls`` get the offered name and repaired arguments, ids kept. ``invalid_tool_calls``
+    whose arguments can be repaired become ``tool_calls``. With neither, calls written as text
+    in ``content`` are salvaged (content cut, ids ``call_…`` derived from the text). A call that
+    cannot be repaired, or that the registry's policy refuses, is never a ``tool_call``: it is an
+    ``invalid_tool_calls`` entry whose ``error`` is toolrepair's corrective message, so a plain
+    ``ToolNode`` never runs it (``ToolNodeRepair`` answers it instead).
     """
     _messages()  # fail early, naming the extra, when LangChain is missing
     native = list(message.tool_calls or [])
     invalid = list(message.invalid_tool_calls or [])
     calls: list[Any] = []
-    still_invalid: list[Any] = []
+    refused: list[Any] = []
     update: dict[str, Any] = {}
-    for tc in native:
-        repair = registry.repair({"name": tc["name"], "arguments": tc["args"], "id": tc.get("id")})
-        if repair.call is None:
-            calls.append(tc)
+
+    def take(vetted: Vetted, raw_args: Any) -> None:
+        if vetted.error is None:
+            calls.append(_tool_call(vetted.call.name, vetted.call.arguments, vetted.call.id))
         else:
-            calls.append(_tool_call(repair.call.name, repair.call.arguments, tc.get("id")))
+            refused.append({"name": vetted.call.name, "args": raw_args, "id": vetted.call.id,
+                            "error": vetted.message, "type": "invalid_tool_call"})
+
+    for tc in native:
+        take(vet(registry, (tc["name"], tc["args"], tc.get("id"))), _json_args(tc["args"]))
     for i, itc in enumerate(invalid):
         ident = itc.get("id") or stable_id("call_", str(itc.get("args")), i)
-        repair = registry.repair({"name": itc.get("name") or "", "arguments": itc.get("args"), "id": ident})
-        if repair.call is None:
-            still_invalid.append({"name": itc.get("name"), "args": itc.get("args"), "id": ident,
-                                  "error": str(repair.error), "type": "invalid_tool_call"})
-        else:
-            calls.append(_tool_call(repair.call.name, repair.call.arguments, ident))
+        take(vet(registry, (itc.get("name") or "", itc.get("args"), ident)), itc.get("args"))
     if not native and not invalid:
         content, salvaged = _salvage_content(message.content, registry)
         if salvaged:
             update["content"] = content
-            for call in salvaged:
-                repair = registry.repair(call)
-                fixed = repair.call or call  # unrepairable: kept for the tool node to answer
-                calls.append(_tool_call(fixed.name, fixed.arguments, call.id))
-    if not calls and not invalid:
+            for vetted in salvaged:
+                take(vetted, _json_args(vetted.call.arguments))
+    if not calls and not refused:
         return message
     update["tool_calls"] = calls
-    update["invalid_tool_calls"] = still_invalid
+    update["invalid_tool_calls"] = refused
     if "tool_calls" in (message.additional_kwargs or {}):
         # The provider's raw calls would now disagree with tool_calls: drop them.
         update["additional_kwargs"] = {k: v for k, v in message.additional_kwargs.items() if k != "tool_calls"}
     return message.model_copy(update=update)
 
 
-def _salvage_content(content: Any, registry: ToolRegistry) -> tuple[Any, list[Any]]:
-    """(content without the text calls, the calls with stable ids) for str or block-list content."""
-    from .._types import ToolCall
+def _json_args(args: Any) -> str | None:
+    # invalid_tool_calls keep their arguments as the string the model sent.
+    if isinstance(args, str) or args is None:
+        return args
+    return json.dumps(args, ensure_ascii=False, default=str)
 
-    calls: list[ToolCall] = []
+
+def _salvage_content(content: Any, registry: ToolRegistry) -> tuple[Any, list[Vetted]]:
+    """(content without the text calls, the vetted calls with stable ids) for str or block-list content."""
+    calls: list[Vetted] = []
 
     def salvage(text: str) -> str:
-        result = registry.salvage(text)
-        for i, call in enumerate(result.calls):
-            calls.append(ToolCall(call.name, call.arguments, stable_id("call_", text, i), call.dialect, call.span))
-        return result.content.strip() if result.calls else text
+        vetted = vet_text(registry, text, "call_")
+        calls.extend(vetted.calls)
+        return vetted.content
 
     if isinstance(content, str):
         return salvage(content), calls
@@ -205,26 +218,73 @@ def _async_wrapper(registry: ToolRegistry, handle_tool_errors: bool,
     return wrap
 
 
-def wrap_tool_call(registry: ToolRegistry | Iterable[Any], *,
-                   handle_tool_errors: bool = True) -> Callable[[Any, ToolCallHandler], Any]:
-    """A ``wrap_tool_call`` for ``langgraph.prebuilt.ToolNode``: ``(request, execute) -> ToolMessage``.
+def tool_call_wrapper(registry: ToolRegistry | Iterable[Any], *,
+                      handle_tool_errors: bool = True) -> Callable[[Any, ToolCallHandler], Any]:
+    """A ``wrap_tool_call`` hook for ``langgraph.prebuilt.ToolNode``: ``(request, execute) -> ToolMessage``.
 
-    Drifted names and repairable arguments are fixed before ``execute``; unknown names and
-    bad arguments get toolrepair's corrective ``ToolMessage`` (``status="error"``) without
-    running anything; an exception from the tool becomes a ``ToolMessage`` with its own
-    message unless ``handle_tool_errors=False``.
+    Drifted names and repairable arguments are fixed before ``execute``; unknown names, bad
+    arguments and calls the registry's policy refuses get toolrepair's corrective
+    ``ToolMessage`` (``status="error"``) without running anything; an exception from the tool
+    becomes a ``ToolMessage`` with its own message unless ``handle_tool_errors=False``.
+    It sees only ``tool_calls``: for broken JSON and text calls too, use ``ToolNodeRepair``.
     """
     require("langgraph.prebuilt", _EXTRA)
     return _sync_wrapper(_registry(registry), handle_tool_errors, None)
 
 
-def awrap_tool_call(registry: ToolRegistry | Iterable[Any], *,
-                    handle_tool_errors: bool = True) -> Callable[[Any, AsyncToolCallHandler], Awaitable[Any]]:
-    """The async twin of ``wrap_tool_call``, for ``ToolNode(awrap_tool_call=...)``."""
+def async_tool_call_wrapper(registry: ToolRegistry | Iterable[Any], *,
+                            handle_tool_errors: bool = True) -> Callable[[Any, AsyncToolCallHandler], Awaitable[Any]]:
+    """The async twin of ``tool_call_wrapper``, for ``ToolNode(awrap_tool_call=...)``."""
     require("langgraph.prebuilt", _EXTRA)
     return _async_wrapper(_registry(registry), handle_tool_errors, None)
 
 
+def wrap_tool_call(registry: ToolRegistry | Iterable[Any], *,
+                   handle_tool_errors: bool = True) -> Callable[[Any, ToolCallHandler], Any]:
+    """Deprecated alias of ``tool_call_wrapper`` (the old name is LangChain's own decorator's)."""
+    warnings.warn("toolrepair.integrations.langchain.wrap_tool_call is deprecated: use tool_call_wrapper",
+                  DeprecationWarning, stacklevel=2)
+    return tool_call_wrapper(registry, handle_tool_errors=handle_tool_errors)
+
+
+def awrap_tool_call(registry: ToolRegistry | Iterable[Any], *,
+                    handle_tool_errors: bool = True) -> Callable[[Any, AsyncToolCallHandler], Awaitable[Any]]:
+    """Deprecated alias of ``async_tool_call_wrapper``."""
+    warnings.warn("toolrepair.integrations.langchain.awrap_tool_call is deprecated: use async_tool_call_wrapper",
+                  DeprecationWarning, stacklevel=2)
+    return async_tool_call_wrapper(registry, handle_tool_errors=handle_tool_errors)
+
+
+class ToolNodeRepair:
+    """The whole repair for a hand-built LangGraph graph with a ``ToolNode``, in one object.
+
+    ``repair.message(reply)`` in the model node repairs names, recovers ``invalid_tool_calls``
+    (broken JSON) and salvages text calls, so ``tools_condition`` routes them to the tools; a
+    call it cannot repair or that policy refuses stays a tool call answered, never run, by the
+    node that ``repair.tool_node(tools)`` builds, with the corrective message::
+
+        repair = ToolNodeRepair(registry)
+        def model(state): return {"messages": [repair.message(llm.invoke(state["messages"]))]}
+        graph.add_node("tools", repair.tool_node(tools))
+        graph.add_conditional_edges("model", tools_condition)
+    """
+
+    def __init__(self, registry: ToolRegistry | Iterable[Any], *, handle_tool_errors: bool = True) -> None:
+        require("langgraph.prebuilt", _EXTRA)
+        self.registry = _registry(registry)
+        self._pending = PendingMessages()
+        self.wrap_tool_call = _sync_wrapper(self.registry, handle_tool_errors, self._pending)
+        self.awrap_tool_call = _async_wrapper(self.registry, handle_tool_errors, self._pending)
+
+    def message(self, message: Any) -> Any:
+        """The model's reply, repaired, with every call it holds routed to the tool node."""
+        return _repair_for_agent(message, self.registry, self._pending)
+
+    def tool_node(self, tools: Iterable[Any], **kwargs: Any) -> Any:
+        """A ``ToolNode`` over ``tools`` whose dispatch goes through this repair."""
+        prebuilt = require("langgraph.prebuilt", _EXTRA)
+        return prebuilt.ToolNode(list(tools), wrap_tool_call=self.wrap_tool_call,
+                                 awrap_tool_call=self.awrap_tool_call, **kwargs)
 
 
 def _repair_for_agent(message: Any, registry: ToolRegistry, pending: PendingMessages) -> Any:

@@ -15,13 +15,11 @@ Nothing here imports LlamaIndex until it is used; without it a clear ImportError
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._registry import ToolRegistry
-from .._types import ToolCall
-from ._common import PendingMessages, lazy_classes, require, stable_id
+from ._common import PendingMessages, Vetted, lazy_classes, require, stable_id, vet, vet_text
 
 # ToolRepairAgent is built on first access (module __getattr__, below).
 __all__ = ["ToolRepairAgent", "repair_tool_selections", "wrap_llm"]  # noqa: F822
@@ -65,15 +63,17 @@ def _text_of(message: Any) -> str:
 
 
 def repair_tool_selections(response: Any, registry: ToolRegistry, *,
-                           on_error: Pending | None = None) -> list[Any]:
+                           on_error: Pending | None = None, keep_refused: bool = False) -> list[Any]:
     """The ``ToolSelection``s to run for a ``ChatResponse``, repaired, or salvaged from its text.
 
     Native calls get the offered name and repaired arguments (their ``ToolCallBlock`` is
     updated to match, so the conversation records what ran). With none, calls written as text
     are salvaged: the message's text loses them and gains ``ToolCallBlock``s with ``call_…``
-    ids derived from the text. A call that cannot be repaired is still returned, as the model
-    wrote it, so the agent answers it; ``on_error(tool_id, message)`` receives the corrective
-    message first.
+    ids derived from the text. A call that cannot be repaired, or that the registry's policy
+    refuses, is never handed to the agent's executor: ``on_error(tool_id, message)`` receives
+    the corrective message, its block leaves the message and the message is added as text.
+    ``keep_refused=True`` returns such calls as written instead, for an agent that answers them
+    with that message and never runs them (``ToolRepairAgent`` does).
     """
     llms = require("llama_index.core.llms.llm", _EXTRA)
     types = require("llama_index.core.base.llms.types", _EXTRA)
@@ -81,55 +81,51 @@ def repair_tool_selections(response: Any, registry: ToolRegistry, *,
     raw = _raw_calls(response)
     if raw is None:
         return []
-    selections: list[Any] = []
-    for i, (ident, name, arguments, block) in enumerate(raw):
-        tool_id = ident or stable_id("call_", f"{name}\x00{arguments!r}", i)
-        repair = registry.repair({"name": name, "arguments": arguments, "id": tool_id})
-        if repair.call is None:
-            if on_error is not None:
-                on_error(tool_id, str(repair.error))
-            selections.append(selection(tool_id=tool_id, tool_name=name, tool_kwargs=_best_effort(arguments)))
-            continue
-        if block is not None:
-            block.tool_call_id, block.tool_name, block.tool_kwargs = tool_id, repair.call.name, repair.call.arguments
-        selections.append(selection(tool_id=tool_id, tool_name=repair.call.name, tool_kwargs=repair.call.arguments))
+    message = response.message
+    vetted_calls: list[tuple[Vetted, Any]] = []
     if raw:
-        return selections
-    text = _text_of(response.message)
-    if not text:
-        return []
-    result = registry.salvage(text)
-    if not result.calls:
-        return []
-    rest = result.content.strip()
-    kept = [b for b in response.message.blocks if getattr(b, "block_type", None) != "text"]
-    new_blocks: list[Any] = [types.TextBlock(text=rest)] if rest else []
-    for i, call in enumerate(result.calls):
-        tool_id = stable_id("call_", text, i)
-        repair = registry.repair(ToolCall(call.name, call.arguments, tool_id, call.dialect, call.span))
-        fixed = repair.call or call
-        if repair.call is None and on_error is not None:
-            on_error(tool_id, str(repair.error))
-        new_blocks.append(types.ToolCallBlock(tool_call_id=tool_id, tool_name=fixed.name, tool_kwargs=fixed.arguments))
-        selections.append(selection(tool_id=tool_id, tool_name=fixed.name, tool_kwargs=fixed.arguments))
-    response.message.blocks = new_blocks + kept
+        for i, (ident, name, arguments, block) in enumerate(raw):
+            tool_id = ident or stable_id("call_", f"{name}\x00{arguments!r}", i)
+            vetted_calls.append((vet(registry, (name, arguments, tool_id)), block))
+    else:
+        text = _text_of(message)
+        if not text:
+            return []
+        vetted_text = vet_text(registry, text, "call_")
+        if not vetted_text.calls:
+            return []
+        kept = [b for b in message.blocks if getattr(b, "block_type", None) != "text"]
+        new_blocks: list[Any] = [types.TextBlock(text=vetted_text.content)] if vetted_text.content else []
+        for vetted in vetted_text.calls:
+            block = types.ToolCallBlock(tool_call_id=vetted.call.id, tool_name=vetted.call.name,
+                                        tool_kwargs=vetted.call.arguments)
+            new_blocks.append(block)
+            vetted_calls.append((vetted, block))
+        message.blocks = new_blocks + kept
+    selections: list[Any] = []
+    dropped: list[Any] = []
+    for vetted, block in vetted_calls:
+        call = vetted.call
+        if vetted.error is None and block is not None:
+            block.tool_call_id, block.tool_name, block.tool_kwargs = call.id, call.name, call.arguments
+        if vetted.error is not None:
+            if on_error is not None:
+                on_error(str(call.id), vetted.message)
+            if not keep_refused:
+                dropped.append((block, vetted.message))
+                continue
+        selections.append(selection(tool_id=call.id, tool_name=call.name, tool_kwargs=call.arguments))
+    if dropped:
+        gone = {id(block) for block, _ in dropped}
+        message.blocks = [b for b in message.blocks if id(b) not in gone]
+        message.blocks.append(types.TextBlock(text="\n".join(text for _, text in dropped)))
     return selections
 
 
-def _best_effort(arguments: Any) -> dict[str, Any]:
-    if isinstance(arguments, dict):
-        return arguments
-    if isinstance(arguments, str):
-        try:
-            value = json.loads(arguments)
-        except ValueError:
-            return {}
-        return value if isinstance(value, dict) else {}
-    return {}
-
-
-def wrap_llm(llm: Any, registry: ToolRegistry | Iterable[Any], *, on_error: Pending | None = None) -> Any:
-    """A copy of ``llm`` whose ``get_tool_calls_from_response`` goes through ``repair_tool_selections``.
+def wrap_llm(llm: Any, registry: ToolRegistry | Iterable[Any], *, on_error: Pending | None = None,
+             keep_refused: bool = False) -> Any:
+    """A copy of ``llm`` whose ``get_tool_calls_from_response`` goes through ``repair_tool_selections``
+    (``on_error`` and ``keep_refused`` are passed on: a plain agent never receives a refused call).
 
     >>> agent = FunctionAgent(tools=tools, llm=wrap_llm(llm, tools))   # doctest: +SKIP
     """
@@ -138,7 +134,7 @@ def wrap_llm(llm: Any, registry: ToolRegistry | Iterable[Any], *, on_error: Pend
     copy = llm.model_copy() if hasattr(llm, "model_copy") else llm
 
     def get_tool_calls_from_response(response: Any, error_on_no_tool_call: bool = False, **kwargs: Any) -> Any:
-        selections = repair_tool_selections(response, reg, on_error=on_error)
+        selections = repair_tool_selections(response, reg, on_error=on_error, keep_refused=keep_refused)
         if not selections and error_on_no_tool_call:
             raise ValueError("Expected at least one tool call, but got 0 tool calls.")
         return selections
@@ -195,7 +191,7 @@ def _agent_class() -> type:
             pending = PendingMessages()
             self._toolrepair_registry = reg
             self._toolrepair_pending = pending
-            self.llm = wrap_llm(self.llm, reg, on_error=pending.put)  # type: ignore[has-type]
+            self.llm = wrap_llm(self.llm, reg, on_error=pending.put, keep_refused=True)  # type: ignore[has-type]
 
         call_tool = decorators.step(_call_tool)
 

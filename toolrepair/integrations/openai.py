@@ -20,7 +20,7 @@ from typing import Any
 
 from .._registry import ToolRegistry
 from .._types import ToolCall, ToolOutcome
-from ._common import as_dict, rejection_errors, stable_id
+from ._common import Vetted, as_dict, rejection_message, vet, vet_text
 
 __all__ = [
     "function_call_output",
@@ -37,22 +37,28 @@ def _dumps(arguments: Mapping[str, Any]) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
-def _cut(text: str) -> str | None:
-    text = text.strip()
-    return text or None
-
-
 def repair_chat_message(message: Any, registry: ToolRegistry) -> dict[str, Any]:
     """A Chat Completions assistant message, as a dict, with its tool calls repaired.
 
     Native ``tool_calls`` get the offered name and repaired arguments (re-serialised as a JSON
     string); ids are kept. With no native calls, calls written as text in ``content`` are
     salvaged: ``content`` loses them and each gets an id ``call_…`` derived from the content,
-    so the same message always gives the same ids. Calls that cannot be repaired are left out
-    and listed under ``"toolrepair_errors"`` (``tool_call_id``, ``name``, ``message``): remove
-    that key before sending the message back, and tell the model the messages instead.
+    so the same message always gives the same ids. A call that cannot be repaired, or that the
+    registry's policy refuses, stays in ``tool_calls`` as the model wrote it (the API wants an
+    answer for every call) and is listed under ``"toolrepair_errors"`` (``tool_call_id``,
+    ``name``, ``message`` and ``tool_message``, the ``tool`` message that answers it). Remove
+    that key before sending the message back, then send the ``tool_message``s with the results
+    of ``tool_calls(repaired)``, which leaves the refused calls out.
+
+    Given a whole ``ChatCompletion``, every choice's message is repaired (a choice whose text
+    became calls gets ``finish_reason`` ``tool_calls``) and the completion comes back as a dict.
     """
     out = as_dict(message)
+    if "choices" in out:
+        return _repair_completion(out, registry)
+    if out.get("role", "assistant") != "assistant" or not ({"content", "tool_calls"} & out.keys()):
+        raise TypeError("repair_chat_message expects an assistant message (completion.choices[0].message) "
+                        f"or a ChatCompletion, not {type(message).__name__} with keys {sorted(out)}")
     errors: list[dict[str, Any]] = []
     native = out.get("tool_calls") or []
     if native:
@@ -62,33 +68,45 @@ def repair_chat_message(message: Any, registry: ToolRegistry) -> dict[str, Any]:
             if tool_call.get("type", "function") != "function" or not isinstance(fn, dict):
                 kept.append(tool_call)  # custom (free-form) tools have no schema to repair against
                 continue
-            repair = registry.repair({"id": tool_call.get("id"), "function": fn})
-            if repair.call is None:
-                errors.append({"tool_call_id": tool_call.get("id"), "name": fn.get("name"),
-                               "message": str(repair.error)})
+            vetted = vet(registry, (fn.get("name"), fn.get("arguments"), tool_call.get("id")))
+            if vetted.error is not None:
+                kept.append(tool_call)
+                errors.append(_chat_error(vetted))
                 continue
-            kept.append({**tool_call, "function": {**fn, "name": repair.call.name,
-                                                   "arguments": _dumps(repair.call.arguments)}})
+            kept.append({**tool_call, "function": {**fn, "name": vetted.call.name,
+                                                   "arguments": _dumps(vetted.call.arguments)}})
         _set_calls(out, "tool_calls", kept)
     elif isinstance(out.get("content"), str) and out["content"]:
-        text: str = out["content"]
-        result = registry.salvage(text)
-        if result.calls or result.rejected:
-            salvaged: list[dict[str, Any]] = []
-            for i, call in enumerate(result.calls):
-                ident = stable_id("call_", text, i)
-                repair = registry.repair(ToolCall(call.name, call.arguments, ident, call.dialect, call.span))
-                if repair.call is None:
-                    errors.append({"tool_call_id": ident, "name": call.name, "message": str(repair.error)})
-                    continue
-                salvaged.append(ToolCall(repair.call.name, repair.call.arguments, ident).to_openai())
-            errors.extend(rejection_errors(result, registry, "tool_call_id"))
-            if result.calls:
-                out["content"] = _cut(result.content)
-            _set_calls(out, "tool_calls", salvaged)
+        text = vet_text(registry, out["content"], "call_")
+        errors.extend(_chat_error(v) for v in text.calls if v.error is not None)
+        errors.extend({"tool_call_id": None, "name": r.name, "message": rejection_message(r, registry),
+                       "reason": r.reason} for r in text.rejected)
+        if text.calls:
+            out["content"] = text.content or None
+            _set_calls(out, "tool_calls", [v.call.to_openai() for v in text.calls])
     if errors:
         out[ERRORS_KEY] = errors
     return out
+
+
+def _chat_error(vetted: Vetted) -> dict[str, Any]:
+    return {"tool_call_id": vetted.call.id, "name": vetted.call.name, "message": vetted.message,
+            "tool_message": {"role": "tool", "tool_call_id": vetted.call.id, "content": vetted.message}}
+
+
+def _repair_completion(completion: dict[str, Any], registry: ToolRegistry) -> dict[str, Any]:
+    choices: list[dict[str, Any]] = []
+    for choice in completion.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            choices.append(choice)
+            continue
+        fixed = repair_chat_message(message, registry)
+        new_choice = {**choice, "message": fixed}
+        if fixed.get("tool_calls") and not message.get("tool_calls") and choice.get("finish_reason") == "stop":
+            new_choice["finish_reason"] = "tool_calls"  # loops that branch on it then run the calls
+        choices.append(new_choice)
+    return {**completion, "choices": choices}
 
 
 def _set_calls(out: dict[str, Any], key: str, calls: list[dict[str, Any]]) -> None:
@@ -111,8 +129,9 @@ def repair_response_items(items: Any, registry: ToolRegistry) -> dict[str, Any]:
     ``call_id`` and gets the offered name and re-serialised ``arguments``. With no
     ``function_call`` at all, calls written as text in ``output_text`` parts are salvaged into
     ``function_call`` items placed after their message, with ``call_…`` ids derived from the text.
-    Calls that cannot be repaired are left out and listed under ``toolrepair_errors``
-    (``call_id``, ``name``, ``message``).
+    A call that cannot be repaired or that policy refuses stays as written and is listed under
+    ``toolrepair_errors`` (``call_id``, ``name``, ``message`` and ``output_item``, the
+    ``function_call_output`` that answers it); ``tool_calls`` leaves it out.
     """
     source = getattr(items, "output", items)
     if isinstance(items, Mapping) and "output" in items:
@@ -125,13 +144,12 @@ def repair_response_items(items: Any, registry: ToolRegistry) -> dict[str, Any]:
             if item.get("type") != "function_call":
                 kept.append(item)
                 continue
-            repair = registry.repair({"name": item.get("name"), "arguments": item.get("arguments"),
-                                      "id": item.get("call_id")})
-            if repair.call is None:
-                errors.append({"call_id": item.get("call_id"), "name": item.get("name"),
-                               "message": str(repair.error)})
+            vetted = vet(registry, (item.get("name"), item.get("arguments"), item.get("call_id")))
+            if vetted.error is not None:
+                kept.append(item)
+                errors.append(_response_error(vetted))
                 continue
-            kept.append({**item, "name": repair.call.name, "arguments": _dumps(repair.call.arguments)})
+            kept.append({**item, "name": vetted.call.name, "arguments": _dumps(vetted.call.arguments)})
         return {"output": kept, ERRORS_KEY: errors}
     result_items: list[dict[str, Any]] = []
     for item in output:
@@ -142,20 +160,23 @@ def repair_response_items(items: Any, registry: ToolRegistry) -> dict[str, Any]:
             text = part.get("text") if part.get("type") == "output_text" else None
             if not isinstance(text, str) or not text:
                 continue
-            result = registry.salvage(text)
-            errors.extend(rejection_errors(result, registry, "call_id"))
-            if not result.calls:
+            vetted_text = vet_text(registry, text, "call_")
+            errors.extend({"call_id": None, "name": r.name, "message": rejection_message(r, registry),
+                           "reason": r.reason} for r in vetted_text.rejected)
+            if not vetted_text.calls:
                 continue
-            part["text"] = result.content.strip()
-            for i, call in enumerate(result.calls):
-                ident = stable_id("call_", text, i)
-                repair = registry.repair(ToolCall(call.name, call.arguments, ident, call.dialect, call.span))
-                if repair.call is None:
-                    errors.append({"call_id": ident, "name": call.name, "message": str(repair.error)})
-                    continue
-                result_items.append({"type": "function_call", "call_id": ident, "name": repair.call.name,
-                                     "arguments": _dumps(repair.call.arguments), "status": "completed"})
+            part["text"] = vetted_text.content
+            for vetted in vetted_text.calls:
+                if vetted.error is not None:
+                    errors.append(_response_error(vetted))
+                result_items.append({"type": "function_call", "call_id": vetted.call.id, "name": vetted.call.name,
+                                     "arguments": _dumps(vetted.call.arguments), "status": "completed"})
     return {"output": result_items, ERRORS_KEY: errors}
+
+
+def _response_error(vetted: Vetted) -> dict[str, Any]:
+    return {"call_id": vetted.call.id, "name": vetted.call.name, "message": vetted.message,
+            "output_item": {"type": "function_call_output", "call_id": vetted.call.id, "output": vetted.message}}
 
 
 def function_call_output(outcome: ToolOutcome) -> dict[str, Any]:
@@ -164,18 +185,25 @@ def function_call_output(outcome: ToolOutcome) -> dict[str, Any]:
 
 
 def tool_calls(repaired: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> list[ToolCall]:
-    """The calls to run from ``repair_chat_message``'s or ``repair_response_items``' result.
+    """The calls to run from ``repair_chat_message``'s or ``repair_response_items``' result:
+    the refused ones (listed under ``toolrepair_errors``) are left out.
 
     For Responses items the id is the ``call_id`` (what ``function_call_output`` must echo),
     not the item's own ``id``.
     """
     if isinstance(repaired, Mapping):
+        refused = {e.get("tool_call_id", e.get("call_id")) for e in repaired.get(ERRORS_KEY) or []} - {None}
         if "output" in repaired:
-            return tool_calls(repaired["output"])
+            return _function_calls(repaired["output"], refused)
         return [ToolCall(tc["function"]["name"], json.loads(tc["function"]["arguments"]), tc.get("id"))
-                for tc in repaired.get("tool_calls") or [] if tc.get("type", "function") == "function"]
+                for tc in repaired.get("tool_calls") or []
+                if tc.get("type", "function") == "function" and tc.get("id") not in refused]
+    return _function_calls(repaired, set())
+
+
+def _function_calls(items: Iterable[Mapping[str, Any]], refused: set[Any]) -> list[ToolCall]:
     return [ToolCall(item["name"], json.loads(item["arguments"]), item.get("call_id"))
-            for item in repaired if item.get("type") == "function_call"]
+            for item in items if item.get("type") == "function_call" and item.get("call_id") not in refused]
 
 
 def _require_id(outcome: ToolOutcome) -> str:
