@@ -1,6 +1,6 @@
 """Fuzz every public entry point with one invariant: it returns a value or raises a
 ``ToolRepairError`` (``salvage_text``, ``StreamSalvager`` and ``serialize_result``: returns).
-One differential check too: ``salvage_text``'s fast lane and the general pass alone agree.
+One differential check too: ``salvage_text`` and ``StreamSalvager`` (the one pass, whole and fed in pieces) agree.
 
 With atheris (``pip install atheris``), libFuzzer drives it, coverage-guided::
 
@@ -34,11 +34,9 @@ if atheris is not None:
     with atheris.instrument_imports():
         import toolrepair as tr
         from toolrepair._args import decode_arguments
-        from toolrepair._salvage._engine import DEFAULT_MAX_CALL_CHARS, DEFAULT_MAX_DEPTH, config_for, run_whole
 else:
     import toolrepair as tr
     from toolrepair._args import decode_arguments
-    from toolrepair._salvage._engine import DEFAULT_MAX_CALL_CHARS, DEFAULT_MAX_DEPTH, config_for, run_whole
 
 # Byte 0xFF splits the input; every other piece picks one of these, so the fuzzer reaches
 # dialect syntax without having to guess multi-byte markers.
@@ -90,11 +88,14 @@ def one_input(data: bytes) -> None:
     if which == 0:
         result = tr.salvage_text(text, tr.ANY_TOOL)
         assert isinstance(result, tr.SalvageResult)
-        # Differential: the fast lane (salvage_text) and the general pass alone agree.
-        config = config_for(None, bool(data[0] & 8), bool(data[0] & 16))
+        # Differential: the one pass over the whole text and the same pass fed in pieces.
         allowed = ["sink", "web_search"]
-        fast = run_whole(text, config, allowed, DEFAULT_MAX_DEPTH, DEFAULT_MAX_CALL_CHARS)
-        assert fast == run_whole(text, config, allowed, DEFAULT_MAX_DEPTH, DEFAULT_MAX_CALL_CHARS, fast=False)
+        masks = {"mask_fences": bool(data[0] & 8), "mask_reasoning": bool(data[0] & 16)}
+        whole = tr.salvage_text(text, allowed, **masks)
+        stream = tr.StreamSalvager(allowed, **masks)
+        events = [e for i in range(0, len(text), 7) for e in stream.feed(text[i : i + 7])] + stream.close()
+        assert [e.call for e in events if isinstance(e, tr.ToolCallReady)] == list(whole.calls)
+        assert "".join(e.text for e in events if isinstance(e, tr.TextDelta)) == whole.content
     elif which == 1:
         stream = tr.StreamSalvager(["sink"])
         step = 1 + data[0] // 6 % 17

@@ -222,7 +222,7 @@ class Fragile:
 
 
 def test_a_dialect_raising_on_junk_fails_robustness() -> None:
-    with pytest.raises(AssertionError, match=r"check_dialect\(fragile\): robustness failed: IndexError(?s:.*)(Falsifying example|Failing test case|Failing explicit example)"):
+    with pytest.raises(AssertionError, match=r"check_dialect\(fragile\): robustness failed: IndexError(?s:.*)(Falsifying example|Falsifying explicit example|Failing test case|Failing explicit example)"):
         check_dialect(Fragile(), EXAMPLE.render_at_call, max_examples=100)
 
 

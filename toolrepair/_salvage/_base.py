@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
 from .._names import NameTable
-from .._types import slot_setters
 
 __all__ = [
     "ANY_TOOL",
@@ -93,22 +92,6 @@ class RawCall:
     id: str | None = None
     error: str | None = None
 
-    def __init__(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        id: str | None = None,
-        error: str | None = None,
-    ) -> None:
-        # Hand-written for speed, like ToolCall's: one per call read.
-        _set_name, _set_arguments, _set_id, _set_error = _RAW_CALL_SLOTS
-        _set_name(self, name)
-        _set_arguments(self, arguments)
-        _set_id(self, id)
-        _set_error(self, error)
-
-
-_RAW_CALL_SLOTS = slot_setters(RawCall)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,18 +107,6 @@ class Found:
     error: str | None = None
     resume: int | None = None
 
-    def __init__(
-        self, end: int, calls: tuple[RawCall, ...] = (), error: str | None = None, resume: int | None = None
-    ) -> None:
-        # Hand-written for speed, like ToolCall's: one per candidate read.
-        _set_end, _set_calls, _set_error, _set_resume = _FOUND_SLOTS
-        _set_end(self, end)
-        _set_calls(self, calls)
-        _set_error(self, error)
-        _set_resume(self, resume)
-
-
-_FOUND_SLOTS = slot_setters(Found)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 from .._names import NameTable
@@ -30,7 +29,6 @@ from ._base import (
     build_content,
     offered_name,
 )
-from ._fast import Express, Handover, express_table, fast_lane
 from ._mask import DEFAULT_REASONING, fence_closer_at, fence_opener_at
 from ._scan import MarkerFinder
 
@@ -72,8 +70,6 @@ class SalvageConfig:
     forced_open: tuple[bool, ...] = ()
     # The pairs that cannot force-open: a pass counts them as seen from the start.
     unforced: frozenset[int] = frozenset()
-    # The fast lane's express markers (``_fast.express_table``).
-    express: Express = (-1, MappingProxyType({}), ())
 
 
 def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect, ...]:
@@ -113,8 +109,7 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
             entries.append((close.lower(), ("close", i)))
     unforced = frozenset(i for i, f in enumerate(forced) if not f)
     finder = MarkerFinder(entries)
-    return SalvageConfig(dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced,
-                         express_table(finder))
+    return SalvageConfig(dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced)
 
 
 _DEFAULT_CONFIGS: dict[tuple[bool, bool], SalvageConfig] = {}
@@ -441,27 +436,10 @@ def salvage_text(
     return run_whole(text, config, allowed, max_depth, max_call_chars)
 
 
-def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTool, max_depth: int,
-              max_call_chars: int, *, fast: bool = True) -> SalvageResult:
-    """One whole-text pass: the fast lane (``_fast``) as far as it goes, then the general pass
-    from where it stopped. ``fast=False`` runs the general pass alone (what the lane is
-    tested against)."""
-    names = _allowlist(allowed)
-    if not fast:
-        return _general(text, config, names, max_depth, max_call_chars, handover=None)
-    got = fast_lane(text, config, names, max_depth, max_call_chars)
-    if isinstance(got, SalvageResult):
-        return got
-    return _general(text, config, names, max_depth, max_call_chars, handover=got)
-
-
-def _general(text: str, config: SalvageConfig, names: NameTable | None, max_depth: int, max_call_chars: int, *,
-             handover: Handover | None) -> SalvageResult:
-    """The general pass over a whole text, from the start or from the fast lane's state."""
-    run = SalvagePass(config, ANY_TOOL if names is None else names, text, max_depth=max_depth,
-                      max_call_chars=max_call_chars)
-    if handover is not None:
-        run.pos, run.calls, run.cuts = handover
+def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTool | NameTable, max_depth: int,
+              max_call_chars: int) -> SalvageResult:
+    """One whole-text pass: ``SalvagePass`` run once, final, over the complete text."""
+    run = SalvagePass(config, allowed, text, max_depth=max_depth, max_call_chars=max_call_chars)
     run.advance(final=True)
     return run.result()
 

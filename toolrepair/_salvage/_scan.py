@@ -83,7 +83,7 @@ def _trie(words: set[str]) -> str:
 class _Subgroup:
     """The markers sharing one anchor character at one offset, and how to find them at a start."""
 
-    __slots__ = ("_match", "entries", "firsts", "offset", "table")
+    __slots__ = ("_match", "entries", "offset", "table")
 
     def __init__(self, offset: int, entries: list[tuple[int, str, int, Any]]) -> None:
         self.offset = offset
@@ -93,13 +93,6 @@ class _Subgroup:
             m: [e for e in self.entries if m.startswith(e[0])] for m, _, _ in self.entries
         }
         self._match = re.compile(_longest_first({m for m, _, _ in self.entries}), re.IGNORECASE).match
-        # The characters its markers can start with, when each is one only itself matches
-        # ignoring case (ASCII, not a letter): a one-character test before the regex. None
-        # when a marker starts with a letter (`k` also matches the Kelvin sign) or past ASCII.
-        # (At offset 0 the first character is the anchor itself: nothing to test.)
-        firsts = frozenset(m[0] for m, _, _ in self.entries)
-        testable = offset > 0 and all(c.isascii() and not c.isalpha() for c in firsts)
-        self.firsts = firsts if testable else None
 
     def markers_at(self, text: str, i: int) -> list[tuple[str, int, Any]]:
         """The entries whose marker starts at ``text[i]``, ignoring case exactly as
@@ -115,22 +108,10 @@ class _Subgroup:
         return [e for e in self.entries if text[i : i + len(e[0])].lower() == e[0]]
 
 
-def _may_overlap(other: str, shift: int, marker: str) -> bool:
-    """Could ``other`` match ignoring case where it starts ``shift`` characters before
-    ``marker`` does? Not when, where they overlap, ``other`` holds an ASCII character that is
-    not a letter (one only itself matches ignoring case) and ``marker`` another character."""
-    for i in range(shift, min(len(other), shift + len(marker))):
-        c = other[i]
-        if c.isascii() and not c.isalpha() and c != marker[i - shift]:
-            return False
-    return True
-
-
 class MarkerFinder:
     """The compiled table of markers: built once per configuration, shared by every scan."""
 
-    __slots__ = ("_present", "_runs", "anchor_re", "anchors", "at", "firsts", "groups", "lanes", "max_len",
-                 "max_offset", "prefixes")
+    __slots__ = ("anchor_re", "anchors", "at", "firsts", "groups", "max_len", "max_offset", "prefixes")
 
     def __init__(self, entries: Sequence[tuple[str, Any]]) -> None:
         groups: dict[str, list[tuple[int, str, int, Any]]] = {}
@@ -148,10 +129,6 @@ class MarkerFinder:
         self.at = {c: [_Subgroup(k, [e for e in g if e[0] == k]) for k in sorted({e[0] for e in g})]
                    for c, g in groups.items()}
         self.anchors = tuple(groups)
-        # Per anchor, the fast lane's table (``_fast``; see ``_lane``).
-        self.lanes = tuple(self._lane(c) for c in self.anchors)
-        self._runs: dict[str, tuple[tuple[int, Any, Any, Any], ...] | None] = {}
-        self._present: dict[bytes, tuple[list[Any], list[str], list[int]]] = {}
         self.max_offset = max((k for g in groups.values() for k, *_ in g), default=0)
         self.max_len = max((len(m) for g in groups.values() for _, m, *_ in g), default=0)
         # Proper prefixes of every marker: a text ending in one may yet end in a marker.
@@ -159,62 +136,6 @@ class MarkerFinder:
         self.firsts = frozenset(p[0] for p in self.prefixes)
         # Any anchor character: text without one cannot complete a marker.
         self.anchor_re = re.compile("[" + "".join(re.escape(c) for c in self.anchors) + "]" if self.anchors else "(?!)")
-
-    def _lane(self, anchor: str) -> tuple[str, Any, Any, tuple[tuple[int, Any, Any, Any], ...], int]:
-        """The fast lane's view of one anchor: (anchor, match and table of the markers that
-        start with it or None, the other subgroups as (offset, firsts, match, table), and its
-        reach: how far before an occurrence a marker found by it may start)."""
-        subgroups = self.at[anchor]
-        first = next((sub for sub in subgroups if sub.offset == 0), None)
-        others = tuple((sub.offset, sub.firsts, sub._match, sub.table) for sub in subgroups if sub.offset)
-        reach = max(sub.offset for sub in subgroups)
-        if first is None:
-            return (anchor, None, None, others, reach)
-        return (anchor, first._match, first.table, others, reach)
-
-    def present(self, which: bytes) -> tuple[list[Any], list[str], list[int]]:
-        """The fast lane's lists for the anchors present in a text (``which[k]`` is 1 when
-        anchor ``k`` occurs): their lanes, their characters, and the indices among them of
-        those that reach back. Cached per pattern (at most 2**anchors, in practice a few);
-        the lane replaces these lists, never changes them."""
-        got = self._present.get(which)
-        if got is None:
-            lanes = [lane for lane, there in zip(self.lanes, which, strict=True) if there]
-            got = self._present[which] = (lanes, [lane[0] for lane in lanes],
-                                          [j for j, lane in enumerate(lanes) if lane[4]])
-        return got
-
-    def run_checks(self, marker: str) -> tuple[tuple[int, Any, Any, Any], ...] | None:
-        """What must be checked, besides a gap with no anchor character, to take the next
-        occurrence of ``marker`` in the same spelling as the next marker (a *run*). The fast
-        lane runs only markers with nothing to check (empty: see ``_fast.express_table``).
-
-        None when that cannot be decided so: a longer marker starts with it, or an anchor
-        inside it (or past it) could start a marker at or before it. That includes its own
-        anchor when not its first character, so a marker a run follows starts with its
-        anchor, which the lane looks for. Otherwise the markers that could start before it
-        through an anchor inside it, as (start relative to it, first characters or None,
-        match, table). Cached per marker: O(markers) once.
-        """
-        try:
-            return self._runs[marker]
-        except KeyError:
-            got = self._runs[marker] = self._run_checks(marker)
-            return got
-
-    def _run_checks(self, marker: str) -> tuple[tuple[int, Any, Any, Any], ...] | None:
-        every = {m for g in self.groups.values() for _, m, *_ in g}
-        if any(m != marker and m.startswith(marker) for m in every):
-            return None  # the longer one comes first where both match
-        reach = {lane[0]: lane[4] for lane in self.lanes}
-        if len(marker) <= max(reach.values()):
-            return None  # an anchor past its end could reach back to its start
-        if any(0 < d <= reach.get(ch, 0) for d, ch in enumerate(marker)):
-            return None  # an anchor inside it reaches back to its start
-        back = [(d - sub.offset, sub.firsts, sub._match, sub.table)
-                for d, ch in enumerate(marker) for sub in self.at.get(ch, ())
-                if sub.offset > d and any(_may_overlap(m, sub.offset - d, marker) for m, _, _ in sub.entries)]
-        return tuple(back)
 
     def scan(self, text: str) -> MarkerScan:
         return MarkerScan(self, text)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws_match
 from ._json import JsonFailure, calls_from_value, decode_at
 
-__all__ = ["TagDialect", "json_block_close", "read_json_block"]
+__all__ = ["TagDialect", "read_json_block"]
 
 
 def read_json_block(
@@ -76,14 +74,3 @@ class TagDialect:
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         return read_json_block(text, start, marker_end, self.close.lower(), ctx)
-
-
-def json_block_close(dialect: object) -> tuple[str, Callable[[str, int], re.Match[str] | None]] | None:
-    """For a dialect that reads with ``read_json_block`` (a ``TagDialect`` whose ``read`` is
-    ours): its closing marker in lower case, and a match of whitespace then that marker as
-    written, for the fast lane's express reading of its blocks. None for any other dialect: a
-    subclass that reads otherwise is asked."""
-    if isinstance(dialect, TagDialect) and type(dialect).read is TagDialect.read:
-        close = dialect.close.lower()
-        return close, re.compile(r"\s*" + re.escape(close)).match
-    return None
