@@ -186,7 +186,7 @@ class NameTable:
     def __init__(self, names: Iterable[str]) -> None:
         self.names: tuple[str, ...] = tuple(dict.fromkeys(names))
         # The names as offered: a call naming one as written needs no look-up (salvage's
-        # fast lane tests this set directly, the common case).
+        # `offered_name` tests this set first, the common case).
         self.exact: frozenset[str] = frozenset(self.names)
         by_key: dict[str, list[str]] = {}
         for name in self.names:
