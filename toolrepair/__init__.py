@@ -7,11 +7,13 @@ the model exactly what to fix. Sans-I/O: it never calls a model.
 
 from __future__ import annotations
 
+from ._audit import audit_records, fix_record
 from ._bind import bind_check
 from ._errors import ArgumentError, InputTooLargeError, ToolExecutionError, ToolRepairError, ToolResolutionError
 from ._names import normalize_name, resolve_tool_names, suggest_names
 from ._registry import ToolRegistry
 from ._repair import repair_call
+from ._report import AuditReport
 from ._result import serialize_result
 from ._salvage import (
     ANY_TOOL,
@@ -39,6 +41,7 @@ __all__ = (
     "NEED_MORE",
     "AnyTool",
     "ArgumentError",
+    "AuditReport",
     "BindFailure",
     "Dialect",
     "Found",
@@ -62,7 +65,9 @@ __all__ = (
     "ToolResolutionError",
     "ToolSpec",
     "__version__",
+    "audit_records",
     "bind_check",
+    "fix_record",
     "normalize_name",
     "repair_call",
     "resolve_tool_names",

@@ -1,31 +1,56 @@
-"""The `toolrepair` command: `toolrepair salvage [FILE|-] --tools a,b` (and `python -m toolrepair`)."""
+"""The `toolrepair` command (and `python -m toolrepair`): salvage, audit, fix.
+
+Each verb is one ``add_<verb>`` function registering its parser and handler; ``VERBS`` lists
+them, so a new verb is one function and one entry. Messages have one shape:
+``toolrepair: error: <what>`` for an error that stops the command (exit 1; usage errors
+exit 2), and ``toolrepair: <file>:<line>[:<column>]: <why>`` for a record that is skipped.
+Input is UTF-8: ``salvage`` refuses a file that is not, ``audit`` and ``fix`` count such a
+line as a bad record (and ``fix`` writes it unchanged).
+"""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn, TextIO
+import zlib
+from collections.abc import Callable, Sequence
+from typing import IO, Any, NoReturn, TextIO
 
+from . import __version__
+from ._audit import LineError, process_lines
+from ._logio import Progress, counted, isatty, open_log, open_output, same_file
+from ._records import RecordFixer
+from ._report import format_report
 from ._salvage import ANY_TOOL, DIALECTS, salvage_text
+from ._salvage._engine import DEFAULT_MAX_INPUT_CHARS
 
-__all__ = ["main"]
+__all__ = ["VERBS", "build_parser", "main"]
+
+PROG = "toolrepair"
+#: Bad records reported one by one on stderr; the rest are only counted.
+MAX_REPORTED_BAD_LINES = 20
+
+
+class UsageError(Exception):
+    """A command line argparse refuses: its usage line and the message, exit status 2."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit status 2, never a traceback."""
+    """argparse, but a usage error is raised for ``main`` to print, never a traceback."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        raise UsageError(message, self.format_usage())
 
 
-def _read(path: str, stdin: TextIO) -> str:
-    if path == "-":
-        return stdin.read()
-    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-        return handle.read()
+def fail(message: str) -> int:
+    """Print the one error line; the exit status of an error that is not a usage error."""
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 1
 
 
 def _names(value: str) -> list[str]:
@@ -43,8 +68,36 @@ def _dialects(value: str) -> list[str]:
     return names
 
 
+# -- salvage -----------------------------------------------------------------------------------
+class _Fatal(Exception):
+    """An error that ends the command with one line and exit status 1."""
+
+
+def _read_text(path: str, stdin: TextIO, limit: int) -> str:
+    """The whole reply, strict UTF-8, at most ``limit`` characters (one more is an error)."""
+    source = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            buffer = getattr(stdin, "buffer", None)
+            text = buffer.read(4 * limit + 4).decode("utf-8") if buffer is not None else stdin.read(limit + 1)
+        else:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read(limit + 1)
+    except UnicodeDecodeError as exc:
+        raise _Fatal(f"{source} is not valid UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
+                     ) from None
+    except OSError as exc:
+        raise _Fatal(f"cannot read {source}: {exc.strerror or exc}") from None
+    if len(text) > limit:
+        raise _Fatal(f"{source} is longer than salvage's input limit of {limit:,} characters")
+    return text
+
+
 def _salvage(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    text = _read(args.file, stdin)
+    try:
+        text = _read_text(args.file, stdin, DEFAULT_MAX_INPUT_CHARS)
+    except _Fatal as exc:
+        return fail(str(exc))
     allowed: Any = ANY_TOOL if args.any else args.tools
     result = salvage_text(text, allowed, dialects=args.dialects, mask_fences=not args.no_mask_fences,
                           mask_reasoning=not args.no_mask_reasoning)
@@ -64,11 +117,9 @@ def _salvage(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="toolrepair", description="Repair LLM tool calls.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def add_salvage(sub: Any) -> None:
     sal = sub.add_parser("salvage", help="recover tool calls written as text in a model reply",
-                         description="Print {calls, content, rejected} as JSON for a model reply.")
+                         description="Print {calls, content, rejected} as JSON for a model reply (UTF-8).")
     sal.add_argument("file", nargs="?", default="-", help="the reply text (default: - for stdin)")
     who = sal.add_mutually_exclusive_group(required=True)
     who.add_argument("--tools", type=_names, help="comma-separated names of the tools offered to the model")
@@ -78,24 +129,165 @@ def build_parser() -> argparse.ArgumentParser:
     sal.add_argument("--no-mask-reasoning", action="store_true", help="also salvage inside reasoning blocks")
     sal.add_argument("--pretty", action="store_true", help="indent the JSON output")
     sal.set_defaults(handler=_salvage)
+
+
+# -- audit and fix -----------------------------------------------------------------------------
+def _tools_of(args: argparse.Namespace) -> Any:
+    """What ``--tools``, ``--tools-file`` or ``--any`` offer (None: nothing but records' own)."""
+    if getattr(args, "any", False):
+        return ANY_TOOL
+    if args.tools_file is not None:
+        try:
+            with open(args.tools_file, encoding="utf-8") as handle:
+                return json.load(handle)
+        except OSError as exc:
+            raise _Fatal(f"cannot read {args.tools_file}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise _Fatal(f"{args.tools_file} is not a JSON list of tool definitions: {exc}") from None
+    return args.tools
+
+
+def _run_log(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, *, fixing: bool) -> int:
+    err = sys.stderr
+    source = "<stdin>" if args.file == "-" else args.file
     try:
-        audit = importlib.import_module("toolrepair._audit")
-    except ImportError:  # pragma: no cover - the audit verb ships with the package
-        pass
+        tools = _tools_of(args)
+        fixer = RecordFixer(tools)
+    except _Fatal as exc:
+        return fail(str(exc))
+    except (TypeError, ValueError) as exc:
+        return fail(f"{args.tools_file or '--tools'}: {exc}")
+    if fixing and same_file(args.file, args.output):
+        return fail(f"refusing to write {args.output} over its input")
+    try:
+        lines, raw, total = open_log(args.file, stdin)
+    except OSError as exc:
+        return fail(f"cannot read {source}: {exc.strerror or exc}")
+    output = None
+    if fixing:
+        try:
+            output = open_output(args.output, stdout)
+        except OSError as exc:
+            return fail(f"cannot write {args.output}: {exc.strerror or exc}")
+    progress = Progress(err, raw, total) if isatty(err) else None
+    bad_numbers: list[int] = []
+
+    def on_bad_line(number: int, error: LineError) -> None:
+        if len(bad_numbers) < MAX_REPORTED_BAD_LINES:
+            bad_numbers.append(number)
+            if progress is not None:
+                progress.clear()
+            where = f"{source}:{number}" + (f":{error.column}" if error.column is not None else "")
+            print(f"{PROG}: {where}: {error.reason}", file=err)
+
+    feed = lines if progress is None else counted(lines, progress)
+    try:
+        tally = process_lines(feed, fixer, write=output.write if output is not None else None,
+                              on_bad_line=on_bad_line)
+    except (OSError, EOFError, zlib.error) as exc:  # unreadable or truncated gzip, I/O error
+        if progress is not None:
+            progress.clear()
+        if output is not None:
+            output.close(ok=False)
+        message = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        return fail(f"cannot read {source}: {message}")
+    finally:
+        close = getattr(lines, "close", None)
+        if callable(close) and lines is not stdin:
+            close()
+    if output is not None:
+        output.close(ok=True)
+    if progress is not None:
+        progress.clear()
+    report = tally.freeze()
+    if report.bad_records > MAX_REPORTED_BAD_LINES:
+        print(f"{PROG}: {source}: ... and {report.bad_records - MAX_REPORTED_BAD_LINES} more bad records", file=err)
+    # fix -o - writes the records to stdout, so its report goes to stderr.
+    out: IO[str] = err if fixing and args.output == "-" else stdout
+    if args.json:
+        json.dump({**report.to_json(), "bad_line_numbers": bad_numbers}, out, ensure_ascii=False)
+        out.write("\n")
     else:
-        audit.add_audit_parser(sub)
+        title = f"{PROG} fix: {source} -> {args.output}" if fixing else f"{PROG} audit: {source}"
+        out.write(format_report(report, title))
+    if report.records and report.bad_records == report.records:
+        return fail(f"no record of {source} could be read ({report.bad_records:,} bad)")
+    return 0
+
+
+def _audit(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    return _run_log(args, stdin, stdout, fixing=False)
+
+
+def _fix(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    return _run_log(args, stdin, stdout, fixing=True)
+
+
+def _tool_options(parser: Any, *, required: bool) -> None:
+    who = parser.add_mutually_exclusive_group(required=required)
+    who.add_argument("--tools", type=_names, help="comma-separated names of the tools offered to the model")
+    who.add_argument("--tools-file", metavar="FILE",
+                     help="a JSON list of OpenAI-style tool definitions (their schemas count coercions)")
+    who.add_argument("--any", action="store_true", help="accept any tool name (no allowlist)")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object, not a table")
+
+
+def add_audit(sub: Any) -> None:
+    audit = sub.add_parser(
+        "audit", help="summarise what would be repaired, salvaged and refused in a log of model replies",
+        description="Read JSON Lines of records (completions, messages, fine-tuning conversations, ShareGPT, "
+                    "Anthropic; gzip too) and count repaired, unrepairable and salvaged calls. A record's own "
+                    "`tools` field wins over the tools given here. Nothing is executed.")
+    audit.add_argument("file", help="the log (JSON Lines, optionally gzip); - for stdin")
+    _tool_options(audit, required=True)
+    audit.set_defaults(handler=_audit)
+
+
+def add_fix(sub: Any) -> None:
+    fix = sub.add_parser(
+        "fix", help="rewrite text tool calls in a log or dataset as native calls, repaired",
+        description="Write IN to OUT with each assistant turn's text calls as native tool calls (fresh ids), "
+                    "names and arguments repaired against the record's `tools` or the tools given, tool results "
+                    "linked to the new ids. Records with nothing to fix, and bad records, are copied byte for "
+                    "byte; order is kept. Ends with the audit table (on stderr when OUT is -).")
+    fix.add_argument("file", metavar="IN", help="JSON Lines, optionally gzip; - for stdin")
+    fix.add_argument("-o", "--output", metavar="OUT", required=True,
+                     help="where to write (.gz: gzip); - for stdout; never IN itself")
+    _tool_options(fix, required=False)
+    fix.set_defaults(handler=_fix)
+
+
+VERBS: list[Callable[[Any], None]] = [add_salvage, add_audit, add_fix]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Repair LLM tool calls.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+    for add in VERBS:
+        add(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Run the command; returns the exit status (errors are one line on stderr, never a traceback)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    out = stdout or sys.stdout
     try:
-        status: int = args.handler(args, stdin or sys.stdin, stdout or sys.stdout)
+        args = parser.parse_args(argv)
+        if args.version:
+            out.write(f"{PROG} {__version__}\n")
+            return 0
+        if args.command is None:
+            parser.error(f"a command is required ({', '.join(sub.__name__[4:] for sub in VERBS)})")
+    except UsageError as exc:
+        sys.stderr.write(exc.usage)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        status: int = args.handler(args, stdin or sys.stdin, out)
     except OSError as exc:
-        print(f"toolrepair: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
-        return 1
+        return fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
     except KeyboardInterrupt:
         return 130
     return status

@@ -1,0 +1,566 @@
+"""One record of a log or dataset, read and (for ``fix``) rewritten in one walk.
+
+The shapes, each an assistant turn or several:
+
+- an OpenAI chat completion (``{"choices": [{"message": ...}]}``; each choice is a reply);
+- a bare assistant message (``content``, ``tool_calls``, the legacy ``function_call``), an
+  Ollama chat response (``{"message": {...}}``), or an Anthropic message (``content`` a list of
+  ``text`` / ``tool_use`` blocks, with or without ``"type": "message"``);
+- a conversation: a JSON list of messages or ``{"messages": [...]}`` (a fine-tuning record),
+  OpenAI-style (``role: "tool"`` results) or Anthropic-style (``tool_result`` blocks);
+- ShareGPT: ``{"conversations": [{"from": "gpt", "value": ...}, {"from": "function_call"}, ...]}``;
+- read only (no field for native calls, so ``fix`` leaves them): an OpenAI Responses object,
+  ``{"text": ...}`` / ``{"response": ...}``, a bare JSON string.
+
+Audit and fix are the same walk: an audit counts what a fix would write. Native calls are
+repaired as ``ToolRegistry.repair`` does (unlimited budget, no policy); text is salvaged only
+when a reply has no native calls (the project's rule), and each salvaged call is repaired
+against the tools' schemas too. A record's own ``tools`` field wins over the tools the job was
+given: it is what the model was offered.
+
+A written call gets an id derived from the record's content and the call's position in it,
+so any engine fixing the same record writes the same ids.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._args import decode_arguments
+from ._errors import ArgumentError
+from ._repair import ToolIndex, _as_call, coerce_call
+from ._report import Tally
+from ._salvage import ANY_TOOL, AnyTool, salvage_text
+from ._types import ToolCall, ToolSpec
+
+__all__ = ["BadRecord", "RecordFixer", "tool_specs"]
+
+#: Distinct ``tools`` fields whose tables a fixer keeps (a dataset usually has a handful).
+TOOLS_CACHE_SIZE = 256
+#: How deep a record's turns may nest before it is a bad record (json.loads bounds the rest).
+_ARGUMENT_KEYS = ("arguments", "args", "input", "parameters")
+_ASSISTANT = frozenset(("assistant", "model"))
+_SHAREGPT_ASSISTANT = frozenset(("gpt", "assistant", "model"))
+
+
+class BadRecord(ValueError):
+    """A record that is not a shape this module reads; it is counted and left as it was."""
+
+
+# -- tools -----------------------------------------------------------------------------------
+def tool_specs(definitions: Any) -> list[Any]:
+    """Tools from OpenAI-style (``{"type": "function", "function": {...}}``), flat
+    (``{"name", "parameters"}``) or Anthropic (``{"name", "input_schema"}``) definitions, a JSON
+    string of a list of them (ShareGPT's ``tools``), tool names, or any tool ``ToolRegistry``
+    takes; raises ``ValueError`` naming the definition that cannot be read.
+
+    >>> [s.name for s in tool_specs([{"type": "function", "function": {"name": "f", "parameters": {}}}])]
+    ['f']
+    """
+    if isinstance(definitions, (str, bytes)):
+        try:
+            definitions = json.loads(definitions)
+        except ValueError as exc:
+            raise ValueError(f"tools is not a JSON list of tool definitions: {exc}") from None
+    if isinstance(definitions, Mapping) or not isinstance(definitions, Iterable):
+        raise ValueError(f"tools is a {type(definitions).__name__}, not a list of tool definitions")
+    out: list[Any] = []
+    for i, item in enumerate(definitions):
+        if isinstance(item, str):
+            out.append(ToolSpec(item, {"type": "object"}))
+        elif isinstance(item, Mapping):
+            out.append(_spec_of_definition(item, i))
+        else:
+            out.append(item)
+    return out
+
+
+def _spec_of_definition(item: Mapping[str, Any], i: int) -> ToolSpec:
+    fn = item.get("function")
+    body = fn if isinstance(fn, Mapping) else item
+    name = body.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"tool definition {i} has no name")
+    schema = next((body[k] for k in ("parameters", "input_schema", "inputSchema") if k in body), None)
+    if schema is None:
+        schema = {"type": "object"}
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"tool {name!r}: parameters is a {type(schema).__name__}, not a JSON Schema object")
+    description = body.get("description")
+    return ToolSpec(name, schema, description if isinstance(description, str) else "")
+
+
+class _Tables:
+    """What one set of tools needs, built once: the repair index and the salvage allowlist.
+    ``index`` is None for ANY_TOOL (names accepted as written, arguments decoded only)."""
+
+    __slots__ = ("allowed", "index")
+
+    def __init__(self, tools: Any) -> None:
+        if tools is ANY_TOOL:
+            self.index: ToolIndex | None = None
+            self.allowed: tuple[str, ...] | AnyTool = ANY_TOOL
+        else:
+            self.index = ToolIndex(tool_specs(tools) if tools is not None else ())
+            self.allowed = self.index.names
+
+
+# -- the fixer ---------------------------------------------------------------------------------
+class RecordFixer:
+    """Audits and fixes records against ``tools`` (the tools where a record declares none:
+    definitions, names or tools; ``ANY_TOOL`` for any name; None for none). Holds the tables
+    of its tools and of the ``tools`` fields it met; pickles as its ``tools`` alone.
+    """
+
+    __slots__ = ("_cache", "_default", "_tools")
+
+    def __init__(self, tools: Any = None) -> None:
+        self._tools = tools
+        self._default = _Tables(tools)
+        self._cache: dict[str, _Tables] = {}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (RecordFixer, (self._tools,))
+
+    def _tables_of(self, obj: Any) -> _Tables:
+        declared = obj.get("tools") if isinstance(obj, Mapping) else None
+        if declared is None:
+            return self._default
+        key = declared if isinstance(declared, str) else json.dumps(declared, sort_keys=True, default=repr)
+        tables = self._cache.get(key)
+        if tables is None:
+            try:
+                tables = _Tables(declared)
+            except (TypeError, ValueError) as exc:
+                raise BadRecord(f"tools: {exc}") from None
+            if len(self._cache) >= TOOLS_CACHE_SIZE:
+                self._cache.clear()
+            self._cache[key] = tables
+        return tables
+
+    def run(self, obj: Any, tally: Tally, *, write: bool) -> bool:
+        """Count ``obj`` into ``tally``; with ``write``, fix it in place. True when a fix changes it.
+
+        Raises ``BadRecord`` (nothing counted but the caller's bad record) when the shape is
+        not one this module reads. O(size of the record) plus salvage's linear scan of its text.
+        """
+        tables = self._tables_of(obj)
+        read = [(turn, *_read(turn)) for turn in _turns(obj)]  # the whole shape before any count
+        job = _Job(tables, tally, write, obj)
+        for turn, calls, text in read:
+            job.turn(turn, calls, text)
+        if job.changed:
+            tally.records_changed += 1
+        return job.changed
+
+    def fix(self, obj: Any, tally: Tally, *, owned: bool) -> Any | None:
+        """The fixed record, or None when nothing changes. ``owned``: ``obj`` may be mutated."""
+        if owned:
+            return obj if self.run(obj, tally, write=True) else None
+        if not self.run(obj, tally, write=False):
+            return None
+        fixed = copy.deepcopy(obj)
+        self.run(fixed, Tally(), write=True)
+        return fixed
+
+
+# -- turns -------------------------------------------------------------------------------------
+class _Turn:
+    """One assistant turn: where it lives and how its calls are written back."""
+
+    __slots__ = ("after", "choice", "kind", "msg", "owner", "pos")
+
+    def __init__(self, kind: str, msg: Any, *, owner: Any = None, pos: int = 0, choice: Any = None,
+                 after: list[Any] | None = None) -> None:
+        # kind: "openai", "ollama", "anthropic", "sharegpt", "sharegpt_call", "text".
+        self.kind, self.msg, self.owner, self.pos, self.choice, self.after = kind, msg, owner, pos, choice, after
+
+
+def _is_anthropic(msg: Mapping[str, Any]) -> bool:
+    if "tool_calls" in msg or "function_call" in msg:
+        return False
+    content = msg.get("content")
+    return msg.get("type") == "message" or isinstance(content, list)
+
+
+def _turns(obj: Any) -> list[_Turn]:
+    if isinstance(obj, str):
+        return [_Turn("text", obj)]
+    if isinstance(obj, list):
+        return _conversation(obj)
+    if not isinstance(obj, Mapping):
+        raise BadRecord(f"a JSON {_json_type(obj)} is not a record of model replies")
+    choices = obj.get("choices")
+    if isinstance(choices, list):
+        out = []
+        for choice in choices:
+            msg = choice.get("message") if isinstance(choice, Mapping) else None
+            if not isinstance(msg, Mapping):
+                raise BadRecord("a choice without a message")
+            _check_assistant(msg)
+            out.append(_Turn("openai", msg, choice=choice))
+        return out
+    messages = obj.get("messages")
+    if isinstance(messages, list):
+        return _conversation(messages)
+    conversations = obj.get("conversations")
+    if isinstance(conversations, list):
+        return _sharegpt(conversations)
+    output = obj.get("output")
+    if isinstance(output, list):
+        return [_Turn("text", obj)]  # an OpenAI Responses object, read by _read_responses
+    message = obj.get("message")
+    if isinstance(message, Mapping):
+        _check_assistant(message)
+        return [_Turn("ollama", message)]
+    if "content" in obj or "tool_calls" in obj or "function_call" in obj:
+        _check_assistant(obj)
+        return [_Turn("anthropic" if _is_anthropic(obj) else "openai", obj)]
+    for key in ("text", "response"):
+        if isinstance(obj.get(key), str):
+            return [_Turn("text", obj[key])]
+    raise BadRecord("not a recognised record shape (no choices, messages, conversations, content or text)")
+
+
+def _json_type(obj: Any) -> str:
+    return {list: "array", dict: "object", int: "number", float: "number", bool: "boolean",
+            type(None): "null"}.get(type(obj), type(obj).__name__)
+
+
+def _check_assistant(msg: Mapping[str, Any]) -> None:
+    role = msg.get("role")
+    if role is not None and role not in _ASSISTANT:
+        raise BadRecord(f"a {role!r} message is not a model reply")
+
+
+def _conversation(messages: list[Any]) -> list[_Turn]:
+    anthropic = None
+    for msg in messages:
+        if not isinstance(msg, Mapping):
+            raise BadRecord(f"a message is a JSON {_json_type(msg)}, not an object")
+        if msg.get("role") == "tool" or "tool_calls" in msg or "function_call" in msg:
+            anthropic = False
+            break
+    out = []
+    for pos, msg in enumerate(messages):
+        if msg.get("role") in _ASSISTANT:
+            is_anthropic = _is_anthropic(msg) if anthropic is None else anthropic
+            out.append(_Turn("anthropic" if is_anthropic else "openai", msg, owner=messages, pos=pos,
+                             after=messages))
+    return out
+
+
+def _sharegpt(turns: list[Any]) -> list[_Turn]:
+    out = []
+    for pos, turn in enumerate(turns):
+        if not isinstance(turn, Mapping):
+            raise BadRecord(f"a conversation turn is a JSON {_json_type(turn)}, not an object")
+        who = turn.get("from")
+        if who in _SHAREGPT_ASSISTANT or who == "function_call":
+            if not isinstance(turn.get("value"), str):
+                raise BadRecord(f"a {who!r} turn whose value is not text")
+            out.append(_Turn("sharegpt" if who != "function_call" else "sharegpt_call", turn, owner=turns, pos=pos))
+    return out
+
+
+# -- reading a turn ----------------------------------------------------------------------------
+def _text_of_content(content: Any, calls: list[Any] | None) -> str:
+    """The reply text of a message's ``content``; ``tool_use`` blocks go to ``calls``."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise BadRecord(f"content is a JSON {_json_type(content)}, not text or a list of blocks")
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, Mapping):
+            kind = block.get("type")
+            if kind in ("text", "output_text") and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif kind in ("tool_use", "function_call") and calls is not None:
+                calls.append(block)
+            # Other blocks (thinking, images, refusals) hold no call and no salvageable text:
+            # reasoning is never salvaged.
+    return "".join(parts)
+
+
+def _read(turn: _Turn) -> tuple[list[Any], str]:
+    """(native calls, text) of a turn."""
+    kind, msg = turn.kind, turn.msg
+    if kind == "text":
+        if isinstance(msg, Mapping):  # Responses: items are messages and function calls
+            calls: list[Any] = []
+            blocks = [b for item in msg["output"] if isinstance(item, Mapping) and item.get("type") == "message"
+                      for b in (item.get("content") or [])]
+            text = _text_of_content(blocks, None)
+            calls.extend(i for i in msg["output"] if isinstance(i, Mapping) and i.get("type") == "function_call")
+            return calls, text
+        return [], msg
+    if kind == "sharegpt":
+        return [], msg["value"]
+    if kind == "sharegpt_call":
+        try:
+            value = json.loads(msg["value"])
+        except ValueError:
+            return [None], ""  # one call that cannot be read
+        return (list(value) if isinstance(value, list) else [value]), ""
+    calls = []
+    text = _text_of_content(msg.get("content"), calls)
+    tool_calls = msg.get("tool_calls")
+    if isinstance(tool_calls, list):
+        calls.extend(tool_calls)
+    elif tool_calls is not None:
+        raise BadRecord("tool_calls is not a list")
+    legacy = msg.get("function_call")
+    if isinstance(legacy, Mapping):
+        calls.append(legacy)
+    return calls, text
+
+
+# -- one record's work -------------------------------------------------------------------------
+class _Job:
+    __slots__ = ("allowed", "changed", "digest", "ids", "index", "record", "tally", "write")
+
+    def __init__(self, tables: _Tables, tally: Tally, write: bool, record: Any) -> None:
+        self.index, self.allowed = tables.index, tables.allowed
+        self.tally, self.write, self.record = tally, write, record
+        self.changed = False
+        self.digest = ""
+        self.ids = 0
+
+    def _touch(self) -> None:
+        """Called before the first change: the ids come from the record as it was read."""
+        if not self.changed:
+            self.changed = True
+            if self.write:
+                self.digest = _digest(self.record)
+
+    def _new_id(self, prefix: str) -> str:
+        self.ids += 1
+        return f"{prefix}{self.digest}_{self.ids}"
+
+    def turn(self, turn: _Turn, calls: list[Any], text: str) -> None:
+        tally = self.tally
+        tally.replies += 1
+        if calls:
+            tally.replies_with_native += 1
+            fixed = [self._native(call) for call in calls]
+            if any(f is not None for f in fixed) and turn.kind != "text":
+                self._touch()
+                if self.write:
+                    _write_native(turn, calls, fixed)
+            return
+        result = salvage_text(text, self.allowed) if text else None
+        if result is None or not result.calls:
+            if result is not None:
+                self._count_rejections(result.rejected)
+            tally.empty_replies += 1
+            return
+        repaired = self._repair_salvaged(result.calls)
+        self._count_rejections(result.rejected)
+        if repaired is None:
+            tally.empty_replies += 1
+            return
+        tally.replies_salvaged += 1
+        tally.salvaged_calls += len(repaired)
+        for call in repaired:
+            tally.by_dialect[call.dialect] += 1
+        if turn.kind == "text":
+            tally.salvaged_left_as_text += len(repaired)
+            return
+        self._touch()
+        ids = [self._new_id("toolu_" if turn.kind == "anthropic" else "call_") for _ in repaired]
+        if self.write:
+            _write_salvaged(turn, repaired, ids, result.content.strip())
+        if turn.after is not None:
+            tally.results_linked += _link_results(turn, ids, write=self.write)
+
+    def _count_rejections(self, rejected: Iterable[Any]) -> None:
+        tally = self.tally
+        for rejection in rejected:
+            tally.rejected += 1
+            tally.by_rejection_reason[rejection.reason] += 1
+            tally.refuse_name(rejection.name)
+
+    def _repair_salvaged(self, calls: tuple[ToolCall, ...]) -> list[ToolCall] | None:
+        """The salvaged calls repaired against the schemas, or None when one cannot be: then
+        the turn is left as text (its content cannot be cut around one call alone)."""
+        if self.index is None:
+            return list(calls)
+        out: list[ToolCall] = []
+        failed = 0
+        for call in calls:
+            repair, _ = coerce_call(self.index, call, allow_silent=True)
+            if repair.call is None:
+                failed += 1
+            else:
+                out.append(repair.call)
+        if not failed:
+            return out
+        tally = self.tally
+        tally.rejected += len(calls)
+        tally.by_rejection_reason["invalid-arguments"] += failed
+        if len(calls) > failed:
+            tally.by_rejection_reason["beside-an-invalid-call"] += len(calls) - failed
+        return None
+
+    def _native(self, call: Any) -> ToolCall | None:
+        """Count one native call; the repaired call when it needs rewriting, else None."""
+        tally = self.tally
+        tally.native_calls += 1
+        if not isinstance(call, Mapping):
+            tally.unrepairable_calls += 1
+            tally.unrepairable["malformed"] += 1
+            return None
+        if self.index is None:
+            return self._native_any(call)
+        repair, _ = coerce_call(self.index, call, allow_silent=True)
+        if repair.call is None:
+            error = repair.error
+            kind = getattr(error, "kind", "error")
+            cause = getattr(error, "__cause__", None)
+            if isinstance(cause, ArgumentError):
+                kind = f"{kind}:{cause.reason}"
+            tally.unrepairable_calls += 1
+            tally.unrepairable[kind] += 1
+            if kind == "not-found":
+                tally.refuse_name(_as_call(call)[0])
+            return None
+        return self._count_events({e.kind for e in repair.events}, repair.call)
+
+    def _native_any(self, call: Mapping[str, Any]) -> ToolCall | None:
+        # ANY_TOOL: every name is accepted as written, so only the arguments can need repair.
+        name, raw_args, *_ = _as_call(call)
+        tally = self.tally
+        if not name:
+            tally.unrepairable_calls += 1
+            tally.unrepairable["no-name"] += 1
+            return None
+        try:
+            arguments, events = decode_arguments(raw_args)
+        except ArgumentError as exc:
+            tally.unrepairable_calls += 1
+            tally.unrepairable[f"arguments:{exc.reason}"] += 1
+            return None
+        return self._count_events({e.kind for e in events}, ToolCall(name, arguments))
+
+    def _count_events(self, kinds: set[str], call: ToolCall) -> ToolCall | None:
+        tally = self.tally
+        if kinds:
+            tally.repaired_calls += 1
+            tally.by_repair.update(kinds)
+            return call
+        tally.clean_calls += 1
+        return None
+
+
+def _digest(record: Any) -> str:
+    try:
+        text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):  # keys json cannot sort (a library caller's own objects)
+        text = repr(record)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+# -- writing -----------------------------------------------------------------------------------
+def _write_call(call: dict[str, Any], fixed: ToolCall) -> None:
+    """The repaired name and arguments into a native call, keeping its shape (a JSON string of
+    arguments stays a string, an object stays an object)."""
+    fn = call.get("function")
+    body = fn if isinstance(fn, dict) else call
+    body["name"] = fixed.name
+    key = next((k for k in _ARGUMENT_KEYS if k in body), "arguments")
+    old = body.get(key)
+    body[key] = fixed.arguments if isinstance(old, Mapping) else json.dumps(fixed.arguments, ensure_ascii=False)
+
+
+def _write_native(turn: _Turn, calls: list[Any], fixed: list[ToolCall | None]) -> None:
+    if turn.kind == "sharegpt_call":
+        # ShareGPT's function_call value holds arguments as an object.
+        value = [c if f is None else {"name": f.name, "arguments": f.arguments}
+                 for c, f in zip(calls, fixed, strict=True)]
+        turn.msg["value"] = json.dumps(value if len(value) > 1 else value[0], ensure_ascii=False)
+        return
+    for call, repaired in zip(calls, fixed, strict=True):
+        if repaired is not None:
+            _write_call(call, repaired)
+
+
+def _write_salvaged(turn: _Turn, calls: list[ToolCall], ids: list[str], content: str) -> None:
+    msg = turn.msg
+    if turn.kind == "sharegpt":
+        value = [{"name": c.name, "arguments": c.arguments} for c in calls]
+        new = {"from": "function_call",
+               "value": json.dumps(value if len(value) > 1 else value[0], ensure_ascii=False)}
+        # Earlier turns may have grown the list: find this turn by identity.
+        pos = next(i for i, t in enumerate(turn.owner) if t is msg)
+        if content:
+            msg["value"] = content
+            turn.owner.insert(pos + 1, new)
+        else:
+            turn.owner[pos] = new
+        return
+    if turn.kind == "anthropic":
+        blocks = msg.get("content")
+        kept: list[Any] = []
+        text_at = None
+        for block in blocks if isinstance(blocks, list) else [blocks]:
+            is_text = isinstance(block, str) or (
+                isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str))
+            if is_text:
+                if text_at is None:
+                    text_at = len(kept)
+                    if content:
+                        kept.append({"type": "text", "text": content})
+            else:
+                kept.append(block)
+        kept.extend({"type": "tool_use", "id": i, "name": c.name, "input": c.arguments}
+                    for c, i in zip(calls, ids, strict=True))
+        msg["content"] = kept
+        if msg.get("stop_reason") == "end_turn":
+            msg["stop_reason"] = "tool_use"
+        return
+    as_object = turn.kind == "ollama"
+    msg["tool_calls"] = [
+        {"id": i, "type": "function", "function": {
+            "name": c.name, "arguments": c.arguments if as_object else json.dumps(c.arguments, ensure_ascii=False)}}
+        for c, i in zip(calls, ids, strict=True)]
+    old = msg.get("content")
+    if isinstance(old, list):
+        msg["content"] = [{"type": "text", "text": content}] if content else None
+    else:
+        msg["content"] = content or None
+    if turn.choice is not None and turn.choice.get("finish_reason") == "stop":
+        turn.choice["finish_reason"] = "tool_calls"
+
+
+def _link_results(turn: _Turn, ids: list[str], *, write: bool) -> int:
+    """Give the tool results right after ``turn`` that have no id the new ids, in order."""
+    messages = turn.after
+    assert messages is not None
+    linked = 0
+    if turn.kind == "anthropic":
+        nxt = messages[turn.pos + 1] if turn.pos + 1 < len(messages) else None
+        content = nxt.get("content") if isinstance(nxt, Mapping) and nxt.get("role") == "user" else None
+        for block in content if isinstance(content, list) else ():
+            if linked < len(ids) and isinstance(block, dict) and block.get("type") == "tool_result" \
+                    and not block.get("tool_use_id"):
+                if write:
+                    block["tool_use_id"] = ids[linked]
+                linked += 1
+        return linked
+    for msg in messages[turn.pos + 1:]:
+        if msg.get("role") != "tool" or linked >= len(ids):
+            break
+        if not msg.get("tool_call_id"):
+            if write:
+                msg["tool_call_id"] = ids[linked]
+            linked += 1
+    return linked
