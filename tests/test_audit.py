@@ -1,4 +1,4 @@
-"""`toolrepair audit`: every reply shape, gzip and stdin, bad lines, the table, bounded memory."""
+"""`toolrepair audit`: every record shape, gzip and stdin, bad lines, the table, bounded memory."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
-from toolrepair import _audit
-from toolrepair._audit import AuditReport, audit_lines, replies_of
+from toolrepair import _logio, _report, cli
+from toolrepair._audit import process_lines
+from toolrepair._records import RecordFixer
+from toolrepair._report import AuditReport, Tally
 from toolrepair.cli import main
 
 TOOLS = "web_search,calculator"
@@ -131,7 +133,7 @@ SHAPES: list[tuple[str, Any, dict[str, Any]]] = [
 @pytest.mark.parametrize(("obj", "expected"), [(o, e) for _, o, e in SHAPES], ids=[s[0] for s in SHAPES])
 def test_shapes(obj: Any, expected: dict[str, Any]) -> None:
     got = run_json(["audit", "-", "--tools", TOOLS], io.StringIO(json.dumps(obj) + "\n"))
-    assert got["bad_lines"] == 0
+    assert got["bad_records"] == 0
     for key, value in expected.items():
         assert got[key] == value, key
 
@@ -149,7 +151,8 @@ MIXED = jsonl(
 )
 
 MIXED_EXPECTED = {
-    "lines": 8, "replies": 5, "bad_lines": 2, "bad_line_numbers": [4, 7],
+    "records": 7, "replies": 5, "bad_records": 2, "bad_line_numbers": [4, 7], "records_changed": 2,
+    "salvaged_left_as_text": 0, "results_linked": 0,
     "replies_with_native_calls": 3, "replies_salvaged": 1, "empty_replies": 1,
     "native_calls": 4, "clean_calls": 1, "repaired_calls": 1, "unrepairable_calls": 2,
     "salvaged_calls": 1, "rejected": 1,
@@ -208,11 +211,12 @@ def test_any_call_without_a_name() -> None:
 # -- bad lines -------------------------------------------------------------------------------
 BAD = [
     ("{not json", "not valid JSON"),
-    ("[1, 2]", "a JSON list is not a model reply"),
-    ('{"foo": 1}', "not a recognised reply shape"),
+    ("[1, 2]", "a message is a JSON number, not an object"),
+    ("null", "a JSON null is not a record of model replies"),
+    ('{"foo": 1}', "not a recognised record shape"),
     ('{"role": "user", "content": "hi"}', "a 'user' message is not a model reply"),
     ('{"choices": [{"delta": {}}]}', "a choice without a message"),
-    ('{"role": "assistant", "content": 5}', "content is a int"),
+    ('{"role": "assistant", "content": 5}', "content is a JSON number"),
     ('{"role": "assistant", "tool_calls": "x"}', "tool_calls is not a list"),
     ("[" * 100_000, "nested too deeply"),
 ]
@@ -221,10 +225,10 @@ BAD = [
 @pytest.mark.parametrize(("line", "why"), BAD, ids=[b[1] for b in BAD])
 def test_bad_line_reported_with_number(line: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:
     got = run_json(["audit", "-", "--any"], io.StringIO(jsonl({"text": "ok"}, line, {"text": "ok"})))
-    assert got["bad_lines"] == 1
+    assert got["bad_records"] == 1
     assert got["replies"] == 2
     err = capsys.readouterr().err
-    assert err.startswith("toolrepair audit: line 2: ")
+    assert err.startswith("toolrepair: <stdin>:2")
     assert why in err
     assert "Traceback" not in err
 
@@ -233,18 +237,19 @@ def test_invalid_utf8_is_a_bad_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     path = tmp_path / "log.jsonl"
     path.write_bytes(b'{"text": "ok"}\n{"text": "\xff\xfe"}\n')
     got = run_json(["audit", str(path), "--any"])
-    assert (got["replies"], got["bad_lines"]) == (1, 1)
-    assert "line 2: not valid UTF-8" in capsys.readouterr().err
+    assert (got["replies"], got["bad_records"]) == (1, 1)
+    assert f"{path}:2: not valid UTF-8 (byte 0xff at offset 10)" in capsys.readouterr().err
 
 
 def test_bad_lines_reported_up_to_a_cap(capsys: pytest.CaptureFixture[str]) -> None:
-    got = run_json(["audit", "-", "--any"], io.StringIO("x\n" * 50))
-    assert got["bad_lines"] == 50
-    assert got["bad_line_numbers"] == list(range(1, 21))
+    status, out = run(["audit", "-", "--any", "--json"], io.StringIO('{"text": "ok"}\n' + "x\n" * 50))
+    got = json.loads(out)
+    assert (status, got["bad_records"]) == (0, 50)
+    assert got["bad_line_numbers"] == list(range(2, 22))
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 21
-    assert err[19].startswith("toolrepair audit: line 20: ")
-    assert err[20] == "toolrepair audit: ... and 30 more bad lines"
+    assert err[19] == "toolrepair: <stdin>:21:1: not valid JSON: Expecting value"
+    assert err[20] == "toolrepair: <stdin>: ... and 30 more bad records"
 
 
 # -- exit status -----------------------------------------------------------------------------
@@ -275,10 +280,8 @@ def test_truncated_gzip_is_status_1(tmp_path: Path, capsys: pytest.CaptureFixtur
     ["audit"],                                         # no file
 ])
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exc:
-        main(argv, stdin=io.StringIO(""), stdout=io.StringIO())
-    assert exc.value.code == 2
-    assert "error:" in capsys.readouterr().err
+    assert main(argv, stdin=io.StringIO(""), stdout=io.StringIO()) == 2
+    assert "toolrepair: error: " in capsys.readouterr().err
 
 
 # -- the table -------------------------------------------------------------------------------
@@ -290,14 +293,18 @@ def test_table(tmp_path: Path) -> None:
     assert lines[0] == f"toolrepair audit: {path}"
 
     def row(label: str) -> list[str]:
-        [found] = [ln.split() for ln in lines if ln.strip().startswith(label)]
-        return found[len(label.split()):]
+        k = len(label.split())
+        [found] = [ln.split() for ln in lines
+                   if ln.split()[:k] == label.split() and ln.split()[k:k + 1] and ln.split()[k][0].isdigit()]
+        return found[k:]
 
+    assert row("records") == ["7"]
+    assert row("bad records (left as they were)") == ["2", "28.6%"]
+    assert row("records fix changes") == ["2", "28.6%"]
     assert row("replies") == ["5"]
     assert row("with native calls") == ["3", "60.0%"]
     assert row("with calls salvaged from text") == ["1", "20.0%"]
     assert row("with no call") == ["1", "20.0%"]
-    assert row("bad lines (skipped)") == ["2"]
     assert row("native calls") == ["4"]
     assert row("valid as sent") == ["1", "25.0%"]
     assert row("repaired") == ["1", "25.0%"]
@@ -308,6 +315,8 @@ def test_table(tmp_path: Path) -> None:
     assert row("arguments:truncated") == ["1", "25.0%"]
     assert row("calls salvaged from text") == ["1"]
     assert row("hermes") == ["1", "100.0%"]
+    assert row("left as text (no field for calls)") == ["0", "0.0%"]
+    assert row("tool results linked to new ids") == ["0"]
     assert row("candidates rejected") == ["1"]
     assert row("not-offered") == ["1", "100.0%"]
     assert "most common refused names" in lines
@@ -335,28 +344,26 @@ class FakeTTY(io.StringIO):
         return True
 
 
-def _args(file: str) -> Any:
-    import argparse
-    return argparse.Namespace(file=file, tools=None, any=True, json=True)
+def run_tty(monkeypatch: pytest.MonkeyPatch, argv: list[str], stdin: Any = None) -> tuple[str, str]:
+    monkeypatch.setattr(_logio, "PROGRESS_INTERVAL", 0.0)
+    err, out = FakeTTY(), io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    main(argv, stdin=stdin or io.StringIO(), stdout=out)
+    return out.getvalue(), err.getvalue()
 
 
 def test_progress_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_audit, "PROGRESS_INTERVAL", 0.0)
     path = write(tmp_path / "log.jsonl", jsonl(*({"text": "prose"} for _ in range(2000))))
-    err, out = FakeTTY(), io.StringIO()
-    assert _audit.run_audit(_args(str(path)), io.StringIO(), out, err) == 0
-    drawn = err.getvalue()
+    out, drawn = run_tty(monkeypatch, ["audit", str(path), "--any", "--json"])
     assert "\r[" in drawn and "%" in drawn and "lines" in drawn
     assert drawn.endswith("\r\x1b[K")  # the line is cleared before the result is printed
-    assert json.loads(out.getvalue())["replies"] == 2000
+    assert json.loads(out)["replies"] == 2000
 
 
 def test_progress_on_a_pipe_without_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_audit, "PROGRESS_INTERVAL", 0.0)
     stdin = io.TextIOWrapper(io.BytesIO(jsonl(*({"text": "p"} for _ in range(600))).encode()))
-    err = FakeTTY()
-    assert _audit.run_audit(_args("-"), stdin, io.StringIO(), err) == 0
-    assert "MiB read" in err.getvalue()
+    _, err = run_tty(monkeypatch, ["audit", "-", "--any", "--json"], stdin)
+    assert "MiB read" in err
 
 
 def test_silent_when_stderr_is_not_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -365,24 +372,36 @@ def test_silent_when_stderr_is_not_a_terminal(tmp_path: Path, capsys: pytest.Cap
     assert capsys.readouterr().err == ""
 
 
+def test_bad_lines_clear_the_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    stdin = io.TextIOWrapper(io.BytesIO(('{"text": "ok"}\n' + "x\n" * 600).encode()))
+    _, err = run_tty(monkeypatch, ["audit", "-", "--any", "--json"], stdin)
+    assert "\r\x1b[Ktoolrepair: <stdin>:257" not in err  # only the first 20 are printed
+    assert "... and 580 more bad records" in err
+
+
 # -- bounded state ---------------------------------------------------------------------------
 def test_rejected_names_are_pruned(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_audit, "NAME_COUNTER_LIMIT", 50)
-    monkeypatch.setattr(_audit, "NAME_COUNTER_KEEP", 10)
-    report = AuditReport()
+    monkeypatch.setattr(_report, "NAME_COUNTER_LIMIT", 50)
+    monkeypatch.setattr(_report, "NAME_COUNTER_KEEP", 10)
+    tally = Tally()
     for _ in range(5):
-        report.refuse_name("frequent")
+        tally.refuse_name("frequent")
     for i in range(200):
-        report.refuse_name(f"invented_{i}")
-    assert len(report.rejected_names) <= 50
-    assert report.rejected_names.most_common(1) == [("frequent", 5)]
+        tally.refuse_name(f"invented_{i}")
+    assert len(tally.rejected_names) <= 50
+    assert tally.rejected_names.most_common(1) == [("frequent", 5)]
+    report = tally.freeze()
     assert report.to_json()["rejected_names_approximate"] is True
+    # Merging keeps the bound and the flag.
+    merged = report.merge(report)
+    assert len(merged.rejected_names) <= 50 and merged.names_pruned
+    assert dict(merged.rejected_names)["frequent"] == 10
 
 
 def test_long_names_are_cut() -> None:
-    report = AuditReport()
-    report.refuse_name("x" * 10_000)
-    assert [len(n) for n in report.rejected_names] == [_audit.MAX_NAME_CHARS]
+    tally = Tally()
+    tally.refuse_name("x" * 10_000)
+    assert [len(n) for n in tally.rejected_names] == [_report.MAX_NAME_CHARS]
 
 
 def _log_lines(n: int) -> Iterator[bytes]:
@@ -399,50 +418,40 @@ def _log_lines(n: int) -> Iterator[bytes]:
             else b"not json " + prose + b"\n"
 
 
-def _peak(n: int) -> tuple[int, AuditReport]:
-    audit_lines(_log_lines(8), ["web_search"])  # warm caches outside the measurement
+def _peak(n: int, fixing: bool) -> tuple[int, AuditReport]:
+    fixer = RecordFixer(["web_search"])
+    sink = (lambda _line: None) if fixing else None
+    process_lines(_log_lines(8), fixer, write=sink)  # warm caches outside the measurement
     tracemalloc.start()
     try:
-        report = audit_lines(_log_lines(n), ["web_search"], on_bad_line=lambda _n, _w: None)
+        report = process_lines(_log_lines(n), fixer, write=sink, on_bad_line=lambda _n, _w: None).freeze()
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     return peak, report
 
 
-def test_memory_is_flat_in_the_log_size() -> None:
-    n = 2_500  # ~5 MB; 4n is ~20 MB
-    small_peak, small = _peak(n)
-    large_peak, large = _peak(4 * n)
+@pytest.mark.parametrize("fixing", [False, True], ids=["audit", "fix"])
+def test_memory_is_flat_in_the_log_size(fixing: bool) -> None:
+    n = 1_000  # ~2 MB; 4n is ~8 MB
+    small_peak, small = _peak(n, fixing)
+    large_peak, large = _peak(4 * n, fixing)
     assert large.replies == 4 * small.replies == 3 * n
-    assert large.bad_lines == n
+    assert large.bad_records == n
+    assert large.records_changed == 4 * small.records_changed == 2 * n
     assert large_peak / small_peak < 1.5, (small_peak, large_peak)
     assert large_peak < 2_000_000  # a few lines' worth, not the log's 20 MB
 
 
-def test_replies_of_is_the_shape_reader() -> None:
-    assert replies_of("text") == [([], "text")]
-    assert replies_of({"response": "ollama generate"}) == [([], "ollama generate")]
-    with pytest.raises(_audit.BadLine):
-        replies_of(None)
-
-
 def test_small_paths() -> None:
-    report = AuditReport()
-    report.refuse_name(None)
-    report.refuse_name("")
-    assert not report.rejected_names
+    tally = Tally()
+    tally.refuse_name(None)
+    tally.refuse_name("")
+    assert not tally.rejected_names
     # A string block is text; an empty reply is a reply with no call.
-    got = audit_lines([json.dumps(assistant(["plain ", hermes("a", {})])), json.dumps(assistant(None))], ["a"])
+    lines = [json.dumps(assistant(["plain ", hermes("a", {})])), json.dumps(assistant(None))]
+    got = process_lines(lines, RecordFixer(["a"])).freeze()
     assert (got.replies, got.salvaged_calls, got.empty_replies) == (2, 1, 1)
-    assert _audit._position(None) is None
-    assert _audit._isatty(object()) is False
-
-
-def test_bad_lines_clear_the_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_audit, "PROGRESS_INTERVAL", 0.0)
-    stdin = io.TextIOWrapper(io.BytesIO(("x\n" * 600).encode()))
-    err = FakeTTY()
-    assert _audit.run_audit(_args("-"), stdin, io.StringIO(), err) == 0
-    assert "\r\x1b[Ktoolrepair audit: line 257: " not in err.getvalue()  # only the first 20 are printed
-    assert "... and 580 more bad lines" in err.getvalue()
+    assert _logio._position(None) is None
+    assert _logio.isatty(object()) is False
+    assert cli.MAX_REPORTED_BAD_LINES == 20

@@ -1,4 +1,4 @@
-"""``audit_records`` and ``fix_record``: pure, picklable functions over records of model replies.
+r"""``audit_records`` and ``fix_record``: pure, picklable functions over records of model replies.
 
 A record is a decoded JSON value, or one JSON Lines line (``str`` or ``bytes``, its line
 ending kept): a line comes back as a line, byte for byte when nothing changes, so that any

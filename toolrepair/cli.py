@@ -159,16 +159,18 @@ def _run_log(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, *, fixing:
         return fail(f"{args.tools_file or '--tools'}: {exc}")
     if fixing and same_file(args.file, args.output):
         return fail(f"refusing to write {args.output} over its input")
-    try:
-        lines, raw, total = open_log(args.file, stdin)
-    except OSError as exc:
-        return fail(f"cannot read {source}: {exc.strerror or exc}")
     output = None
     if fixing:
         try:
             output = open_output(args.output, stdout)
         except OSError as exc:
             return fail(f"cannot write {args.output}: {exc.strerror or exc}")
+    try:
+        lines, raw, total = open_log(args.file, stdin)
+    except OSError as exc:
+        if output is not None:
+            output.close(ok=False)
+        return fail(f"cannot read {source}: {exc.strerror or exc}")
     progress = Progress(err, raw, total) if isatty(err) else None
     bad_numbers: list[int] = []
 
