@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .._names import NameTable
 from .._types import Rejection, SalvageResult, ToolCall
@@ -29,6 +28,7 @@ from ._base import (
     build_content,
     offered_name,
 )
+from ._marks import Hit, InFence, InReasoning, Kind, Mode, Role
 from ._mask import DEFAULT_REASONING, fence_closer_at, fence_opener_at
 from ._scan import MarkerFinder
 
@@ -53,7 +53,7 @@ REJECTION_TEXT_CHARS = 1_000
 # First prefix probed for a candidate that may outgrow max_call_chars (see SalvagePass._read).
 _PROBE_CHARS = 256
 
-_FENCE = ("fence",)
+_FENCE = Role(Kind.FENCE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +85,12 @@ def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect
 
 @functools.lru_cache(maxsize=64)
 def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bool) -> SalvageConfig:
-    entries: list[tuple[str, Any]] = []
+    entries: list[tuple[str, Role]] = []
     by_marker: dict[str, list[Dialect]] = {}
     for d in dialects:
         for m in d.markers:
             by_marker.setdefault(m.lower(), []).append(d)
-    # ("d", the dialects reading the marker in precedence order).
-    entries.extend((m, ("d", tuple(ds))) for m, ds in by_marker.items())
+    entries.extend((m, Role(Kind.DIALECT, tuple(ds))) for m, ds in by_marker.items())
     if mask_fences:
         entries.extend([("```", _FENCE), ("~~~", _FENCE)])
     pairs: list[tuple[str | None, str]] = []
@@ -105,8 +104,8 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
                 forced.append(bool(entry[2]) if len(entry) > 2 else True)
         for i, (open_, close) in enumerate(pairs):
             if open_ is not None:
-                entries.append((open_.lower(), ("open", i)))
-            entries.append((close.lower(), ("close", i)))
+                entries.append((open_.lower(), Role(Kind.REASON_OPEN, pair=i)))
+            entries.append((close.lower(), Role(Kind.REASON_CLOSE, pair=i)))
     unforced = frozenset(i for i, f in enumerate(forced) if not f)
     finder = MarkerFinder(entries)
     return SalvageConfig(dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced)
@@ -195,7 +194,7 @@ class SalvagePass:
         self.scan = config.finder.scan(text)
         self.limits = (max_depth, max_call_chars)
         self.pos = 0
-        self.mode: tuple[Any, ...] | None = None  # ("fence", ch, len) | ("reason", pair index)
+        self.mode: Mode = None
         self.cuts: list[tuple[int, int]] = []
         self.calls: list[ToolCall] = []
         self.rejected: list[Rejection] = []
@@ -207,7 +206,7 @@ class SalvagePass:
         self.skip_until = 0
         self._ctx_cache: ReadContext | None = None
         self.blocked: int | None = None  # start of a marker waiting for more text
-        self._retry: tuple[int, str, Any] | None = None
+        self._retry: Hit | None = None
         self.settling = False  # blocked on a decided candidate that reaches the text's end
         self.resets = 0  # forced-open reasoning closes taken (each cleared calls and cuts)
         # A cost counter for linear-time tests: markers handled, plus characters handed to
@@ -246,36 +245,37 @@ class SalvagePass:
             if item is None:
                 return
             self.work += 1
-            s, marker, payload = item
-            kind = payload[0]
+            s, marker, role = item
+            kind = role.kind
             mode = self.mode
             if mode is not None:
-                if mode[0] == "fence" and kind == "fence":
-                    closed = fence_closer_at(text, s - base, mode[1], mode[2], final)
-                    if closed is NEED_MORE:
-                        self._block(item)
-                        return
-                    if isinstance(closed, int):
-                        self.mode, self.pos = None, closed + base
-                elif mode[0] == "reason" and kind == "close" and payload[1] == mode[1]:
+                if isinstance(mode, InFence):
+                    if kind is Kind.FENCE:
+                        closed = fence_closer_at(text, s - base, mode.char, mode.length, final)
+                        if closed is NEED_MORE:
+                            self._block(item)
+                            return
+                        if isinstance(closed, int):
+                            self.mode, self.pos = None, closed + base
+                elif kind is Kind.REASON_CLOSE and role.pair == mode.pair:
                     self.mode, self.pos = None, s + len(marker)
                 continue
-            if kind == "fence":
+            if kind is Kind.FENCE:
                 opened = fence_opener_at(text, s - base, final)
                 if opened is NEED_MORE:
                     self._block(item)
                     return
                 if isinstance(opened, tuple):
-                    self.mode, self.pos = ("fence", *opened), s + opened[1]
+                    self.mode, self.pos = InFence(*opened), s + opened[1]
                 continue
-            if kind == "open":
-                self.seen.add(payload[1])
-                self.mode, self.pos = ("reason", payload[1]), s + len(marker)
+            if kind is Kind.REASON_OPEN:
+                self.seen.add(role.pair)
+                self.mode, self.pos = InReasoning(role.pair), s + len(marker)
                 continue
-            if kind == "close":
-                if payload[1] not in self.seen:
+            if kind is Kind.REASON_CLOSE:
+                if role.pair not in self.seen:
                     # Forced-open reasoning: the reply began inside a reasoning block.
-                    self.seen.add(payload[1])
+                    self.seen.add(role.pair)
                     self.cuts.clear()
                     self.calls.clear()
                     self.rejected.clear()
@@ -285,7 +285,7 @@ class SalvagePass:
                 continue
             if s < self.skip_until:
                 continue
-            for dialect in payload[1]:
+            for dialect in role.dialects:
                 found = self._read(dialect, s, s + len(marker), final, retried)
                 if found is None:
                     continue
@@ -336,8 +336,8 @@ class SalvagePass:
                 return Found(s + limit, error="too-large", resume=s + limit)
             size = min(8 * size, limit)
 
-    def _block(self, item: tuple[int, str, Any]) -> None:
-        self.blocked = item[0]
+    def _block(self, item: Hit) -> None:
+        self.blocked = item.start
         self._retry = item
 
     def _take(self, dialect: Dialect, s: int, marker_end: int, found: Found) -> None:

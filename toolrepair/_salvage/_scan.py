@@ -13,9 +13,9 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from ._base import skip_ws_match
+from ._marks import Hit, Role
 
 __all__ = ["MarkerFinder", "MarkerScan", "anchor_of"]
 
@@ -85,16 +85,16 @@ class _Subgroup:
 
     __slots__ = ("_match", "entries", "offset", "table")
 
-    def __init__(self, offset: int, entries: list[tuple[int, str, int, Any]]) -> None:
+    def __init__(self, offset: int, entries: list[tuple[int, str, int, Role]]) -> None:
         self.offset = offset
-        self.entries = [(m, order, payload) for _, m, order, payload in entries]
+        self.entries = [(m, order, role) for _, m, order, role in entries]
         # Marker -> every entry matching wherever it does: its own and its prefixes'.
         self.table = {
             m: [e for e in self.entries if m.startswith(e[0])] for m, _, _ in self.entries
         }
         self._match = re.compile(_longest_first({m for m, _, _ in self.entries}), re.IGNORECASE).match
 
-    def markers_at(self, text: str, i: int) -> list[tuple[str, int, Any]]:
+    def markers_at(self, text: str, i: int) -> list[tuple[str, int, Role]]:
         """The entries whose marker starts at ``text[i]``, ignoring case exactly as
         ``text[i:i+len(m)].lower() == m`` does. One regex match; the regex's case folding is a
         superset of ``lower()`` (checked in the tests), and the longest match is verified."""
@@ -113,14 +113,14 @@ class MarkerFinder:
 
     __slots__ = ("anchor_re", "anchors", "at", "firsts", "groups", "max_len", "max_offset", "prefixes")
 
-    def __init__(self, entries: Sequence[tuple[str, Any]]) -> None:
-        groups: dict[str, list[tuple[int, str, int, Any]]] = {}
-        for order, (given, payload) in enumerate(entries):
+    def __init__(self, entries: Sequence[tuple[str, Role]]) -> None:
+        groups: dict[str, list[tuple[int, str, int, Role]]] = {}
+        for order, (given, role) in enumerate(entries):
             if not given:
                 raise ValueError("a marker cannot be empty")
             marker = given.lower()
             k = anchor_of(marker)
-            groups.setdefault(marker[k], []).append((k, marker, order, payload))
+            groups.setdefault(marker[k], []).append((k, marker, order, role))
         self.groups = groups
         # anchor -> its markers by the anchor's offset in them, each set compiled to a trie
         # regex matched at the marker's would-be start: the work per anchor occurrence is one
@@ -157,7 +157,7 @@ class MarkerFinder:
 
 
 class MarkerScan:
-    """The markers of one text, popped in order: (start, marker, payload).
+    """The markers of one text, popped in order as ``Hit``s.
 
     Ties at one start come longest marker first, then in table order. ``pop(pos)`` never
     returns a marker starting before ``pos``; ``pos`` must not decrease between calls.
@@ -190,7 +190,7 @@ class MarkerScan:
             else:
                 self._anchors.append((p, c))
         heapq.heapify(self._anchors)
-        self._heap: list[tuple[int, int, int, int, str, Any]] = []
+        self._heap: list[tuple[int, int, int, int, str, Role]] = []
         self._seq = 0
         self.copied = len(text)  # characters copied into the window: a cost counter
         self.stall = -1  # the anchor a non-final pop stopped at, or -1
@@ -265,7 +265,7 @@ class MarkerScan:
             low = min(low, self.stall - self._finder.max_offset)
         return min(low, base + self._finder.partial_start(text, max(0, pos - base)))
 
-    def pop(self, pos: int, final: bool = True) -> tuple[int, str, Any] | None:
+    def pop(self, pos: int, final: bool = True) -> Hit | None:
         text, base, finder, heap, anchors = self.text, self.base, self._finder, self._heap, self._anchors
         n = base + len(text)
         self.stall = -1
@@ -284,8 +284,8 @@ class MarkerScan:
             best_p = anchors[0][0] if anchors else -1
             # A later anchor can only produce a start >= best_p - max_offset.
             if heap and (best_p == -1 or heap[0][0] < best_p - finder.max_offset):
-                s, _, _, _, marker, payload = heapq.heappop(heap)
-                return s, marker, payload
+                s, _, _, _, marker, role = heapq.heappop(heap)
+                return Hit(s, marker, role)
             if best_p == -1:
                 return None
             best_c = anchors[0][1]
@@ -299,9 +299,9 @@ class MarkerScan:
                 s = best_p - sub.offset
                 if s < pos:
                     continue
-                for marker, order, payload in sub.markers_at(text, s - base):
+                for marker, order, role in sub.markers_at(text, s - base):
                     self._seq += 1
-                    heapq.heappush(heap, (s, -len(marker), order, self._seq, marker, payload))
+                    heapq.heappush(heap, (s, -len(marker), order, self._seq, marker, role))
             q = text.find(best_c, best_p + 1 - base)
             if q == -1:
                 heapq.heappop(anchors)

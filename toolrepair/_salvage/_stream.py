@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import NamedTuple, Union
 
 from .._types import ToolCall
 from ._base import LOOKBEHIND, AnyTool, Dialect
@@ -62,8 +62,16 @@ class ToolCallReady:
 
 Event = Union[TextDelta, ToolCallReady]  # noqa: UP007 (a runtime alias on Python 3.10)
 
-# A held segment: text, or a cut (its span, its text, its calls).
-_Held = Union[str, tuple[tuple[int, int], str, list[ToolCall]]]  # noqa: UP007
+class _HeldCut(NamedTuple):
+    """A cut held back (see the module docstring): its span, its text, its calls."""
+
+    span: tuple[int, int]
+    text: str
+    calls: list[ToolCall]
+
+
+# A held segment: text, or a cut.
+_Held = Union[str, _HeldCut]  # noqa: UP007
 
 
 class StreamSalvager:
@@ -175,7 +183,7 @@ class StreamSalvager:
         scan.sync()
         out: list[str] = []
         for item in self._held or ():
-            out.append(item if isinstance(item, str) else item[1])
+            out.append(item if isinstance(item, str) else item.text)
         self._held = None
         out.extend(self._ws)
         self._ws.clear()
@@ -206,7 +214,7 @@ class StreamSalvager:
             self._cut_i = self._call_i = 0
             held, self._held = self._held, None
             for item in held or ():
-                self._text(item if isinstance(item, str) else item[1], out)
+                self._text(item if isinstance(item, str) else item.text, out)
         text, base = scan.text, scan.base
         cuts = run.cuts
         while self._cut_i < len(cuts) and cuts[self._cut_i][0] < limit:
@@ -220,7 +228,7 @@ class StreamSalvager:
             if self._held is None and not final and len(run.seen) < self._pairs:
                 self._held = []  # this call may yet be cleared: hold it and all after it
             if self._held is not None:
-                self._held.append(((s, e), text[s - base : e - base], calls))
+                self._held.append(_HeldCut((s, e), text[s - base : e - base], calls))
             else:
                 self._cut(calls, out, events)
             self._rel = e
@@ -233,7 +241,7 @@ class StreamSalvager:
                 if isinstance(item, str):
                     self._text(item, out)
                 else:
-                    self._cut(item[2], out, events)
+                    self._cut(item.calls, out, events)
         if final:
             if self._ws and (not self._any_cut or self._kept_since_cut):
                 out.extend(self._ws)

@@ -1,0 +1,57 @@
+"""The engine's protocol: what a marker found in the text means to the pass, and its modes.
+
+The marker table (``_scan.MarkerFinder``) maps each literal marker to a ``Role``; the scan
+hands the pass ``Hit``s in text order; the pass is outside any mask (``mode`` None), inside a
+fence (``InFence``) or inside a reasoning block (``InReasoning``).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import NamedTuple, Union
+
+from ._base import Dialect
+
+__all__ = ["Hit", "InFence", "InReasoning", "Kind", "Mode", "Role"]
+
+
+class Kind(enum.Enum):
+    DIALECT = "dialect"  # an opening marker of one or more dialects
+    FENCE = "fence"  # a run of ``` or ~~~ that may open or close a fenced code block
+    REASON_OPEN = "reason-open"
+    REASON_CLOSE = "reason-close"
+
+
+@dataclass(frozen=True, slots=True)
+class Role:
+    """What one marker means: a dialect marker (its readers in precedence order), a fence
+    run, or the opening or closing marker of reasoning pair ``pair``."""
+
+    kind: Kind
+    dialects: tuple[Dialect, ...] = ()
+    pair: int = -1
+
+
+class Hit(NamedTuple):
+    """One marker occurrence: where it starts (whole-text offset), as tabled, and its role."""
+
+    start: int
+    marker: str
+    role: Role
+
+
+class InFence(NamedTuple):
+    """Inside a fenced code block opened by a run of ``length`` ``char``s."""
+
+    char: str
+    length: int
+
+
+class InReasoning(NamedTuple):
+    """Inside a block of reasoning pair ``pair``."""
+
+    pair: int
+
+
+Mode = Union[InFence, InReasoning, None]  # noqa: UP007 (a runtime alias on Python 3.10)
