@@ -1,4 +1,4 @@
-"""The `toolrepair` command (and `python -m toolrepair`): salvage, audit, fix.
+"""The `toolrepair` command (and `python -m toolrepair`): salvage, audit, fix, serve.
 
 Each verb is one ``add_<verb>`` function registering its parser and handler; ``VERBS`` lists
 them, so a new verb is one function and one entry. Messages have one shape:
@@ -259,7 +259,13 @@ def add_fix(sub: Any) -> None:
     fix.set_defaults(handler=_fix)
 
 
-VERBS: list[Callable[[Any], None]] = [add_salvage, add_audit, add_fix]
+def add_serve(sub: Any) -> None:
+    from .proxy._cli import add_serve_parser  # the proxy stack itself is imported only when `serve` runs
+
+    add_serve_parser(sub)
+
+
+VERBS: list[Callable[[Any], None]] = [add_salvage, add_audit, add_fix, add_serve]
 
 
 def build_parser() -> argparse.ArgumentParser:

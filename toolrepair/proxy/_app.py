@@ -1,0 +1,322 @@
+"""The ASGI app: routes, authentication, body limits, the repair of chat completions, logging."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from ._complete import repair_completion
+from ._config import ProxyConfig
+from ._errors import ProxyError, error_body
+from ._report import Tally
+from ._reprompt import corrective_turn
+from ._sse import MalformedSSE, SSEReader
+from ._stream import StreamRepair
+from ._tools import RequestTools, request_tools
+from ._upstream import Upstream, forwarded_headers, json_object, returned_headers, timeout_error
+
+__all__ = ["build_app"]
+
+logger = logging.getLogger("toolrepair.proxy")
+
+_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+_DONE = b"data: [DONE]\n\n"
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+
+
+def _event(value: Any) -> bytes:
+    """One server-sent event (compact JSON has no newline: one data line)."""
+    return b"data: " + _dumps(value) + b"\n\n"
+
+
+class _Body(Response):
+    """A streamed body that stops when the client goes away, and then closes the upstream.
+
+    Starlette's StreamingResponse, under ASGI 2.4 servers, notices a disconnect only when a
+    write fails; a model that holds a token back would keep the upstream generating. Here a
+    listener cancels the stream as soon as the client disconnects, and ``on_close`` runs
+    whatever ended it (the upstream response is closed there, and the line logged).
+    """
+
+    def __init__(self, chunks: AsyncIterator[bytes], status_code: int, headers: dict[str, str],
+                 on_close: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(None, status_code, headers)
+        del self.headers["content-length"]
+        self._chunks = chunks
+        self._on_close = on_close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            async with anyio.create_task_group() as group:
+                async def listen() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    group.cancel_scope.cancel()
+
+                group.start_soon(listen)
+                await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+                async for chunk in self._chunks:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                group.cancel_scope.cancel()
+        except OSError:  # the client went away between two writes
+            pass
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._on_close()
+
+
+_Handler = Callable[[Request, float], Awaitable[Response]]
+
+
+class _Proxy:
+    __slots__ = ("config", "upstream")
+
+    def __init__(self, config: ProxyConfig, transport: httpx.AsyncBaseTransport | None) -> None:
+        self.config = config
+        self.upstream = Upstream(config, transport)
+
+    # -- the edges ----------------------------------------------------------------------
+    def _log(self, request: Request, status: int, tally: Tally | None, start: float) -> None:
+        # One line; never a body, never a header (Authorization stays out of every log).
+        logger.info("%s %s %d %s %.1fms", request.method, request.url.path, status,
+                    tally.header() if tally is not None else "-", (time.perf_counter() - start) * 1000)
+
+    def _authorize(self, request: Request) -> None:
+        key = self.config.api_key
+        if key is None:
+            return
+        given = request.headers.get("authorization", "")
+        scheme, _, token = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), key.encode()):
+            raise ProxyError(401, "Missing or wrong API key: send 'Authorization: Bearer <key>' with the key "
+                             "toolrepair serve was started with (--api-key).", kind="invalid_api_key")
+
+    async def _read_body(self, request: Request) -> bytes:
+        limit = self.config.max_body
+        declared = request.headers.get("content-length")
+        too_large = ProxyError(413, f"Request body is larger than {limit} bytes (--max-body).",
+                               kind="request_too_large")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise too_large
+        parts: list[bytes] = []
+        size = 0
+        async for part in request.stream():
+            size += len(part)
+            if size > limit:
+                raise too_large
+            parts.append(part)
+        return b"".join(parts)
+
+    def _headers(self, request: Request) -> list[tuple[str, str]]:
+        return forwarded_headers(request.headers.items(), drop_auth=self.config.api_key is not None)
+
+    def endpoint(self, handler: _Handler) -> Callable[[Request], Awaitable[Response]]:
+        async def run(request: Request) -> Response:
+            start = time.perf_counter()
+            try:
+                self._authorize(request)
+                response = await handler(request, start)
+            except ProxyError as exc:
+                response = JSONResponse(exc.body(), status_code=exc.status)
+            except ClientDisconnect:
+                response = Response(status_code=499)
+            if not isinstance(response, _Body):  # a streamed body logs when it ends
+                self._log(request, response.status_code, getattr(request.state, "tally", None), start)
+            return response
+
+        return run
+
+    async def health(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok", "upstream": self.config.upstream})
+
+    # -- forwarding ---------------------------------------------------------------------
+    async def _open(self, request: Request, content: bytes) -> httpx.Response:
+        try:
+            with anyio.fail_after(self.config.timeout):
+                return await self.upstream.open(request.method, request.url.path, headers=self._headers(request),
+                                                content=content, query=request.url.query)
+        except TimeoutError:
+            raise timeout_error(self.config.timeout) from None
+
+    def _relay(self, request: Request, reply: httpx.Response, start: float, tally: Tally | None,
+               extra: dict[str, str] | None = None) -> _Body:
+        async def chunks() -> AsyncIterator[bytes]:
+            try:
+                async for part in reply.aiter_bytes():
+                    yield part
+            except httpx.HTTPError:
+                return  # the upstream went away: what came is delivered, the body ends
+
+        async def close() -> None:
+            await reply.aclose()
+            self._log(request, reply.status_code, tally, start)
+
+        return _Body(chunks(), reply.status_code, {**returned_headers(reply.headers.items()), **(extra or {})}, close)
+
+    async def forward(self, request: Request, start: float) -> Response:
+        """Any other /v1/ path: sent on unchanged, the answer streamed back unchanged."""
+        content = await self._read_body(request)
+        return self._relay(request, await self._open(request, content), start, None)
+
+    # -- chat completions ---------------------------------------------------------------
+    async def chat(self, request: Request, start: float) -> Response:
+        content = await self._read_body(request)
+        body = json_object(content)
+        if body is None:
+            raise ProxyError(400, "Request body is not a JSON object.", kind="invalid_request_error")
+        tools = request_tools(body, self.config.profile)
+        if tools.registry is None:  # nothing to repair against: the request is forwarded as is
+            request.state.tally = Tally()
+            return self._relay(request, await self._open(request, content), start, request.state.tally,
+                               {"x-toolrepair": request.state.tally.header()})
+        if body.get("stream") is True:
+            return await self._stream(request, body, tools, start)
+        return await self._complete(request, body, tools)
+
+    async def _whole(self, request: Request, body: dict[str, Any]) -> tuple[httpx.Response, bytes]:
+        try:
+            with anyio.fail_after(self.config.timeout):
+                reply = await self.upstream.open("POST", request.url.path, headers=self._headers(request),
+                                                 content=_dumps(body), query=request.url.query)
+                try:
+                    data = await reply.aread()
+                finally:
+                    await reply.aclose()
+        except TimeoutError:
+            raise timeout_error(self.config.timeout) from None
+        except httpx.TimeoutException:
+            raise timeout_error(self.config.timeout) from None
+        except httpx.HTTPError as exc:
+            raise ProxyError(502, f"The upstream failed while answering: {type(exc).__name__}.",
+                             kind="upstream_error") from None
+        return reply, data
+
+    async def _complete(self, request: Request, body: dict[str, Any], tools: RequestTools) -> Response:
+        assert tools.registry is not None
+        reprompts = 0
+        while True:
+            reply, data = await self._whole(request, body)
+            completion = json_object(data) if reply.status_code == 200 else None
+            if completion is None:  # an upstream error, or not a completion: passed through
+                return Response(data, reply.status_code, returned_headers(reply.headers.items()))
+            tally = request.state.tally = Tally(reprompts=reprompts)
+            repaired = repair_completion(completion, tools.registry, tally)
+            message = _first_message(repaired)
+            missing = None
+            if tools.required and message is not None and not message.get("tool_calls"):
+                names = tools.registry.names
+                missing = (f"You must call the tool {names[0]!r} now, as a tool call." if len(names) == 1
+                           else f"You must call one of the tools {sorted(names)!r} now, as a tool call.")
+            if message is None or not (tally.notes or missing) or reprompts >= self.config.max_reprompts:
+                tally.tool_choice_unmet = missing is not None
+                break
+            reprompts += 1
+            messages = body.get("messages")
+            history = list(messages) if isinstance(messages, list) else []
+            body = {**body, "messages": history + corrective_turn(message, tally.notes, missing_call=missing)}
+        if self.config.annotate:
+            repaired["toolrepair"] = tally.annotation()
+        headers = returned_headers(reply.headers.items())
+        headers["x-toolrepair"] = tally.header()
+        return Response(_dumps(repaired), 200, headers)
+
+    async def _stream(self, request: Request, body: dict[str, Any], tools: RequestTools, start: float) -> Response:
+        assert tools.registry is not None
+        reply = await self._open(request, _dumps(body))
+        tally = request.state.tally = Tally()
+        if reply.status_code != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
+            return self._relay(request, reply, start, tally, {"x-toolrepair": tally.header()})
+        repair = StreamRepair(tools.registry, tally)
+        headers = {**returned_headers(reply.headers.items()), **_SSE_HEADERS, "x-toolrepair": "streamed"}
+
+        async def close() -> None:
+            await reply.aclose()
+            self._log(request, 200, tally, start)
+
+        return _Body(self._events(reply, repair), 200, headers, close)
+
+    async def _events(self, reply: httpx.Response, repair: StreamRepair) -> AsyncIterator[bytes]:
+        reader = SSEReader()
+        fault: str | None = None
+        try:
+            async for line in reply.aiter_lines():
+                data = reader.feed_line(line)
+                if data is None:
+                    continue
+                if data.strip() == "[DONE]":
+                    break
+                for chunk in _repaired(data, repair):
+                    yield chunk
+            else:
+                data = reader.close()
+                if data is not None and data.strip() != "[DONE]":
+                    for chunk in _repaired(data, repair):
+                        yield chunk
+                if not repair.finished:
+                    fault = "The upstream closed the stream before it ended."
+        except MalformedSSE as exc:
+            fault = f"The upstream sent a malformed event stream ({exc})."
+        except httpx.TimeoutException:
+            fault = f"The upstream stopped sending for {self.config.timeout:g} s (--timeout)."
+        except httpx.HTTPError as exc:
+            fault = f"The upstream stream broke off: {type(exc).__name__}."
+        for held in repair.close():
+            yield _event(held)
+        if fault is not None:
+            yield _event(error_body(fault, "upstream_error"))
+        if self.config.annotate:
+            yield _event(repair.report_chunk())
+        yield b": x-toolrepair " + repair.tally.header().encode() + b"\n\n"
+        yield _DONE
+
+
+def _repaired(data: str, repair: StreamRepair) -> list[bytes]:
+    chunk = json_object(data)
+    if chunk is None:
+        raise MalformedSSE(f"data is not a JSON object: {data[:80]!r}")
+    return [_event(out) for out in repair.feed(chunk)]
+
+
+def _first_message(completion: dict[str, Any]) -> dict[str, Any] | None:
+    choices = completion.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        if isinstance(message, dict):
+            return message
+    return None
+
+
+def build_app(config: ProxyConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> Starlette:
+    proxy = _Proxy(config, transport)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await proxy.upstream.aclose()
+
+    routes = [
+        Route("/health", proxy.health, methods=["GET"]),
+        Route("/v1/chat/completions", proxy.endpoint(proxy.chat), methods=["POST"]),
+        Route("/v1/{path:path}", proxy.endpoint(proxy.forward),
+              methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.config = config
+    return app

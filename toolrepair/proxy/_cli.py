@@ -1,0 +1,64 @@
+"""``toolrepair serve``: its arguments, and running the app under uvicorn. Imports nothing
+of the proxy stack until the command runs."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any, TextIO
+
+from ._config import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT
+
+__all__ = ["add_serve_parser"]
+
+
+def _positive(kind: type[float] | type[int]) -> Any:
+    def parse(value: str) -> float | int:
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, not {value!r}") from None
+        if number < 0 or (number == 0 and kind is float):
+            raise argparse.ArgumentTypeError(f"expected a positive number, not {value!r}")
+        return number
+
+    return parse
+
+
+def add_serve_parser(sub: Any) -> None:
+    serve = sub.add_parser("serve", help="run the OpenAI-compatible repair proxy",
+                           description="Serve /v1/chat/completions with tool calls repaired; other /v1/ "
+                                       "paths are forwarded to the upstream unchanged.")
+    serve.add_argument("--upstream", required=True, help="the model server's OpenAI base URL, e.g. "
+                                                         "http://127.0.0.1:11434/v1")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, loopback only)")
+    serve.add_argument("--port", type=_positive(int), default=8787, help="port (default: 8787)")
+    serve.add_argument("--profile", choices=("local", "hosted"), default="local",
+                       help="local: repair and salvage; hosted: repair nothing silently (default: local)")
+    serve.add_argument("--annotate", action="store_true", help="add a `toolrepair` field to each reply")
+    serve.add_argument("--max-reprompts", type=_positive(int), default=0,
+                       help="round trips asking the model to correct a call (default: 0)")
+    serve.add_argument("--timeout", type=_positive(float), default=DEFAULT_TIMEOUT,
+                       help=f"seconds to wait on the upstream (default: {DEFAULT_TIMEOUT:g})")
+    serve.add_argument("--max-body", type=_positive(int), default=DEFAULT_MAX_BODY,
+                       help=f"largest request body in bytes (default: {DEFAULT_MAX_BODY})")
+    serve.add_argument("--api-key", default=None, help="require clients to send 'Authorization: Bearer KEY'")
+    serve.set_defaults(handler=_serve)
+
+
+def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    from ..cli import fail
+    from . import create_app
+
+    try:
+        app = create_app(upstream=args.upstream, profile=args.profile, annotate=args.annotate,
+                         max_reprompts=args.max_reprompts, timeout=args.timeout, max_body=args.max_body,
+                         api_key=args.api_key)
+        import uvicorn
+    except (ImportError, ValueError) as exc:
+        return fail(str(exc))
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    # uvicorn's access log would be a second line per request (and logs query strings).
+    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info")
+    return 0

@@ -1,0 +1,51 @@
+"""A whole (non-streaming) chat completion, repaired: pure, no I/O."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._registry import ToolRegistry
+from ..integrations._common import rejection_errors
+from ._calls import finish_reason, repair_native, repair_salvaged
+from ._report import Note, Tally
+
+__all__ = ["repair_completion", "repair_message"]
+
+
+def repair_message(message: dict[str, Any], registry: ToolRegistry, tally: Tally) -> tuple[dict[str, Any], int]:
+    """The assistant message repaired, and how many calls it carries now.
+
+    Native calls are repaired in place. With none, calls written as text in ``content`` are
+    salvaged into ``tool_calls`` and ``content`` keeps the rest (None when nothing is left);
+    a text call that is refused stays in ``content`` as written. O(len(content) + calls).
+    """
+    native = message.get("tool_calls")
+    if isinstance(native, list) and native:
+        calls = [repair_native(tc, registry, tally) if isinstance(tc, dict) else tc for tc in native]
+        return {**message, "tool_calls": calls}, len(calls)
+    content = message.get("content")
+    if not isinstance(content, str) or not content:
+        return message, 0
+    result = registry.salvage(content)
+    for error in rejection_errors(result, registry, "tool_call_id"):
+        tally.refuse(Note(None, error["name"], error["message"]))
+    if not result.calls:
+        return message, 0
+    salvaged = [repair_salvaged(call, i, registry, tally) for i, call in enumerate(result.calls)]
+    return {**message, "content": result.content or None, "tool_calls": salvaged}, len(salvaged)
+
+
+def repair_completion(body: dict[str, Any], registry: ToolRegistry, tally: Tally) -> dict[str, Any]:
+    """A ``chat.completion`` body with every choice's message repaired (others unchanged)."""
+    choices = body.get("choices")
+    if not isinstance(choices, list):
+        return body
+    out: list[Any] = []
+    for choice in choices:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            out.append(choice)
+            continue
+        repaired, calls = repair_message(message, registry, tally)
+        out.append({**choice, "message": repaired, "finish_reason": finish_reason(choice.get("finish_reason"), calls)})
+    return {**body, "choices": out}

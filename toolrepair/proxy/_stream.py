@@ -1,0 +1,207 @@
+"""A streamed chat completion, repaired chunk by chunk on top of ``StreamSalvager``: pure, no I/O.
+
+Feed each upstream ``chat.completion.chunk`` (parsed JSON) to ``StreamRepair.feed`` and send
+the chunks it returns; call ``close`` at the end of the stream. What a client assembles from the
+output equals ``repair_completion`` of the same reply sent whole: the text goes through the same
+salvage engine, and each call through the same ``repair_native``/``repair_salvaged``.
+
+* content: fed to a ``StreamSalvager`` (text forwarded as soon as it is safe, a salvaged call
+  emitted as one ``tool_calls`` delta with ``index``, ``id``, ``type`` and ``function``).
+* native ``tool_calls``: accumulated per ``index``; a call is complete when a later index
+  starts or the choice finishes, and is then repaired and emitted whole. Once native calls
+  start, held text is released and later text passes as it is (salvage runs only on replies
+  without native calls).
+* everything else in a delta (``role``, ``reasoning_content``, ``reasoning``, ``refusal``) and
+  chunks without choices (``usage``) pass through untouched.
+
+Cost: O(total delta size + chunks) per stream, StreamSalvager's bound.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._registry import ToolRegistry
+from .._salvage import StreamSalvager, TextDelta
+from ._calls import finish_reason, repair_native, repair_salvaged
+from ._report import Tally
+
+__all__ = ["StreamRepair"]
+
+_REPLACED = frozenset({"content", "tool_calls"})
+_CHOICE_OWN = frozenset({"index", "delta", "finish_reason"})
+
+
+class _Choice:
+    """One choice's state: its salvager, its native calls being written, what went out."""
+
+    __slots__ = ("calls", "done", "native", "native_sent", "salvaged", "salvager")
+
+    def __init__(self, salvager: StreamSalvager | None) -> None:
+        self.salvager = salvager
+        self.native: dict[Any, dict[str, Any]] = {}  # upstream index -> call so far, in order
+        self.native_sent = 0  # the first native_sent calls of `native` went out
+        self.calls = 0  # tool_calls deltas emitted (the next one's index)
+        self.salvaged = 0
+        self.done = False
+
+
+class StreamRepair:
+    """Repairs one streamed reply.
+
+    >>> import toolrepair as tr
+    >>> repair = StreamRepair(tr.ToolRegistry([tr.ToolSpec("web_search")]), Tally())
+    >>> out = repair.feed({"id": "x", "choices": [{"index": 0, "delta": {"content": "Hi"}}]})
+    >>> out[0]["choices"][0]["delta"]
+    {'content': 'Hi'}
+    """
+
+    __slots__ = ("_base", "_choices", "_registry", "tally")
+
+    def __init__(self, registry: ToolRegistry, tally: Tally) -> None:
+        self._registry = registry
+        self.tally = tally
+        self._choices: dict[Any, _Choice] = {}
+        self._base: dict[str, Any] = {}  # the last chunk's id, model, ...: for what close() sends
+
+    @property
+    def finished(self) -> bool:
+        """Every choice seen has its finish_reason (a stream may then end without [DONE])."""
+        return bool(self._choices) and all(state.done for state in self._choices.values())
+
+    def report_chunk(self) -> dict[str, Any]:
+        """A last chunk with no choices carrying the ``toolrepair`` annotation (``--annotate``)."""
+        return {**self._base, "choices": [], "toolrepair": self.tally.annotation()}
+
+    def _choice(self, index: Any) -> _Choice:
+        state = self._choices.get(index)
+        if state is None:
+            salvager = None if self._registry.profile == "hosted" else self._registry.stream()
+            state = self._choices[index] = _Choice(salvager)
+        return state
+
+    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+        """The chunks to send for one upstream chunk (none while text is held)."""
+        choices = chunk.get("choices")
+        if not isinstance(choices, list) or not choices:
+            return [chunk]
+        base = self._base = {k: v for k, v in chunk.items() if k not in ("choices", "usage")}
+        out: list[dict[str, Any]] = []
+        for choice in choices:
+            if not isinstance(choice, dict) or not isinstance(choice.get("delta", {}), dict):
+                out.append({**base, "choices": [choice]})
+                continue
+            out.extend(self._feed_choice(base, choice))
+        if "usage" in chunk:
+            if out:
+                out[-1]["usage"] = chunk["usage"]
+            else:
+                out.append({**base, "choices": [], "usage": chunk["usage"]})
+        return out
+
+    def close(self) -> list[dict[str, Any]]:
+        """What is still held when the stream ends without a finish_reason (cut short)."""
+        out: list[dict[str, Any]] = []
+        for index, state in self._choices.items():
+            if not state.done:
+                deltas = self._flush(state)
+                out.extend({**self._base, "choices": [{"index": index, "delta": d, "finish_reason": None}]}
+                           for d in deltas)
+        return out
+
+    def _feed_choice(self, base: dict[str, Any], choice: dict[str, Any]) -> list[dict[str, Any]]:
+        index = choice.get("index", 0)
+        state = self._choice(index)
+        delta: dict[str, Any] = choice.get("delta") or {}
+        head = {k: v for k, v in delta.items() if k not in _REPLACED}
+        extra = {k: v for k, v in choice.items() if k not in _CHOICE_OWN}
+        deltas: list[dict[str, Any]] = []
+        native = delta.get("tool_calls")
+        if isinstance(native, list) and native:
+            if state.salvager is not None:  # native calls: salvage stops, what it held is text
+                deltas.extend(self._events(state, state.salvager.close()))
+                state.salvager = None
+            deltas.extend(self._native(state, native))
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            if state.salvager is not None:
+                deltas.extend(self._events(state, state.salvager.feed(content)))
+            else:
+                deltas.append({"content": content})
+        upstream_finish = choice.get("finish_reason")
+        if upstream_finish is not None:
+            deltas.extend(self._flush(state))
+            state.done = True
+        deltas = _merge(deltas)
+        if head or extra or upstream_finish is not None:
+            if not deltas:
+                deltas.append({})
+            deltas[0] = {**head, **deltas[0]}
+        chunks = [{**base, "choices": [{"index": index, "delta": d, "finish_reason": None}]} for d in deltas]
+        if chunks:
+            chunks[0]["choices"][0].update(extra)
+            if upstream_finish is not None:
+                chunks[-1]["choices"][0]["finish_reason"] = finish_reason(upstream_finish, state.calls)
+        return chunks
+
+    def _events(self, state: _Choice, events: list[Any]) -> list[dict[str, Any]]:
+        deltas: list[dict[str, Any]] = []
+        for event in events:
+            if isinstance(event, TextDelta):
+                deltas.append({"content": event.text})
+            else:
+                tool_call = repair_salvaged(event.call, state.salvaged, self._registry, self.tally)
+                state.salvaged += 1
+                deltas.append(self._call_delta(state, tool_call))
+        return deltas
+
+    def _call_delta(self, state: _Choice, tool_call: dict[str, Any]) -> dict[str, Any]:
+        delta = {"tool_calls": [{"index": state.calls, **tool_call}]}
+        state.calls += 1
+        return delta
+
+    def _native(self, state: _Choice, pieces: list[Any]) -> list[dict[str, Any]]:
+        deltas: list[dict[str, Any]] = []
+        for piece in pieces:
+            if not isinstance(piece, dict):
+                continue
+            index = piece.get("index", 0)
+            if index not in state.native:
+                # A new index: the calls before it are complete.
+                deltas.extend(self._emit_native(state))
+                state.native[index] = {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+            call = state.native[index]
+            if isinstance(piece.get("id"), str):
+                call["id"] = piece["id"]
+            if isinstance(piece.get("type"), str):
+                call["type"] = piece["type"]
+            fn = piece.get("function")
+            if isinstance(fn, dict):
+                for key in ("name", "arguments"):
+                    if isinstance(fn.get(key), str):
+                        call["function"][key] += fn[key]
+        return deltas
+
+    def _emit_native(self, state: _Choice) -> list[dict[str, Any]]:
+        pending = list(state.native.values())[state.native_sent:]
+        state.native_sent += len(pending)
+        return [self._call_delta(state, repair_native({k: v for k, v in call.items() if v is not None},
+                                                      self._registry, self.tally))
+                for call in pending]
+
+    def _flush(self, state: _Choice) -> list[dict[str, Any]]:
+        deltas = self._emit_native(state)
+        if state.salvager is not None:
+            deltas.extend(self._events(state, state.salvager.close()))
+        return deltas
+
+
+def _merge(deltas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Adjacent text deltas as one."""
+    out: list[dict[str, Any]] = []
+    for delta in deltas:
+        if out and "content" in delta and "content" in out[-1] and len(out[-1]) == 1:
+            out[-1] = {"content": out[-1]["content"] + delta["content"]}
+        else:
+            out.append(delta)
+    return out
