@@ -1,0 +1,183 @@
+"""Real HTTP servers on loopback for the proxy's tests: a scripted upstream, and uvicorn runners.
+
+The upstream picks its reply from the request's ``model``: ``"<flavor>/<chunking>/<case>"``
+replays ``replies.CASES[case]`` as that server would send it (streamed when asked), and
+``"fault/<kind>"`` misbehaves on purpose. It records what it received (``seen``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .replies import CASES, Reply, chunks, completion, sse
+
+
+class Running:
+    """An ASGI app served by uvicorn in a thread, on 127.0.0.1 and a free port."""
+
+    def __init__(self, app: Any) -> None:
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="critical", access_log=False,
+                                lifespan="on", ws="none")
+        self.server = uvicorn.Server(config)
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+
+        async def main() -> None:
+            serving = asyncio.ensure_future(self.server.serve())
+            while not self.server.started and not serving.done():
+                await asyncio.sleep(0)
+            self._ready.set()
+            await serving
+
+        try:
+            loop.run_until_complete(main())
+        finally:
+            self._ready.set()
+            loop.close()
+
+    def __enter__(self) -> Running:
+        self._thread.start()
+        self._ready.wait(30)
+        assert self.server.started, "server did not start"
+        return self
+
+    @property
+    def port(self) -> int:
+        port: int = self.server.servers[0].sockets[0].getsockname()[1]
+        return port
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self._thread.join(30)
+        assert not self._thread.is_alive()
+
+
+class Upstream:
+    """The scripted model server."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+        self.release = threading.Event()  # lets "slow" and "hang" replies go at teardown
+        self.cancelled = threading.Event()  # set when a client went away mid-stream
+        self.app = Starlette(routes=[
+            Route("/v1/chat/completions", self.chat, methods=["POST"]),
+            Route("/v1/completions", self.completions, methods=["POST"]),
+            Route("/v1/models", self.models, methods=["GET"]),
+            Route("/v1/embeddings", self.embeddings, methods=["POST"]),
+        ])
+
+    async def _wait_release(self) -> None:
+        while not self.release.is_set():
+            await asyncio.sleep(0.01)
+
+    async def chat(self, request: Request) -> Response:
+        body = await request.json()
+        self.seen.append({"headers": dict(request.headers), "body": body})
+        model: str = body["model"]
+        if model.startswith("fault/"):
+            return await self._fault(model[len("fault/"):], body, request)
+        if model.startswith("reprompt/"):
+            return self._reprompt(model, body)
+        flavor, chunking, key = model.split("/")
+        reply = CASES[key][0]
+        return self._send(reply, flavor, chunking, body)
+
+    def _send(self, reply: Reply, flavor: str, chunking: str, body: dict[str, Any]) -> Response:
+        if body.get("stream"):
+            events = sse(chunks(reply, flavor, chunking, body["model"]))
+
+            async def gen() -> AsyncIterator[bytes]:
+                for event in events:
+                    yield event
+
+            return StreamingResponse(gen(), media_type="text/event-stream")
+        return JSONResponse(completion(reply, flavor, body["model"]))
+
+    def _reprompt(self, model: str, body: dict[str, Any]) -> Response:
+        # First answer the case named in the model; once corrected (a tool message or a user
+        # message from the proxy is last), answer with a call that needs no repair.
+        _, first = model.split("/", 1)
+        last = body["messages"][-1] if body["messages"] else {}
+        fixed = Reply('<tool_call>{"name": "web_search", "arguments": {"query": "fixed"}}</tool_call>')
+        corrected = last.get("role") == "tool" or "You must call" in str(last.get("content"))
+        if first == "never":
+            return self._send(CASES["prose"][0], "vllm", "whole", body)
+        return self._send(fixed if corrected else CASES[first][0], "vllm", "whole", body)
+
+    async def _fault(self, kind: str, body: dict[str, Any], request: Request) -> Response:
+        if kind == "500":
+            return JSONResponse({"error": {"message": "model exploded", "type": "server_error"}}, status_code=500)
+        if kind == "404":
+            return JSONResponse({"error": {"message": "model 'x' not found"}}, status_code=404)
+        if kind == "slow":
+            await self._wait_release()
+            return JSONResponse(completion(CASES["prose"][0], "vllm"))
+        if kind == "notjson":
+            return Response(b"<html>gateway</html>", status_code=200, media_type="text/html")
+        good = sse(chunks(CASES["hermes"][0], "vllm", "char"), done=False)
+        head = good[: len(good) // 3]  # "Let me look." and part of the call
+
+        async def gen() -> AsyncIterator[bytes]:
+            for event in head:
+                yield event
+            if kind == "malformed":
+                yield b"this is not an event\n\n"
+                await self._wait_release()
+            elif kind == "badjson":
+                yield b"data: {not json\n\n"
+                await self._wait_release()
+            elif kind == "hang":  # a model thinking: nothing to write, so only a listener notices
+                try:
+                    while not self.release.is_set():
+                        if await request.is_disconnected():
+                            self.cancelled.set()
+                            return
+                        await asyncio.sleep(0.01)
+                except asyncio.CancelledError:  # the server noticed the disconnect for us
+                    self.cancelled.set()
+                    raise
+            elif kind == "cut":
+                raise RuntimeError("connection lost")  # uvicorn drops the connection mid-body
+            elif kind == "stall":
+                await self._wait_release()
+
+        return StreamingResponse(gen(), media_type="text/event-stream")
+
+    async def completions(self, request: Request) -> Response:
+        body = await request.json()
+        if body.get("stream"):
+            async def gen() -> AsyncIterator[bytes]:
+                for word in ("Hello", " world"):
+                    yield b"data: " + json.dumps({"choices": [{"text": word, "index": 0}]}).encode() + b"\n\n"
+                yield b"data: [DONE]\n\n"
+
+            return StreamingResponse(gen(), media_type="text/event-stream")
+        return JSONResponse({"choices": [{"text": "Hello world", "index": 0}]})
+
+    async def models(self, request: Request) -> Response:
+        self.seen.append({"headers": dict(request.headers), "query": request.url.query})
+        return JSONResponse({"object": "list", "data": [{"id": "m", "object": "model"}]},
+                            headers={"x-upstream": "yes"})
+
+    async def embeddings(self, request: Request) -> Response:
+        body = await request.json()
+        return JSONResponse({"object": "list", "data": [{"embedding": [0.5] * 3, "index": 0}],
+                             "model": body.get("model")})

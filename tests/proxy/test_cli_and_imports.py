@@ -1,0 +1,91 @@
+"""`toolrepair serve` as users start it, and the proxy stack imported only when it is used."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import urllib.request
+from typing import Any
+
+import pytest
+
+from toolrepair import cli
+
+
+def test_import_toolrepair_does_not_import_the_proxy_stack() -> None:
+    script = ("import sys, toolrepair, toolrepair.cli; toolrepair.cli.build_parser(); "
+              "print(sorted(m for m in ('starlette', 'uvicorn', 'httpx', 'toolrepair.proxy._app') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_without_the_extra_serve_names_it() -> None:
+    script = "import sys; sys.modules['starlette'] = None\nfrom toolrepair.cli import main\nsys.exit(main(['serve', '--upstream', 'http://127.0.0.1:1/v1']))"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert out.stderr.startswith("toolrepair: error: ")
+    assert "pip install 'toolrepair[proxy]'" in out.stderr
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["serve"], "--upstream"),
+    (["serve", "--upstream", "u", "--port", "x"], "expected a number"),
+    (["serve", "--upstream", "u", "--timeout", "0"], "expected a positive number"),
+    (["serve", "--upstream", "u", "--profile", "cloud"], "invalid choice"),
+])
+def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "toolrepair: error: " in err
+
+
+def test_bad_upstream_url(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["serve", "--upstream", "localhost:11434"]) == 1
+    assert capsys.readouterr().err == ("toolrepair: error: upstream must be an http:// or https:// URL, "
+                                       "not 'localhost:11434'\n")
+
+
+def test_defaults_bind_loopback() -> None:
+    args = cli.build_parser().parse_args(["serve", "--upstream", "http://x/v1"])
+    assert (args.host, args.port, args.profile, args.annotate, args.max_reprompts, args.api_key) == (
+        "127.0.0.1", 8787, "local", False, 0, None)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_serve_command_line(upstream: Any) -> None:
+    """The contract's command, as a process: /health, then a repaired reply; stopped at the end."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "toolrepair", "serve", "--upstream", f"{upstream.url}/v1", "--port", str(port),
+         "--annotate"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # Wait for the "Uvicorn running" line rather than polling on a clock.
+        assert process.stderr is not None
+        for line in process.stderr:
+            if "Uvicorn running on http://127.0.0.1:" in line:
+                break
+        else:
+            pytest.fail("serve exited before listening")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=30) as response:
+            assert response.status == 200 and json.load(response)["status"] == "ok"
+        from .replies import TOOLS
+
+        body = json.dumps({"model": "vllm/whole/qwen3_xml", "messages": [], "tools": TOOLS}).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=body,
+                                         headers={"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            reply = json.load(response)
+            assert response.headers["x-toolrepair"] == "repaired=1, salvaged=1, refused=0"
+        assert reply["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "web_search"
+        assert reply["toolrepair"]["salvaged"] == 1
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)

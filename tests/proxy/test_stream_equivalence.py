@@ -1,0 +1,88 @@
+"""Streamed and whole replies repair to the same thing, for every way of cutting the reply.
+
+Sans-I/O: ``StreamRepair`` and ``repair_completion`` are pure, so the property runs over many
+chunkings in milliseconds; the servers' tests run the same code behind real sockets.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolrepair.proxy._complete import repair_completion
+from toolrepair.proxy._report import Tally
+from toolrepair.proxy._stream import StreamRepair
+from toolrepair.proxy._tools import request_tools
+
+from .replies import CASES, CHUNKINGS, FLAVORS, TOOLS, assemble, chunks, completion, seen
+
+
+def _registry(profile: str = "local"):
+    registry = request_tools({"tools": TOOLS}, profile).registry  # type: ignore[arg-type]
+    assert registry is not None
+    return registry
+
+
+def _stream(events, profile: str = "local"):
+    tally = Tally()
+    repair = StreamRepair(_registry(profile), tally)
+    out = [c for event in events for c in repair.feed(event)]
+    out += repair.close()
+    return out, tally
+
+
+def _whole(body, profile: str = "local"):
+    tally = Tally()
+    repaired = repair_completion(body, _registry(profile), tally)
+    return repaired["choices"][0], tally
+
+
+@pytest.mark.parametrize("flavor", FLAVORS)
+@pytest.mark.parametrize("chunking", CHUNKINGS)
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_each_shape_gives_what_the_client_must_see(key: str, flavor: str, chunking: str) -> None:
+    reply, expected = CASES[key]
+    choice, whole_tally = _whole(completion(reply, flavor))
+    out, stream_tally = _stream(chunks(reply, flavor, chunking))
+    streamed = assemble(out)
+    assert seen(choice["message"]) == (expected.content, expected.calls)
+    assert seen(streamed) == (expected.content, expected.calls)
+    assert choice["finish_reason"] == streamed["finish_reason"] == expected.finish
+    assert [tc["id"] for tc in choice["message"].get("tool_calls") or ()] == [
+        tc["id"] for tc in streamed["tool_calls"] or ()]
+    assert whole_tally.header() == stream_tally.header() == expected.header
+    # reasoning passes through untouched, and its text calls are never salvaged
+    assert streamed["reasoning"] == reply.reasoning
+
+
+def _cuts(text: str, points: list[int]) -> list[str]:
+    bounds = sorted({p % (len(text) + 1) for p in points} | {0, len(text)})
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@given(key=st.sampled_from(sorted(CASES)), flavor=st.sampled_from(FLAVORS),
+       points=st.lists(st.integers(min_value=0, max_value=10_000), max_size=30))
+def test_streamed_equals_whole_over_chunkings(key: str, flavor: str, points: list[int]) -> None:
+    reply, _ = CASES[key]
+    choice, whole_tally = _whole(completion(reply, flavor))
+    out, stream_tally = _stream(chunks(reply, flavor, lambda text: _cuts(text, points)))
+    streamed = assemble(out)
+    message = choice["message"]
+    assert (streamed["content"], streamed["tool_calls"], streamed["finish_reason"]) == (
+        message.get("content"), message.get("tool_calls"), choice["finish_reason"])
+    assert whole_tally == stream_tally
+
+
+@pytest.mark.parametrize("key", ["hermes", "qwen3_xml", "mistral", "native_drift"])
+def test_hosted_repairs_nothing_silently(key: str) -> None:
+    reply, _ = CASES[key]
+    choice, tally = _whole(completion(reply, "vllm"), "hosted")
+    out, stream_tally = _stream(chunks(reply, "vllm", "token"), "hosted")
+    assert choice["message"].get("content") == reply.content  # nothing salvaged
+    assert choice["message"].get("tool_calls") == reply.tool_calls  # drift left as written, noted
+    assert assemble(out)["content"] == reply.content
+    assert tally.repaired == stream_tally.repaired == tally.salvaged == 0
+    assert tally.refused == stream_tally.refused == (1 if reply.tool_calls else 0)
