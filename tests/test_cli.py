@@ -73,7 +73,7 @@ def test_salvage_from_a_file(tmp_path: Path) -> None:
         (["salvage", "--tools", " , "], 2, "expected a comma-separated list of tool names"),
         (["salvage", "--tools", "a", "--dialects", "nope"], 2, "unknown dialect(s) ['nope']"),
         (["bogus"], 2, "toolrepair: error: argument COMMAND: invalid choice: 'bogus'"),
-        ([], 2, "toolrepair: error: a command is required (salvage, audit, fix)"),
+        ([], 2, "toolrepair: error: a command is required (salvage, audit, fix, serve)"),
         (["fix", "in.jsonl"], 2, "toolrepair: error: the following arguments are required: -o/--output"),
         (["audit", "x", "--tools-file", "t.json", "--any"], 2, "not allowed with argument"),
     ],
