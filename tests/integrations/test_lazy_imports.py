@@ -21,6 +21,8 @@ CASES = [
     ("llamaindex", ["llama_index"], "m.wrap_llm(object(), registry)"),
     ("llamaindex", ["llama_index"], "m.ToolRepairAgent"),
     ("mcp", ["mcp"], "asyncio.run(m.tools_from_session(object()))"),
+    ("litellm", ["litellm"], "m.repair_response(object(), registry)"),
+    ("litellm", ["litellm"], "m.ToolRepairLogger"),
 ]
 
 

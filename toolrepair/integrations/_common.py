@@ -20,6 +20,7 @@ from .._types import Rejection, SalvageResult, ToolCall
 __all__ = [
     "PendingMessages",
     "Vetted",
+    "VettedStream",
     "VettedText",
     "as_dict",
     "lazy_classes",
@@ -213,3 +214,33 @@ class PendingMessages:
     def pop(self, ident: Any) -> str | None:
         with self._lock:
             return self._items.pop(ident, None) if isinstance(ident, str) else None
+
+
+class VettedStream:
+    """``registry.stream()`` with every call it reads vetted (repair and policy, as ``vet``) and
+    given a stable id: ``feed``/``close`` return visible text (``str``) and ``Vetted`` calls, in
+    order. Text held by the salvager is held here too; nothing else is buffered."""
+
+    def __init__(self, registry: ToolRegistry, prefix: str) -> None:
+        self._registry = registry
+        self._salvager = registry.stream()
+        self._prefix = prefix
+        self._count = 0
+
+    def _vet(self, events: list[Any]) -> list[str | Vetted]:
+        out: list[str | Vetted] = []
+        for event in events:
+            call = getattr(event, "call", None)
+            if call is None:
+                out.append(event.text)
+                continue
+            key = json.dumps([call.name, call.arguments, call.span], ensure_ascii=False, default=str)
+            out.append(vet(self._registry, replace(call, id=stable_id(self._prefix, key, self._count))))
+            self._count += 1
+        return out
+
+    def feed(self, delta: str) -> list[str | Vetted]:
+        return self._vet(self._salvager.feed(delta))
+
+    def close(self) -> list[str | Vetted]:
+        return self._vet(self._salvager.close())
