@@ -10,6 +10,7 @@ from __future__ import annotations
 from ._audit import audit_records, fix_record
 from ._bind import bind_check
 from ._errors import ArgumentError, InputTooLargeError, ToolExecutionError, ToolRepairError, ToolResolutionError
+from ._limits import Limits
 from ._names import normalize_name, resolve_tool_names, suggest_names
 from ._registry import ToolRegistry
 from ._repair import repair_call
@@ -46,6 +47,7 @@ __all__ = (
     "Dialect",
     "Found",
     "InputTooLargeError",
+    "Limits",
     "NeedMore",
     "RawCall",
     "ReadContext",

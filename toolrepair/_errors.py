@@ -91,10 +91,16 @@ class ArgumentError(ToolRepairError, ValueError):
         return self.message
 
 
-class InputTooLargeError(ToolRepairError, ValueError):
-    """Input beyond a documented size limit (``max_input_chars``)."""
+class InputTooLargeError(ArgumentError):
+    """Argument text beyond ``Limits.max_argument_chars`` (``reason`` is ``too-large``).
+
+    Raised by argument decoding, so a registry reports it as a ``ToolExecutionError`` whose
+    ``__cause__`` it is. ``size`` is the input's length (characters, or bytes for bytes input)
+    and ``limit`` the bound it passed. Salvage never raises it: a reply beyond
+    ``Limits.max_input_chars`` is one ``input-too-large`` Rejection.
+    """
 
     def __init__(self, message: str, *, size: int, limit: int) -> None:
-        super().__init__(message)
+        super().__init__(message, reason="too-large")
         self.size = size
         self.limit = limit

@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from ._bind import split_positional
 from ._errors import ToolExecutionError, ToolRepairError, format_expected
+from ._limits import Limits, limits_with
 from ._repair import Entry, ToolIndex, coerce_call
 from ._result import serialize_result
 from ._salvage import Dialect, StreamSalvager, salvage_text
-from ._salvage._engine import DEFAULT_MAX_INPUT_CHARS
 from ._spec import ToolInfo
 from ._types import Rejection, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
 
@@ -78,14 +78,16 @@ class ToolRegistry:
         on_repair: Callable[[RepairEvent], None] | None = None,
         dialects: Sequence[str | Dialect] | None = None,
         max_result_chars: int | None = None,
-        max_input_chars: int = DEFAULT_MAX_INPUT_CHARS,
+        max_input_chars: int | None = None,
+        limits: Limits | None = None,
     ) -> None:
         if profile not in _DEFAULT_BUDGET:
             raise ValueError(f"profile must be 'local' or 'hosted', not {profile!r}")
         if max_repairs is not None and max_repairs < 0:
             raise ValueError("max_repairs must be >= 0")
-        if max_input_chars < 0:
-            raise ValueError("max_input_chars must be >= 0")
+        # Every bound the registry applies (salvage, streaming, argument decoding);
+        # `max_input_chars=` overrides the field of the same name.
+        self.limits = limits_with(limits, max_input_chars=max_input_chars)
         self._index = ToolIndex(tools)
         self.profile: Profile = profile
         self.max_repairs = _DEFAULT_BUDGET[profile] if max_repairs is None else max_repairs
@@ -95,7 +97,7 @@ class ToolRegistry:
         self.on_repair = on_repair
         self.dialects = dialects
         self.max_result_chars = max_result_chars
-        self.max_input_chars = max_input_chars  # salvage refuses longer text (`input-too-large`)
+        self.max_input_chars = self.limits.max_input_chars  # salvage refuses longer text (`input-too-large`)
         self._untrusted: OrderedDict[bytes, None] = OrderedDict()
         self._events: list[RepairEvent] = []
         self._lock = threading.Lock()
@@ -154,10 +156,10 @@ class ToolRegistry:
         """Resolve the name, decode and coerce the arguments, apply policy; never runs the tool."""
         turn = self._turn.get()
         if turn is None:  # outside `turn()` every call has a budget of its own
-            repair, _ = coerce_call(self._index, call, allow_silent=self.max_repairs > 0)
+            repair, _ = coerce_call(self._index, call, allow_silent=self.max_repairs > 0, limits=self.limits)
         else:
             reserved = turn.take()
-            repair, silent = coerce_call(self._index, call, allow_silent=reserved)
+            repair, silent = coerce_call(self._index, call, allow_silent=reserved, limits=self.limits)
             if reserved and not silent:
                 turn.give_back()
         if repair.call is not None:
@@ -344,7 +346,7 @@ class ToolRegistry:
             return SalvageResult((), text, ())
         if not trusted or self._is_untrusted(text):
             return SalvageResult((), text, (Rejection("", (0, len(text)), "", "untrusted", None),))
-        return salvage_text(text, self._index.names, dialects=self.dialects, max_input_chars=self.max_input_chars)
+        return salvage_text(text, self._index.names, dialects=self.dialects, limits=self.limits)
 
     def calls(
         self, text: str | None, native: Sequence[ToolCall | Mapping[str, Any]] | None = None
@@ -364,7 +366,7 @@ class ToolRegistry:
         or with ``trusted=False``: the text then passes through as text)."""
         if self.profile == "hosted" or not trusted:
             return StreamSalvager(self._index.names, dialects=())
-        return StreamSalvager(self._index.names, dialects=self.dialects, max_input_chars=self.max_input_chars)
+        return StreamSalvager(self._index.names, dialects=self.dialects, limits=self.limits)
 
 
 def _tool_error(name: str, exc: Exception) -> ToolExecutionError:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ._args import CompiledSchema, compile_schema, decode_arguments
 from ._errors import ArgumentError, ToolExecutionError, format_expected
+from ._limits import DEFAULT_LIMITS, Limits
 from ._names import NameTable, suggest_names
 from ._spec import ToolInfo, inspect_tool, iter_tools, schema_for_callable
 from ._types import Repair, RepairEvent, ToolCall
@@ -116,7 +117,8 @@ def _as_call(call: ToolCall | Mapping[str, Any]) -> tuple[str, Any, str | None, 
 
 
 def coerce_call(
-    index: ToolIndex, call: ToolCall | Mapping[str, Any], *, allow_silent: bool = True
+    index: ToolIndex, call: ToolCall | Mapping[str, Any], *, allow_silent: bool = True,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[Repair, bool]:
     """The repair, and whether it was silent (name or arguments changed). With
     ``allow_silent=False`` a call that would need any repair gets the corrective error."""
@@ -132,7 +134,7 @@ def coerce_call(
     entry = index.entry(name)
     expected = entry.expected
     try:
-        arguments, decode_events = decode_arguments(raw_args)
+        arguments, decode_events = decode_arguments(raw_args, limits=limits)
         arguments, schema_events = entry.schema.apply(arguments, tool=name)
     except ArgumentError as exc:
         message = exc.message if exc.message.endswith(".") else exc.message + "."

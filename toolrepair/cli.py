@@ -22,8 +22,8 @@ from ._audit import LineError, process_lines
 from ._logio import Progress, counted, isatty, open_log, open_output, same_file
 from ._records import RecordFixer
 from ._report import format_report
+from ._limits import Limits
 from ._salvage import ANY_TOOL, DIALECTS, salvage_text
-from ._salvage._engine import DEFAULT_MAX_INPUT_CHARS
 
 __all__ = ["VERBS", "build_parser", "main"]
 
@@ -93,14 +93,34 @@ def _read_text(path: str, stdin: TextIO, limit: int) -> str:
     return text
 
 
-def _salvage(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+def _count(value: str) -> int:
     try:
-        text = _read_text(args.file, stdin, DEFAULT_MAX_INPUT_CHARS)
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
+    return number
+
+
+_LIMIT_FLAGS = (("--max-input-chars", "max_input_chars"), ("--max-call-chars", "max_call_chars"),
+                ("--max-depth", "max_depth"))
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    given = {field: getattr(args, field, None) for _, field in _LIMIT_FLAGS}
+    return Limits(**{field: value for field, value in given.items() if value is not None})
+
+
+def _salvage(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    limits = _limits(args)
+    try:
+        text = _read_text(args.file, stdin, limits.max_input_chars)
     except _Fatal as exc:
         return fail(str(exc))
     allowed: Any = ANY_TOOL if args.any else args.tools
     result = salvage_text(text, allowed, dialects=args.dialects, mask_fences=not args.no_mask_fences,
-                          mask_reasoning=not args.no_mask_reasoning)
+                          mask_reasoning=not args.no_mask_reasoning, limits=limits)
     out = {
         "calls": [
             {**c.to_openai(), "id": c.id or f"call_{i}", "dialect": c.dialect, "span": list(c.span or ())}
@@ -128,6 +148,10 @@ def add_salvage(sub: Any) -> None:
     sal.add_argument("--no-mask-fences", action="store_true", help="also salvage inside Markdown fences")
     sal.add_argument("--no-mask-reasoning", action="store_true", help="also salvage inside reasoning blocks")
     sal.add_argument("--pretty", action="store_true", help="indent the JSON output")
+    defaults = Limits()
+    for flag, field in _LIMIT_FLAGS:
+        sal.add_argument(flag, type=_count, default=None, metavar="N",
+                         help=f"Limits.{field} (default: {getattr(defaults, field)})")
     sal.set_defaults(handler=_salvage)
 
 

@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping
 from itertools import chain, compress, repeat
 from typing import Any, Final
 
-from .._errors import ArgumentError
+from .._errors import ArgumentError, InputTooLargeError
+from .._limits import DEFAULT_LIMITS, Limits, limits_with
 from .._types import RepairEvent
 
 __all__ = [
@@ -28,10 +29,10 @@ __all__ = [
     "decode_value",
 ]
 
-DEFAULT_MAX_DEPTH: Final = 100
+DEFAULT_MAX_DEPTH: Final = DEFAULT_LIMITS.max_depth
 """Deepest nesting of objects and arrays accepted in decoded arguments (the top object is 1)."""
 
-DEFAULT_MAX_CHARS: Final = 10_000_000
+DEFAULT_MAX_CHARS: Final = DEFAULT_LIMITS.max_argument_chars
 """Longest argument text accepted, in characters."""
 
 # Python refuses int() on more than 4300 digits by default (CVE-2020-10735): converting is
@@ -608,9 +609,10 @@ def _text_of(raw: object, max_chars: int) -> str:
     elif isinstance(raw, bytes | bytearray | memoryview):
         data = bytes(raw)
         if len(data) > 4 * max_chars:
-            raise ArgumentError(
+            raise InputTooLargeError(
                 f"Arguments are too large ({len(data)} bytes; the limit is {max_chars} characters)",
-                reason="too-large",
+                size=len(data),
+                limit=max_chars,
             )
         try:
             text = data.decode("utf-8")
@@ -623,9 +625,10 @@ def _text_of(raw: object, max_chars: int) -> str:
     else:
         raise ArgumentError(f"Arguments must be a JSON object, got {type(raw).__name__}", reason="not-an-object")
     if len(text) > max_chars:
-        raise ArgumentError(
+        raise InputTooLargeError(
             f"Arguments are too large ({len(text)} characters; the limit is {max_chars})",
-            reason="too-large",
+            size=len(text),
+            limit=max_chars,
         )
     return text
 
@@ -645,19 +648,33 @@ def _json_kind(value: object) -> str:
 def decode_arguments(
     raw: str | bytes | Mapping[str, Any] | None,
     *,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_depth: int | None = None,
+    max_chars: int | None = None,
+    limits: Limits | None = None,
 ) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
     """Decode tool-call arguments to a ``dict``, repairing JSON only where the intent is clear.
 
     A mapping is copied, ``None`` is ``{}``; text (or UTF-8 bytes) is decoded leniently and each
     repair is returned as a ``decode`` event. Raises :class:`ArgumentError` (and nothing else)
     with ``reason`` ``truncated``, ``undecodable``, ``empty``, ``not-an-object``, ``too-deep``,
-    ``too-large`` or ``ambiguous``. Linear in the length of the text.
+    ``too-large`` (an :class:`InputTooLargeError`) or ``ambiguous``. Linear in the length of the
+    text. The bounds are ``limits.max_depth`` and ``limits.max_argument_chars`` (default
+    ``Limits()``); ``max_depth=`` and ``max_chars=``, when given, override them.
 
     >>> decode_arguments("{'query': 'cats',}")[0]
     {'query': 'cats'}
     """
+    if limits is None and max_depth is None and max_chars is None:
+        depth, chars = DEFAULT_MAX_DEPTH, DEFAULT_MAX_CHARS
+    else:
+        chosen = limits_with(limits, max_depth=max_depth, max_argument_chars=max_chars)
+        depth, chars = chosen.max_depth, chosen.max_argument_chars
+    return _decode_object(raw, depth, chars)
+
+
+def _decode_object(
+    raw: str | bytes | Mapping[str, Any] | None, max_depth: int, max_chars: int
+) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
     if type(raw) is str:
         text = raw
         if len(text) > max_chars:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
+from .._limits import DEFAULT_LIMITS
 from .._names import NameTable
 
 __all__ = [
@@ -114,9 +115,10 @@ class ReadContext:
     """What a reader may know besides the text: limits, and whether the text is complete."""
 
     final: bool = True
-    max_depth: int = 64
-    max_call_chars: int = 1_000_000
+    max_depth: int = DEFAULT_LIMITS.max_depth
+    max_call_chars: int = DEFAULT_LIMITS.max_call_chars
     first_nonspace: int = 0
+    max_name_chars: int = DEFAULT_LIMITS.max_name_chars
 
 
 @runtime_checkable

@@ -14,6 +14,7 @@ import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from .._limits import DEFAULT_LIMITS, Limits, limits_with
 from .._names import NameTable
 from .._types import Rejection, SalvageResult, ToolCall
 from ._base import (
@@ -45,9 +46,10 @@ __all__ = [
     "salvage_text",
 ]
 
-DEFAULT_MAX_INPUT_CHARS = 32_000_000
-DEFAULT_MAX_CALL_CHARS = 1_000_000
-DEFAULT_MAX_DEPTH = 64
+# The defaults, for readers of this module; `Limits` is their one source.
+DEFAULT_MAX_INPUT_CHARS = DEFAULT_LIMITS.max_input_chars
+DEFAULT_MAX_CALL_CHARS = DEFAULT_LIMITS.max_call_chars
+DEFAULT_MAX_DEPTH = DEFAULT_LIMITS.max_depth
 # A Rejection quotes at most this much of its candidate (its span gives the true extent).
 REJECTION_TEXT_CHARS = 1_000
 # First prefix probed for a candidate that may outgrow max_call_chars (see SalvagePass._read).
@@ -188,11 +190,12 @@ class SalvagePass:
     )
 
     def __init__(self, config: SalvageConfig, allowed: Collection[str] | AnyTool | NameTable, text: str = "", *,
-                 max_depth: int = DEFAULT_MAX_DEPTH, max_call_chars: int = DEFAULT_MAX_CALL_CHARS) -> None:
+                 max_depth: int = DEFAULT_MAX_DEPTH, max_call_chars: int = DEFAULT_MAX_CALL_CHARS,
+                 max_name_chars: int = DEFAULT_LIMITS.max_name_chars) -> None:
         self.config = config
         self.names = _allowlist(allowed)
         self.scan = config.finder.scan(text)
-        self.limits = (max_depth, max_call_chars)
+        self.limits = (max_depth, max_call_chars, max_name_chars)
         self.pos = 0
         self.mode: Mode = None
         self.cuts: list[tuple[int, int]] = []
@@ -228,7 +231,8 @@ class SalvagePass:
         key = (final, first - offset)
         ctx = self._ctx_cache
         if ctx is None or (ctx.final, ctx.first_nonspace) != key:  # one per pass, in practice
-            ctx = self._ctx_cache = ReadContext(final, self.limits[0], self.limits[1], first - offset)
+            ctx = self._ctx_cache = ReadContext(final, self.limits[0], self.limits[1], first - offset,
+                                                self.limits[2])
         return ctx
 
     def advance(self, final: bool) -> None:
@@ -412,15 +416,19 @@ def salvage_text(
     dialects: Sequence[str | Dialect] | None = None,
     mask_fences: bool = True,
     mask_reasoning: bool = True,
-    max_input_chars: int = DEFAULT_MAX_INPUT_CHARS,
-    max_call_chars: int = DEFAULT_MAX_CALL_CHARS,
-    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_input_chars: int | None = None,
+    max_call_chars: int | None = None,
+    max_depth: int | None = None,
+    limits: Limits | None = None,
 ) -> SalvageResult:
     """Tool calls written as text in a model's reply, in text order, and the reply without them.
 
     ``allowed`` is required: the names offered to the model (``ANY_TOOL`` to opt out). A call
     inside a Markdown fence or a reasoning block, or naming a tool not offered, is never a
-    call; it is listed in ``rejected`` (not-offered) or left as text (masked).
+    call; it is listed in ``rejected`` (not-offered) or left as text (masked). The bounds are
+    ``limits`` (default ``Limits()``); ``max_input_chars=``, ``max_call_chars=`` and
+    ``max_depth=``, when given, override its fields. It returns a result for any ``str``: text
+    beyond ``max_input_chars`` is one ``input-too-large`` Rejection.
 
     >>> r = salvage_text('Sure.<tool_call>{"name": "web_search", "arguments": {"q": "x"}}</tool_call>',
     ...                  ["web_search"])
@@ -429,17 +437,21 @@ def salvage_text(
     """
     if not isinstance(text, str):
         raise TypeError(f"salvage_text takes a str, not {type(text).__name__}")
-    if len(text) > max_input_chars:
+    bounds = limits_with(limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars,
+                         max_depth=max_depth)
+    if len(text) > bounds.max_input_chars:
         return SalvageResult((), text, (Rejection(
             "", (0, len(text)), "", "input-too-large", None),))
     config = config_for(dialects, mask_fences, mask_reasoning)
-    return run_whole(text, config, allowed, max_depth, max_call_chars)
+    return run_whole(text, config, allowed, bounds.max_depth, bounds.max_call_chars,
+                     max_name_chars=bounds.max_name_chars)
 
 
 def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTool | NameTable, max_depth: int,
-              max_call_chars: int) -> SalvageResult:
+              max_call_chars: int, max_name_chars: int = DEFAULT_LIMITS.max_name_chars) -> SalvageResult:
     """One whole-text pass: ``SalvagePass`` run once, final, over the complete text."""
-    run = SalvagePass(config, allowed, text, max_depth=max_depth, max_call_chars=max_call_chars)
+    run = SalvagePass(config, allowed, text, max_depth=max_depth, max_call_chars=max_call_chars,
+                      max_name_chars=max_name_chars)
     run.advance(final=True)
     return run.result()
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from .._args import FINITE_SCAN, check_nesting, decode_arguments
 from .._errors import ArgumentError
+from .._limits import DEFAULT_LIMITS
 from ._base import NEED_MORE, NeedMore, RawCall, ReadContext
 
 __all__ = ["JsonFailure", "call_from_object", "calls_from_value", "common_call", "decode_at", "may_nest_deeper"]
@@ -25,7 +26,7 @@ __all__ = ["JsonFailure", "call_from_object", "calls_from_value", "common_call",
 _PARTIAL_TAIL = 6
 _LITERALS = ("true", "false", "null")
 # Arguments written as a JSON string are bounded like any payload.
-_MAX_ARGUMENT_STRING = 1_000_000
+_MAX_ARGUMENT_STRING = DEFAULT_LIMITS.max_call_chars
 
 
 class JsonFailure:

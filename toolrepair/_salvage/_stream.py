@@ -36,9 +36,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Union
 
+from .._limits import Limits, limits_with
 from .._types import ToolCall
 from ._base import LOOKBEHIND, AnyTool, Dialect
-from ._engine import DEFAULT_MAX_CALL_CHARS, DEFAULT_MAX_DEPTH, DEFAULT_MAX_INPUT_CHARS, SalvagePass, config_for
+from ._engine import SalvagePass, config_for
 
 __all__ = ["Event", "StreamSalvager", "TextDelta", "ToolCallReady"]
 
@@ -109,19 +110,21 @@ class StreamSalvager:
         dialects: Sequence[str | Dialect] | None = None,
         mask_fences: bool = True,
         mask_reasoning: bool = True,
-        max_call_chars: int = DEFAULT_MAX_CALL_CHARS,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        max_input_chars: int = DEFAULT_MAX_INPUT_CHARS,
+        max_call_chars: int | None = None,
+        max_depth: int | None = None,
+        max_input_chars: int | None = None,
+        limits: Limits | None = None,
     ) -> None:
-        if max_input_chars < 0:
-            raise ValueError("max_input_chars must be >= 0")
+        bounds = limits_with(limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars,
+                             max_depth=max_depth)
         config = config_for(dialects, mask_fences, mask_reasoning)
         # Past `max_input_chars` in all, salvage stops: what was not yet released, and all
         # that follows, passes through as text (calls already released stand).
-        self._max_input = max_input_chars
+        self._max_input = bounds.max_input_chars
         self._fed = 0
         self._over = False
-        self._pass = SalvagePass(config, allowed, max_depth=max_depth, max_call_chars=max_call_chars)
+        self._pass = SalvagePass(config, allowed, max_depth=bounds.max_depth, max_call_chars=bounds.max_call_chars,
+                                 max_name_chars=bounds.max_name_chars)
         self._pairs = len(config.reasoning)
         self._rel = 0  # the text before this offset has been handed on (released or held)
         self._cut_i = 0  # cuts (and calls) of the pass handed on

@@ -7,18 +7,24 @@ parallel calls with ``;``: the separator goes with the call before it.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, skip_ws
 from ._json import JsonFailure, calls_from_value, decode_at
 
-__all__ = ["BARE_JSON", "NESTED_RUN"]
+__all__ = ["BARE_JSON", "nested_run"]
 
 # Hostile nesting (`{"a":{"a":...`, `[[[[`) is refused after a bounded look: a run of
-# more than 64 openers with only keys between them. Each alternative consumes at least one
-# character and strings are matched by a deterministic loop: linear, no backtracking blow-up.
-NESTED_RUN = re.compile(r'(?:\s*[\[{]\s*(?:"(?:[^"\\]|\\.){0,256}"\s*:)?){65}')
+# more than `max_depth` openers with only keys between them. Each alternative consumes at least
+# one character and strings are matched by a deterministic loop: linear, no backtracking blow-up.
+@functools.lru_cache(maxsize=16)
+def nested_run(max_depth: int) -> re.Pattern[str]:
+    """The run of ``max_depth + 1`` openers (keys of up to 256 characters between them)."""
+    opener = r'\s*[\[{]\s*(?:"(?:[^"\\]|\\.){0,256}"\s*:)?'
+    return re.compile(f"(?:{opener}){{{max_depth + 1}}}")
+
 
 
 @dataclass(frozen=True)
@@ -29,7 +35,7 @@ class _BareJson:
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         if text[start] == "[" and start != ctx.first_nonspace:
             return None  # a bare array is a call list only as the whole reply
-        deep = NESTED_RUN.match(text, start)
+        deep = nested_run(ctx.max_depth).match(text, start)
         if deep is not None:
             return Found(deep.end(), resume=deep.end())  # silent: prose braces are not rejections
         decoded = decode_at(text, start, ctx)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
 from ._json import JsonFailure, decode_at
-from .function_tag import MAX_NAME_CHARS
 from .token_block import BodyFailure, TokenBlock, token_at
 
 __all__ = ["DEEPSEEK_V3", "DEEPSEEK_V31"]
@@ -49,10 +48,10 @@ def _name_char(c: str) -> bool:
 
 
 def _read_name(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:
-    """A function name at ``i`` and the index after it; O(MAX_NAME_CHARS)."""
+    """A function name at ``i`` and the index after it; O(ctx.max_name_chars)."""
     n = len(text)
     j = i
-    limit = min(n, i + MAX_NAME_CHARS)
+    limit = min(n, i + ctx.max_name_chars)
     while j < limit and _name_char(text[j]):
         j += 1
     if j == n and not ctx.final:

@@ -9,17 +9,16 @@ from ._json import JsonFailure, decode_at
 
 __all__ = ["FUNCTION_TAG", "read_tag_name"]
 
-MAX_NAME_CHARS = 256
 
 
 def read_tag_name(text: str, i: int, ctx: ReadContext, stop: str = ">") -> tuple[str, int] | NeedMore | None:
     """An identifier-like name from ``i`` up to ``stop``: (name, index after stop).
 
     Any Unicode letters, digits and ``_ - . :`` are allowed; quotes, spaces inside and
-    brackets are not. O(MAX_NAME_CHARS).
+    brackets are not. O(ctx.max_name_chars).
     """
     n = len(text)
-    limit = min(n, i + MAX_NAME_CHARS + 1)
+    limit = min(n, i + ctx.max_name_chars + 1)
     j = text.find(stop, i, limit)
     if j == -1:
         return NEED_MORE if not ctx.final and limit == n else None

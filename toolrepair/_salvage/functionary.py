@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
 from ._json import calls_from_value
-from .function_tag import MAX_NAME_CHARS, read_tag_name
+from .function_tag import read_tag_name
 from .json_blocks import arguments_at
 
 __all__ = ["FUNCTIONARY"]
@@ -40,7 +40,7 @@ def _first_call(text: str, start: int, ctx: ReadContext) -> Found | NeedMore | N
     O(1) except for the one ``{`` right after an opening recipient line: O(that object).
     """
     first = ctx.first_nonspace
-    if not first < start <= first + MAX_NAME_CHARS + 2:
+    if not first < start <= first + ctx.max_name_chars + 2:
         return None
     head = text[first:start]
     name = head.rstrip()
@@ -63,7 +63,7 @@ class _Functionary:
     markers: tuple[str, ...] = (PREFIX, "{")
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
-        # O(MAX_NAME_CHARS + payload); python code runs to the next `>>>`, which the next
+        # O(ctx.max_name_chars + payload); python code runs to the next `>>>`, which the next
         # marker read starts from, so code blocks are not rescanned.
         if text[start] == "{":
             return _first_call(text, start, ctx)

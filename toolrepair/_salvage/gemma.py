@@ -22,7 +22,6 @@ from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
 from ._json import JsonFailure
-from .function_tag import MAX_NAME_CHARS
 from .tag import read_json_block
 
 __all__ = ["FUNCTIONGEMMA", "GEMMA4", "read_loose_object"]
@@ -129,8 +128,8 @@ def read_loose_object(
                     return got
                 key, j = got
             else:
-                m = _BARE_KEY.match(text, j, min(n, j + MAX_NAME_CHARS + 1))
-                if m is None or m.end() - j > MAX_NAME_CHARS:
+                m = _BARE_KEY.match(text, j, min(n, j + ctx.max_name_chars + 1))
+                if m is None or m.end() - j > ctx.max_name_chars:
                     return JsonFailure("undecodable", j)
                 key, j = m.group(), m.end()
             j = skip_ws(text, j)
@@ -164,14 +163,14 @@ def read_loose_object(
 
 
 def _read_name(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:
-    """``call:NAME`` then ``{``: (NAME, index of the brace); O(MAX_NAME_CHARS)."""
+    """``call:NAME`` then ``{``: (NAME, index of the brace); O(ctx.max_name_chars)."""
     n = len(text)
     ok = expect_literal(text, i, "call:", ctx)
     if not ok:
         return None if ok is False else NEED_MORE
     i += len("call:")
     j = i
-    limit = min(n, i + MAX_NAME_CHARS)
+    limit = min(n, i + ctx.max_name_chars)
     while j < limit and (text[j].isalnum() or text[j] in "_-.:"):
         j += 1
     k = skip_ws(text, j)
@@ -195,7 +194,7 @@ class _CallToken:
         return (self.open,)
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
-        """O(MAX_NAME_CHARS + arguments)."""
+        """O(ctx.max_name_chars + arguments)."""
         n = len(text)
         i = skip_ws(text, marker_end)
         if i >= n:

@@ -19,7 +19,6 @@ from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
 from ._xml_text import ValueSpec, any_at, read_value
-from .function_tag import MAX_NAME_CHARS
 
 __all__ = ["GLM"]
 
@@ -49,7 +48,7 @@ class _Glm:
             return NEED_MORE if not ctx.final else None
         if text[i] in "{[<":
             return None
-        limit = min(n, i + MAX_NAME_CHARS + 1)
+        limit = min(n, i + ctx.max_name_chars + 1)
         m = _NAME_END.search(text, i, limit)
         if m is None:
             return NEED_MORE if not ctx.final and limit == n else None
@@ -75,7 +74,7 @@ class _Glm:
             if lit is None:
                 return None if not arguments else Found(k, error="undecodable")
             key_start = k + len(_KEY)
-            key_limit = min(n, key_start + MAX_NAME_CHARS + len(_END_KEY))
+            key_limit = min(n, key_start + ctx.max_name_chars + len(_END_KEY))
             key_end = _find_ci(text, _END_KEY, key_start, key_limit)
             if key_end == -1:
                 if not ctx.final and key_limit == n:

@@ -20,7 +20,6 @@ from typing import Any
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws, startswith_ci
 from ._json import JsonFailure, decode_at
 from ._xml_text import ValueSpec, any_at, read_attrs, read_value
-from .function_tag import MAX_NAME_CHARS
 
 __all__ = ["DSML", "GLIMMER", "MINICPM5", "MINIMAX_M2", "MINIMAX_M3", "STEP3", "InvokeDialect", "json_value"]
 
@@ -150,7 +149,7 @@ class InvokeDialect:
                 return k
             j = k + len(lit)
             if lit == self.prelude:  # a name up to the invoke tag
-                limit = min(n, j + MAX_NAME_CHARS)
+                limit = min(n, j + ctx.max_name_chars)
                 lt = text.find("<", j, limit)
                 if lt == -1:
                     return NEED_MORE if not ctx.final and limit == n else k
@@ -246,7 +245,7 @@ class _MinimaxM3:
             rest = text[k : k + len(_NS) + 1].lower()
             return NEED_MORE if not ctx.final and (_NS + "<").startswith(rest) else None
         s = k + len(_NS) + 1
-        limit = min(len(text), s + MAX_NAME_CHARS * 2)
+        limit = min(len(text), s + ctx.max_name_chars * 2)
         gt = text.find(">", s, limit)
         if gt == -1:
             return NEED_MORE if not ctx.final and limit == len(text) else None

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
 from ._json import JsonFailure, decode_at
-from .function_tag import MAX_NAME_CHARS
 from .token_block import BodyFailure, TokenBlock, token_at
 
 __all__ = ["KIMI_K2"]
@@ -28,15 +27,15 @@ BLOCK = TokenBlock(
     call_begin=frozenset({"tool_call_begin"}),
     call_end=frozenset({"tool_call_end"}),
 )
-# Bounded: the id is at most MAX_NAME_CHARS long and the pattern has no nested repeats.
+# Bounded: the id is at most ctx.max_name_chars long and the pattern has no nested repeats.
 _ID = re.compile(r"(?:functions\.)?([\w.\-]+):\d+")
 
 
 def _body(text: str, i: int, ctx: ReadContext) -> tuple[RawCall, int] | BodyFailure | NeedMore | None:
-    """``ID<|tool_call_argument_begin|>{json}``; O(MAX_NAME_CHARS + payload)."""
+    """``ID<|tool_call_argument_begin|>{json}``; O(ctx.max_name_chars + payload)."""
     n = len(text)
     i = skip_ws(text, i)
-    limit = min(n, i + MAX_NAME_CHARS)
+    limit = min(n, i + ctx.max_name_chars)
     j = text.find(_OPEN, i, limit + len(_OPEN))
     if j == -1:
         return NEED_MORE if not ctx.final and limit == n else None

@@ -17,7 +17,6 @@ from .json_blocks import arguments_at, payload_at
 
 __all__ = ["MISTRAL"]
 
-MAX_NAME_CHARS = 256
 MAX_ID_CHARS = 64
 # vLLM tolerates a little junk between the token and the array (`[TOOL_CALLS]  junk [{...}]`):
 # looked for on the same line within this window only, so prose after a stray token stays prose.
@@ -101,7 +100,7 @@ class _Mistral:
     reasoning: tuple[tuple[str | None, str], ...] = (("[think]", "[/think]"),)
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
-        # O(JUNK_WINDOW + MAX_NAME_CHARS + payload).
+        # O(JUNK_WINDOW + ctx.max_name_chars + payload).
         n = len(text)
         i = skip_ws(text, marker_end)
         if i >= n:
@@ -114,7 +113,7 @@ class _Mistral:
                 return Found(payload.end, error=payload.error, resume=i)
             return payload
         # v11: a name, then `{`, `[ARGS]` or `[CALL_ID]`; anything else may be junk before an array.
-        limit = min(n, i + MAX_NAME_CHARS)
+        limit = min(n, i + ctx.max_name_chars)
         j = i
         while j < limit and _is_name_char(text[j]):
             j += 1
