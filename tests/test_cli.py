@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import toolrepair
-from toolrepair import cli
 from toolrepair.cli import main
 
 REPLY = 'Sure.<tool_call>{"name": "WebSearch", "arguments": {"query": "cats"}}</tool_call>'
@@ -164,19 +163,19 @@ def test_salvage_refuses_invalid_utf8_like_audit(tmp_path: Path, how: str, capsy
 
 
 @pytest.mark.parametrize("how", ["file", "stdin", "text stdin"])
-def test_salvage_over_the_input_limit_is_an_error(tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch,
+def test_salvage_over_the_input_limit_is_an_error(tmp_path: Path, how: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(cli, "DEFAULT_MAX_INPUT_CHARS", 100)
+    limit = ["--max-input-chars", "100"]
     path = tmp_path / "big.txt"
     path.write_text("é" * 101, encoding="utf-8")
     stdin: io.TextIOBase = io.TextIOWrapper(io.BytesIO(path.read_bytes())) if how == "stdin" \
         else io.StringIO("é" * 101)
     stdout = io.StringIO()
-    assert main(["salvage", str(path) if how == "file" else "-", "--any"], stdin=stdin, stdout=stdout) == 1
+    assert main(["salvage", str(path) if how == "file" else "-", "--any", *limit], stdin=stdin, stdout=stdout) == 1
     assert stdout.getvalue() == ""  # nothing echoed
     assert "is longer than salvage's input limit of 100 characters" in capsys.readouterr().err
     path.write_text("é" * 100, encoding="utf-8")
-    assert main(["salvage", str(path), "--any"], stdout=io.StringIO()) == 0
+    assert main(["salvage", str(path), "--any", *limit], stdout=io.StringIO()) == 0
 
 
 def test_python_dash_m(tmp_path: Path) -> None:

@@ -19,10 +19,10 @@ from typing import IO, Any, NoReturn, TextIO
 
 from . import __version__
 from ._audit import LineError, process_lines
+from ._limits import Limits
 from ._logio import Progress, counted, isatty, open_log, open_output, same_file
 from ._records import RecordFixer
 from ._report import format_report
-from ._limits import Limits
 from ._salvage import ANY_TOOL, DIALECTS, salvage_text
 
 __all__ = ["VERBS", "build_parser", "main"]

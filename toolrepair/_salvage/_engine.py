@@ -448,7 +448,7 @@ def salvage_text(
 
 
 def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTool | NameTable, max_depth: int,
-              max_call_chars: int, max_name_chars: int = DEFAULT_LIMITS.max_name_chars) -> SalvageResult:
+              max_call_chars: int, *, max_name_chars: int = DEFAULT_LIMITS.max_name_chars) -> SalvageResult:
     """One whole-text pass: ``SalvagePass`` run once, final, over the complete text."""
     run = SalvagePass(config, allowed, text, max_depth=max_depth, max_call_chars=max_call_chars,
                       max_name_chars=max_name_chars)
