@@ -212,3 +212,104 @@ def test_untrusted_marks_from_many_threads_are_all_kept() -> None:
         list(pool.map(worker, range(THREADS)))
     assert all(registry.salvage(f"<tool_call>{w}-{i}</tool_call>").rejected[0].reason == "untrusted"
                for w in range(THREADS) for i in range(100))
+
+
+# -- threads a turn starts without passing its context (issue 18: budget across threads) --------
+def _in_pool(calls: list[dict[str, object]], registry: tr.ToolRegistry) -> list[tr.ToolOutcome]:
+    barrier = threading.Barrier(len(calls))
+
+    def one(call: dict[str, object]) -> tr.ToolOutcome:
+        barrier.wait()  # all eight in flight at once
+        return registry.run(call)
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(one, calls))
+
+
+def _in_threads(calls: list[dict[str, object]], registry: tr.ToolRegistry) -> list[tr.ToolOutcome]:
+    barrier = threading.Barrier(len(calls))
+    out: list[tr.ToolOutcome | None] = [None] * len(calls)
+
+    def one(i: int) -> None:
+        barrier.wait()
+        out[i] = registry.run(calls[i])
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [o for o in out if o is not None]
+
+
+def _in_executor(calls: list[dict[str, object]], registry: tr.ToolRegistry) -> list[tr.ToolOutcome]:
+    barrier = threading.Barrier(len(calls))
+
+    def one(call: dict[str, object]) -> tr.ToolOutcome:
+        barrier.wait()
+        return registry.run(call)
+
+    async def main() -> list[tr.ToolOutcome]:
+        loop = asyncio.get_running_loop()
+        with ThreadPoolExecutor(len(calls)) as pool:
+            return list(await asyncio.gather(*(loop.run_in_executor(pool, one, c) for c in calls)))
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("start", [_in_pool, _in_threads, _in_executor], ids=["pool", "thread", "run_in_executor"])
+def test_threads_a_turn_starts_spend_its_one_budget(start: object) -> None:
+    registry, seen = make_registry(max_repairs=2)
+    calls: list[dict[str, object]] = [{"name": "WebSearch", "arguments": {"query": str(i)}} for i in range(8)]
+    with registry.turn():
+        outcomes = start(calls, registry)  # type: ignore[operator]
+    assert sorted(o.ok for o in outcomes) == [False] * 6 + [True] * 2
+    assert {o.error.kind for o in outcomes if not o.ok} == {"not-found"}
+    assert all("Did you mean 'web_search'?" in o.content for o in outcomes if not o.ok)
+    assert len(registry.events) == len(seen) == 2
+    # The turn is over: a thread's call outside any turn has a budget of its own again.
+    assert all(o.ok for o in _in_pool(calls, registry))
+
+
+def test_threads_of_one_of_several_open_turns_fail_closed() -> None:
+    # Two turns open at once (two request threads); a worker thread started without the
+    # context cannot be attributed to either, so it gets no silent repair, and neither turn's
+    # own budget is spent by it.
+    registry, _ = make_registry(max_repairs=1)
+    both_open = threading.Barrier(2)
+    workers_done = threading.Barrier(2)
+
+    def request(_: int) -> tuple[bool, bool, bool]:
+        with registry.turn():
+            both_open.wait()
+            box: list[bool] = []
+            worker = threading.Thread(target=lambda: box.append(registry.run(
+                {"name": "WebSearch", "arguments": {"query": "w"}}).ok))
+            worker.start()
+            worker.join()
+            workers_done.wait()  # neither turn closes before both workers have run
+            mine = registry.run({"name": "WebSearch", "arguments": {"query": "t"}}).ok
+            again = registry.run({"name": "WebSearch", "arguments": {"query": "t"}}).ok
+            return box[0], mine, again
+
+    with ThreadPoolExecutor(2) as pool:
+        assert list(pool.map(request, range(2))) == [(False, True, False)] * 2
+
+
+def test_a_copied_context_names_its_turn_among_several() -> None:
+    registry, _ = make_registry(max_repairs=1)
+    both_open = threading.Barrier(2)
+
+    def request(_: int) -> list[bool]:
+        with registry.turn():
+            both_open.wait()
+            ctx = contextvars.copy_context()
+            with ThreadPoolExecutor(2) as pool:
+                futures = [pool.submit(ctx.copy().run, registry.run, {"name": "WebSearch", "arguments": {"query": "q"}})
+                           for _ in range(3)]
+                oks = sorted(f.result().ok for f in futures)
+            both_open.wait()
+            return oks
+
+    with ThreadPoolExecutor(2) as pool:
+        assert list(pool.map(request, range(2))) == [[False, False, True]] * 2

@@ -18,6 +18,7 @@ from ._errors import ToolExecutionError, ToolRepairError, format_expected
 from ._limits import Limits, limits_with
 from ._repair import Entry, ToolIndex, coerce_call
 from ._result import serialize_result
+from ._safe_text import exact_str, exception_message
 from ._salvage import Dialect, StreamSalvager, salvage_text
 from ._spec import ToolInfo
 from ._types import Rejection, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
@@ -102,6 +103,9 @@ class ToolRegistry:
         self._events: list[RepairEvent] = []
         self._lock = threading.Lock()
         self._turn: ContextVar[_Turn | None] = ContextVar(f"toolrepair_turn_{id(self)}", default=None)
+        # Every turn open now, in any thread: a worker thread does not inherit the context
+        # variable (ThreadPoolExecutor, threading.Thread, run_in_executor), so it finds its turn here.
+        self._open_turns: list[_Turn] = []
 
     # -- introspection -------------------------------------------------------------------
     @property
@@ -126,12 +130,38 @@ class ToolRegistry:
 
     @contextlib.contextmanager
     def turn(self) -> Iterator[None]:
-        """One model turn: silent repairs inside it share one budget of ``max_repairs``."""
-        token = self._turn.set(_Turn(self.max_repairs))
+        """One model turn: silent repairs inside it share one budget of ``max_repairs``.
+
+        The budget holds for the work the turn starts: tasks see it through the context, and
+        threads that carry no turn of their own (``ThreadPoolExecutor``, ``threading.Thread``,
+        ``run_in_executor``) spend the budget of the turn open on this registry. While several
+        turns are open at once such a thread cannot tell which one started it, and its calls
+        get no silent repair (the corrective message instead); to attribute them, run the
+        work in the turn's context: ``pool.submit(contextvars.copy_context().run, registry.run, call)``.
+        """
+        state = _Turn(self.max_repairs)
+        token = self._turn.set(state)
+        with self._lock:
+            self._open_turns.append(state)
         try:
             yield
         finally:
+            with self._lock:
+                self._open_turns.remove(state)
             self._turn.reset(token)
+
+    def _current_turn(self) -> _Turn | None:
+        """This context's turn; else the one turn open (a thread it started); else, with
+        several open, an empty budget (fail closed); None when no turn is open."""
+        turn = self._turn.get()
+        if turn is not None or not self._open_turns:
+            return turn
+        with self._lock:
+            if len(self._open_turns) == 1:
+                return self._open_turns[0]
+            if not self._open_turns:
+                return None
+        return _Turn(0)
 
     # -- repair --------------------------------------------------------------------------
     def _record(self, events: Sequence[RepairEvent]) -> None:
@@ -154,7 +184,7 @@ class ToolRegistry:
 
     def repair(self, call: ToolCall | Mapping[str, Any]) -> Repair:
         """Resolve the name, decode and coerce the arguments, apply policy; never runs the tool."""
-        turn = self._turn.get()
+        turn = self._current_turn()
         if turn is None:  # outside `turn()` every call has a budget of its own
             repair, _ = coerce_call(self._index, call, allow_silent=self.max_repairs > 0, limits=self.limits)
         else:
@@ -266,8 +296,9 @@ class ToolRegistry:
         # An outcome's content (a tool's value or its error message) is attacker-controllable:
         # fed back into `salvage` by mistake it must not become a call.
         if error is not None:
-            self.mark_untrusted(str(error))
-            return ToolOutcome(final, False, None, str(error), error, events)
+            message = exception_message(error)  # a tool may raise ToolExecutionError itself
+            self.mark_untrusted(message)
+            return ToolOutcome(final, False, None, message, error, events)
         content = serialize_result(value, max_chars=self.max_result_chars)
         self.mark_untrusted(content)
         return ToolOutcome(final, True, value, content, None, events)
@@ -321,7 +352,7 @@ class ToolRegistry:
         >>> registry.salvage('<tool_call>{"name": "x"}</tool_call>').rejected[0].reason
         'untrusted'
         """
-        key = _digest(text)
+        key = _digest(exact_str(text))  # TypeError for bytes; a str subclass's methods never run
         with self._lock:
             self._untrusted[key] = None
             self._untrusted.move_to_end(key)
@@ -342,6 +373,7 @@ class ToolRegistry:
         ``run``/``arun`` outcome's ``content`` salvages to no calls and one ``untrusted``
         rejection; text longer than ``max_input_chars`` to one ``input-too-large`` rejection.
         """
+        text = exact_str(text)
         if self.profile == "hosted":
             return SalvageResult((), text, ())
         if not trusted or self._is_untrusted(text):
@@ -370,8 +402,9 @@ class ToolRegistry:
 
 
 def _tool_error(name: str, exc: Exception) -> ToolExecutionError:
-    """A tool's own failure: its message unchanged, the exception as the cause."""
-    error = ToolExecutionError(str(exc), kind="tool-error", tool_name=name)
+    """A tool's own failure: its message unchanged (or, when ``__str__`` fails, a message naming
+    the exception's type), the exception as the cause."""
+    error = ToolExecutionError(exception_message(exc), kind="tool-error", tool_name=name)
     error.__cause__ = exc
     return error
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from ._safe_text import exact_str, safe_int
+
 __all__ = ["EMPTY_OUTPUT", "serialize_result"]
 
 EMPTY_OUTPUT = "Function returned an empty output"
@@ -30,7 +32,7 @@ def _error_message(value: Any) -> str | None:
         msg = value["error"]
         if msg is None or msg is False or msg == "":
             return None
-        return msg if isinstance(msg, str) else _plain(msg)
+        return exact_str(msg) if isinstance(msg, str) else _plain(msg)
     return None
 
 
@@ -38,12 +40,16 @@ def _readable(value: Any, depth: int = 0) -> Any:
     """A JSON-compatible stand-in for one value; containers are converted recursively."""
     if depth > _MAX_DEPTH:
         return "…"
-    if value is None or isinstance(value, (str, bool, int)):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        return exact_str(value)
+    if isinstance(value, int):
+        return safe_int(value)  # past the int-string limit: its hex spelling, not a ValueError
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)  # NaN/inf are not JSON
     if isinstance(value, Mapping):
-        return {k if isinstance(k, str) else _plain(k): _readable(v, depth + 1) for k, v in value.items()}
+        return {_key(k): _readable(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_readable(v, depth + 1) for v in value]
     if isinstance(value, (set, frozenset)):
@@ -78,6 +84,14 @@ def _readable(value: Any, depth: int = 0) -> Any:
     return _plain(value)
 
 
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return exact_str(key)
+    if isinstance(key, int) and not isinstance(key, bool):
+        return str(safe_int(key))
+    return _plain(key)
+
+
 def _plain(value: Any) -> str:
     for convert in (str, repr):
         try:
@@ -85,7 +99,7 @@ def _plain(value: Any) -> str:
         except Exception:
             continue
         if isinstance(text, str):
-            return text
+            return exact_str(text)
     return f"<unprintable {type(value).__name__} object>"
 
 
@@ -111,7 +125,7 @@ def serialize_result(value: Any, *, max_chars: int | None = None) -> str:
     '{"temp": 21}'
     """
     try:
-        text = _serialize(value)
+        text = exact_str(_serialize(value))  # a str subclass's own __len__ must not run below
     except Exception:  # last line of defence: the contract is "never raises"
         text = f"<unprintable {type(value).__name__} object>"
     return _truncate(text, max_chars)

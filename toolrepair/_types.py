@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ._safe_text import json_text
 
 __all__ = [
     "BindFailure",
@@ -39,7 +40,7 @@ class ToolCall:
             "type": "function",
             "function": {
                 "name": self.name,
-                "arguments": json.dumps(self.arguments, ensure_ascii=False),
+                "arguments": json_text(self.arguments),
             },
         }
 

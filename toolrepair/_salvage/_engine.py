@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .._limits import DEFAULT_LIMITS, Limits, limits_with
 from .._names import NameTable
+from .._safe_text import exact_str
 from .._types import Rejection, SalvageResult, ToolCall
 from ._base import (
     ANY_TOOL,
@@ -437,6 +438,7 @@ def salvage_text(
     """
     if not isinstance(text, str):
         raise TypeError(f"salvage_text takes a str, not {type(text).__name__}")
+    text = exact_str(text)  # a str subclass's own methods never run on the reply
     bounds = limits_with(limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars,
                          max_depth=max_depth)
     if len(text) > bounds.max_input_chars:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .._safe_text import int_fits_text
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws, startswith_ci
 
 __all__ = ["LFM2_PYTHONIC", "LLAMA4_PYTHONIC", "OLMO3", "PYTHONIC", "literal_value"]
@@ -173,7 +174,13 @@ def literal_value(node: ast.expr) -> Any:
     """
     if isinstance(node, ast.Constant):
         v = node.value
-        if v is None or isinstance(v, (bool, str, int)):
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, int):
+            # `0x` + 4,000 hex digits parses in linear time but has no decimal spelling within
+            # the int-string limit: refused here, as the JSON decoder refuses long literals.
+            if not int_fits_text(v):
+                raise _NotLiteral("undecodable-arguments")
             return v
         if isinstance(v, float):
             if not math.isfinite(v):
@@ -184,6 +191,8 @@ def literal_value(node: ast.expr) -> Any:
         inner = node.operand
         num = inner.value if isinstance(inner, ast.Constant) else None
         if isinstance(num, (int, float)) and not isinstance(num, bool):
+            if isinstance(num, int) and not int_fits_text(num):
+                raise _NotLiteral("undecodable-arguments")
             v = -num if isinstance(node.op, ast.USub) else num
             if isinstance(v, float) and not math.isfinite(v):
                 raise _NotLiteral("undecodable-arguments")
@@ -216,6 +225,8 @@ def _call(node: ast.Call) -> RawCall | None:
         for kw in node.keywords:
             if kw.arg is None:
                 raise _NotLiteral("non-literal")
+            if kw.arg in arguments:  # Python refuses `f(a=1, a=2)`; which one was meant is a guess
+                raise _NotLiteral("undecodable-arguments")
             arguments[kw.arg] = literal_value(kw.value)
     except _NotLiteral as exc:
         return RawCall(name, {}, error=exc.reason)

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._registry import ToolRegistry
+from .._safe_text import json_text
 from .._types import ToolCall, ToolOutcome
 from ._common import Vetted, as_dict, rejection_message, vet, vet_text
 
@@ -34,7 +35,7 @@ ERRORS_KEY = "toolrepair_errors"
 
 
 def _dumps(arguments: Mapping[str, Any]) -> str:
-    return json.dumps(arguments, ensure_ascii=False)
+    return json_text(arguments)
 
 
 def repair_chat_message(message: Any, registry: ToolRegistry) -> dict[str, Any]:
