@@ -471,7 +471,8 @@ N = 100_000
         ('{"a": "' + '"' * N + "}", "ambiguous"),
         ('{"a": "x"' + " " * N + 'y"}', None),
         ('{"a": "' + "\\" * N + '"}', None),
-        ('{"a": "' + '" x' * N + '"}', None),
+        ('{"a": "' + '" x' * N + '"}', "ambiguous"),  # a quote right after the opening one
+        ('{"a": "x' + '" x' * N + '"}', None),
         ('{"a": "\x00"}', None),
         ('{"a": "\\ud800"}', None),
         ('{"a": "\ud800"}', None),

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["exact_str", "exception_message", "int_fits_text", "json_text", "safe_int"]
+__all__ = ["exact_str", "exception_message", "has_long_int", "int_fits_text", "json_text", "safe_int"]
 
 # Below this many bits an int has fewer than 603 decimal digits, under the lowest limit CPython
 # accepts (640): such ints (nearly all) need no look at the limit.
@@ -88,3 +88,24 @@ def _ints_as_text(value: Any, path: set[int] | None = None) -> Any:
         out = [_ints_as_text(v, path) for v in value]
     path.discard(id(value))
     return out
+
+
+def has_long_int(value: Any) -> bool:
+    """Whether ``value`` (nested dicts and lists) holds an int past the int-string limit.
+    Iterative: O(elements), any depth; each container is looked at once (cycles end)."""
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+        if isinstance(item, dict):
+            stack.extend(item.values())
+            stack.extend(k for k in item if isinstance(k, int))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, int) and not int_fits_text(item):
+            return True
+    return False

@@ -181,11 +181,18 @@ def nesting(value: Any) -> int:
     return 0
 
 
-def reference_verdict(text: str, max_depth: int) -> str:
-    """What the walk must say, by recursion and json.loads's own float parsing."""
-    value = json.loads(text)
+def reference_verdict(text: str, max_depth: int, *, every_literal: bool = False) -> str:
+    """What the walk must say, by recursion and json.loads's own float parsing.
+
+    ``every_literal``: what the decoder must say, which also refuses a non-finite literal that a
+    repeated key then replaces (every float literal is read, kept or not).
+    """
+    literals: list[float] = []
+    value = json.loads(text, parse_float=lambda t: literals.append(float(t)) or float(t))
     if nesting(value) > max_depth:
         return "too-deep"
+    if every_literal and not all(x - x == 0.0 for x in literals):
+        return "not finite"
     floats = []
     stack = [value]
     while stack:
@@ -210,7 +217,7 @@ def test_the_walk_agrees_with_recursion(text: str, max_depth: int) -> None:
 def test_long_texts_decode_as_json_loads_within_the_limits(inner: str, max_depth: int) -> None:
     # The padding makes the text long enough to be walked whatever its depth.
     text = '{"pad": [' + "0, " * 100 + '0], "value": ' + inner + "}"
-    verdict = reference_verdict(text, max_depth)
+    verdict = reference_verdict(text, max_depth, every_literal=True)
     try:
         value, events = decode_arguments(text, max_depth=max_depth)
     except ArgumentError as error:

@@ -12,6 +12,7 @@ import json
 import math
 import operator
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from itertools import chain, compress, repeat
 from typing import Any, Final
@@ -51,12 +52,47 @@ class _NonFiniteError(ValueError):
     """Raised inside the C scanner to push non-finite numbers onto the slow path."""
 
 
-def _finite_float(text: str) -> float:
-    # Called by the C scanner only for number literals with a fraction or exponent.
-    value = float(text)
+class SpelledFloat(float):
+    """A float read from text that keeps the text: the model's spelling of the number.
+
+    Made only where the float alone would lose what was written: a spelling other than the
+    float's own repr (``1.10``, ``2.50``, ``1e3``, ``12345678901234567.0``) or a magnitude of
+    2**53 or more (where the float may not be the integer written). Coercion uses ``text``: a
+    ``str`` parameter gets the spelling, an ``int`` parameter the exact integer of the text.
+    In every other way it is a float; it pickles and copies as a plain ``float``.
+
+    >>> SpelledFloat("1.10").text, SpelledFloat("1.10") == 1.1
+    ('1.10', True)
+    """
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, text: str) -> SpelledFloat:
+        self = super().__new__(cls, text)
+        self.text = text
+        return self
+
+    def __reduce__(self) -> tuple[type[float], tuple[float]]:
+        return float, (float(self),)
+
+
+# Floats at or past 2**53 in magnitude are integers that may not be the integer written.
+_EXACT_INT_LIMIT: Final = 9007199254740992.0
+
+
+def read_float(text: str) -> float:
+    """The float a JSON number literal with a fraction or exponent spells; a ``SpelledFloat``
+    where the float alone loses the spelling (see there). Raises ``_NonFiniteError`` for inf.
+
+    The one reader of such literals: the C scanner's ``parse_float`` and the lenient parser.
+    """
+    value = float(text)  # linear in the text's length, unlike int()
     if value - value != 0.0:  # inf or nan
         raise _NonFiniteError(text)
-    return value
+    if -_EXACT_INT_LIMIT < value < _EXACT_INT_LIMIT and float.__repr__(value) == text:
+        return value
+    return SpelledFloat(text)
 
 
 def _reject_constant(text: str) -> Any:
@@ -64,17 +100,14 @@ def _reject_constant(text: str) -> Any:
 
 
 # strict=False: raw newlines and tabs inside strings are what models emit; they are unambiguous.
-# Two scanners: texts too short to nest beyond the limit check each float as it is read (a
-# Python call per float and no walk: 0.65x json.loads on a 200-character object, against 2.2x
-# with the walk's fixed cost); longer texts read floats at C speed and check_nesting checks them
-# with the depth, which it walks anyway.
+# Every float goes through read_float (a Python call per float: the spelling must be kept);
+# texts too short to nest beyond the limit need no walk (0.65x json.loads on a 200-character
+# object, against 2.2x with the walk's fixed cost); longer texts get check_nesting's walk.
 FINITE_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  # type: ignore[attr-defined]
-    strict=False, parse_float=_finite_float, parse_constant=_reject_constant
-).scan_once
-_PLAIN_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  # type: ignore[attr-defined]
-    strict=False, parse_constant=_reject_constant
+    strict=False, parse_float=read_float, parse_constant=_reject_constant
 ).scan_once
 _CONTAINER_TYPES: Final = frozenset((dict, list))
+
 
 def check_nesting(value: Any, max_depth: int) -> None:
     """Raise ``too-deep`` beyond ``max_depth`` levels, ``_NonFiniteError`` for inf or nan.
@@ -88,6 +121,7 @@ def check_nesting(value: Any, max_depth: int) -> None:
     1.7-1.95x ``json.loads`` with the walk alone against 1.2-1.4x with the proof in front of it.
     The walk is exact and one implementation; the proof's gain was not worth a second rule.
     """
+    finite = not isinstance(value, float) or value - value == 0.0  # a bare top-level number
     dicts: list[dict[str, Any]] = [value] if type(value) is dict else []
     lists: list[list[Any]] = [value] if type(value) is list else []
     depth = 0
@@ -100,10 +134,10 @@ def check_nesting(value: Any, max_depth: int) -> None:
         present = set(kinds)
         dicts = list(compress(children, map(operator.is_, kinds, repeat(dict)))) if dict in present else []
         lists = list(compress(children, map(operator.is_, kinds, repeat(list)))) if list in present else []
-        if float in present and not all(
-            map(math.isfinite, compress(children, map(operator.is_, kinds, repeat(float))))
-        ):
-            raise _NonFiniteError("inf")
+        if finite and float in present:
+            finite = all(map(math.isfinite, compress(children, map(operator.is_, kinds, repeat(float)))))
+    if not finite:  # after the whole walk: too deep is the verdict wherever it applies
+        raise _NonFiniteError("inf")
 
 
 def _maybe_scan(text: str, max_depth: int, start: int = 0) -> Any:
@@ -114,7 +148,7 @@ def _maybe_scan(text: str, max_depth: int, start: int = 0) -> Any:
     """
     short = len(text) - start <= 2 * max_depth
     try:
-        value, end = (FINITE_SCAN if short else _PLAIN_SCAN)(text, start)
+        value, end = FINITE_SCAN(text, start)
         if end != len(text):
             return _MISSING
         if not short:
@@ -244,14 +278,21 @@ def _string_end(s: str, i: int) -> int:
         return k + 1
 
 
-def _read_string(s: str, i: int, notes: _Notes, object_value: bool) -> tuple[str, int]:
+def _read_string(s: str, i: int, notes: _Notes, object_value: bool, element: bool = False) -> tuple[str, int]:
     """Read the string opened at ``s[i]``; return it and the index after its closing quote.
 
     A closing-quote character ends the string only when what follows it (after whitespace) is
     ``,`` ``}`` ``]`` ``:`` or the end of the text; otherwise it is content (an unescaped quote).
     When it is followed by another quote the two readings can differ: it ends the string if the
     next string is a key (a missing comma), it is content if the next quote itself ends the
-    string, and anything else is refused as ambiguous.
+    string, and anything else is refused as ambiguous. A quote is never kept as content right
+    after the opening quote (``""value"``: an empty string and junk, or a quoted word?) nor in
+    an array ``element`` (``["value1" value2", "value3"]``: one element or two?): both are
+    refused as ambiguous, like ``["a" "b"]``.
+
+    In a single-quoted string (a Python literal) the escapes Python has and JSON lacks
+    (``\\x``, ``\\U``, ``\\N{…}``, octal, ``\\a``, ``\\v``, a backslash-newline) mean what
+    Python reads; one Python would refuse (``\\x4``, ``\\U00110000``) is refused.
 
     Linear: the chunk regex and each look-ahead advance past text that is never rescanned more
     than twice (whitespace after a candidate quote, and the one look-ahead string, which ends
@@ -284,7 +325,10 @@ def _read_string(s: str, i: int, notes: _Notes, object_value: bool) -> tuple[str
             parts.append(s[start:k])
             esc = s[k + 1 : k + 2]
             simple = _ESCAPES.get(esc)
-            if simple is not None:
+            if opener == "'" and esc in _PYTHON_ESCAPES:
+                decoded, j = _read_python_escape(s, k)
+                parts.append(decoded)
+            elif simple is not None:
                 parts.append(simple)
                 j = k + 2
             elif esc == "u":
@@ -320,6 +364,7 @@ def _read_string(s: str, i: int, notes: _Notes, object_value: bool) -> tuple[str
                 q = ws(s, p + 1).end()  # type: ignore[union-attr]
                 if q >= n or s[q] in ",}]:":
                     # 'He said "hi""}': this quote is content; the next one ends the string.
+                    _refuse_kept_quote(i, k, element)
                     notes.add("Kept unescaped quote as string content", k, s[k], "\\" + s[k])
                     kept = k if kept < 0 else kept
                     j = k + 1
@@ -337,9 +382,60 @@ def _read_string(s: str, i: int, notes: _Notes, object_value: bool) -> tuple[str
                 reason="ambiguous",
                 position=k,
             )
+        _refuse_kept_quote(i, k, element)
         notes.add("Kept unescaped quote as string content", k, s[k], "\\" + s[k])
         kept = k if kept < 0 else kept
         j = k + 1
+
+
+def _refuse_kept_quote(opened: int, k: int, element: bool) -> None:
+    """Refuse reading the quote at ``k`` as content where ending the string there is as likely."""
+    if k == opened + 1 or element:
+        raise ArgumentError(
+            f"Ambiguous quote at {k}: it may end the string or be part of it",
+            reason="ambiguous",
+            position=k,
+        )
+
+
+# Escapes a Python literal has and JSON lacks (JSON's own, and \u, keep their JSON reading).
+_PYTHON_ESCAPES: Final = frozenset("xUNav01234567\n")
+_PYTHON_SIMPLE: Final = {"a": "\a", "v": "\v", "\n": ""}
+_OCTAL: Final = re.compile(r"[0-7]{1,3}")
+_HEX2: Final = re.compile(r"[0-9a-fA-F]{2}")
+_HEX8: Final = re.compile(r"[0-9a-fA-F]{8}")
+_CHAR_NAME: Final = re.compile(r"\{([A-Za-z0-9 \-]{1,100})\}")
+_CHAR_NAME_PREFIX: Final = re.compile(r"\{?[A-Za-z0-9 \-]{0,100}")
+_HEX_RUN: Final = re.compile(r"[0-9a-fA-F]{0,7}")
+
+
+def _read_python_escape(s: str, k: int) -> tuple[str, int]:
+    """The character a Python escape at ``s[k]`` (a backslash) stands for, and the index after
+    it; ``undecodable`` (or ``truncated`` at the end of the text) where Python refuses it.
+    O(escape length): at most 102 characters looked at."""
+    esc = s[k + 1]
+    simple = _PYTHON_SIMPLE.get(esc)
+    if simple is not None:
+        return simple, k + 2
+    if esc in "01234567":
+        octal = _OCTAL.match(s, k + 1)
+        assert octal is not None
+        return chr(int(octal.group(), 8)), octal.end()
+    pattern = _HEX2 if esc == "x" else _HEX8 if esc == "U" else _CHAR_NAME
+    match = pattern.match(s, k + 2)
+    if match is None:
+        if (_CHAR_NAME_PREFIX if esc == "N" else _HEX_RUN).fullmatch(s, k + 2):
+            raise _truncated("the text ends inside an escape", len(s))
+        raise _undecodable(f"Invalid escape \\{esc} at {k}", k)
+    if esc == "N":
+        try:
+            return unicodedata.lookup(match.group(1)), match.end()
+        except KeyError:
+            raise _undecodable(f"Unknown character name in \\N escape at {k}", k) from None
+    code = int(match.group(), 16)
+    if code > 0x10FFFF:
+        raise _undecodable(f"Escape at {k} is past the last code point", k)
+    return chr(code), match.end()
 
 
 def _read_unicode_escape(s: str, k: int) -> tuple[str | None, int]:
@@ -377,10 +473,10 @@ def _read_number(s: str, i: int) -> tuple[int | float, int]:
             raise _truncated(f"the text ends inside a number starting at {i}", len(s))
         raise _undecodable(f"Invalid number {token[:40]!r} at {i}", i)
     if "." in token or "e" in token or "E" in token:
-        value = float(token)  # linear in the token's length, unlike int()
-        if value - value != 0.0:
-            raise _undecodable(f"Number {token[:40]!r} at {i} is not finite", i)
-        return value, end
+        try:
+            return read_float(token), end
+        except _NonFiniteError:
+            raise _undecodable(f"Number {token[:40]!r} at {i} is not finite", i) from None
     if len(token) > _MAX_NUMBER_CHARS:
         raise _undecodable(f"Number at {i} is too long ({len(token)} characters; the limit is {_MAX_NUMBER_CHARS})", i)
     try:
@@ -435,7 +531,8 @@ def _parse_lenient(s: str, start: int, max_depth: int, notes: _Notes, doubled: b
                 opened = {} if c == "{" else []
                 value: Any = opened
             elif c in _CLOSERS:
-                value, i = _read_string(s, i, notes, type(stack[-1]) is dict if stack else False)
+                top = stack[-1] if stack else None
+                value, i = _read_string(s, i, notes, type(top) is dict, type(top) is list)
             elif c == "-" or "0" <= c <= "9":
                 value, i = _read_number(s, i)
             else:

@@ -13,6 +13,7 @@ import re
 import unicodedata
 import warnings
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Final
 
@@ -23,9 +24,10 @@ import regex
 from referencing.exceptions import Unresolvable
 
 from .._errors import ArgumentError
+from .._safe_text import has_long_int, int_fits_text
 from .._spec import expected_from_schema
 from .._types import RepairEvent
-from ._decode import _MAX_NUMBER_CHARS, _MISSING, _NUMBER, DEFAULT_MAX_DEPTH, decode_value
+from ._decode import _MAX_NUMBER_CHARS, _MISSING, _NUMBER, DEFAULT_MAX_DEPTH, SpelledFloat, decode_value
 
 __all__ = ["CompiledSchema", "compile_schema"]
 
@@ -105,11 +107,27 @@ def _coerce_to(value: object, name: str) -> Any:
         return _MISSING
     if isinstance(value, bool):
         return _MISSING
-    if name == "integer" and isinstance(value, float) and value.is_integer():
-        return int(value)
+    if name == "integer" and isinstance(value, float):
+        return _exact_int(value)
     if name == "string" and isinstance(value, int | float):
-        return json.dumps(value) if isinstance(value, int) or math.isfinite(value) else _MISSING
+        # The model's own spelling: `1.10` stays '1.10', `1e3` '1e3' (a float's repr is the
+        # spelling of every float not kept as a SpelledFloat).
+        if isinstance(value, SpelledFloat):
+            return value.text
+        if isinstance(value, int):
+            return str(value) if int_fits_text(value) else _MISSING
+        return float.__repr__(value) if math.isfinite(value) else _MISSING
     return _MISSING
+
+
+def _exact_int(value: float) -> Any:
+    """The integer ``value`` is, exactly as written: ``12345678901234567.0`` is 12345678901234567
+    (the float alone says ...568); ``_MISSING`` when the number written is not an integer."""
+    if isinstance(value, SpelledFloat):
+        # Finite, so at most 309 integer digits: Decimal reads and converts it in linear time.
+        number = Decimal(value.text)
+        return int(number) if number == number.to_integral_value() else _MISSING
+    return int(value) if value.is_integer() else _MISSING
 
 
 def _join(path: str, key: str | int) -> str:
@@ -275,6 +293,14 @@ class CompiledSchema:
             if self._known.issuperset(args) and self._is_valid(args):
                 return args, ()
             return self._repair(args, tool)
+        except ArgumentError:
+            raise
+        except ValueError:
+            # jsonschema writes repr(instance) into its messages, which raises for an int past
+            # the int-string limit (only native arguments hold one: decoding refuses them).
+            if not has_long_int(args):
+                raise
+            raise ArgumentError("Arguments hold an integer with too many digits to check", reason="too-large") from None
         except Unresolvable as exc:
             # A broken $ref in the tool's schema: fail closed, and say it is the schema's fault.
             raise ArgumentError(
