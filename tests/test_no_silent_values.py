@@ -4,6 +4,7 @@ and a repeated keyword is refused."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import pickle
@@ -159,7 +160,7 @@ def test_unambiguous_quotes_still_decode(text: str, expected: str) -> None:
     r"it\'s", r"tab\there", r"\q", r"C:\new", "a\\\nb", r"\u00e9", r"\x41\x42",
 ])
 def test_single_quoted_strings_read_python_escapes_as_python(body: str) -> None:
-    expected = eval("'" + body + "'")  # noqa: S307 - the reference: Python's own reading of a literal
+    expected = ast.literal_eval("'" + body + "'")  # the reference: Python's own reading
     assert decode_arguments("{'a': '" + body + "'}")[0] == {"a": expected}
 
 
@@ -169,7 +170,7 @@ def test_single_quoted_strings_read_python_escapes_as_python(body: str) -> None:
 ])
 def test_python_escapes_python_refuses_are_refused(body: str, reason: str) -> None:
     with pytest.raises(SyntaxError):
-        eval("'" + body + "'")  # noqa: S307 - Python refuses it too
+        ast.literal_eval("'" + body + "'")  # Python refuses it too
     with pytest.raises(tr.ArgumentError) as info:
         decode_arguments("{'a': '" + body + "'}")
     assert info.value.reason == reason
