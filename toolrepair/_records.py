@@ -31,8 +31,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._args import decode_arguments
+from ._callshape import call_parts
 from ._errors import ArgumentError
-from ._repair import ToolIndex, _as_call, coerce_call
+from ._repair import ToolIndex, coerce_call
 from ._report import Tally
 from ._salvage import ANY_TOOL, AnyTool, salvage_text
 from ._types import ToolCall, ToolSpec
@@ -431,13 +432,13 @@ class _Job:
             tally.unrepairable_calls += 1
             tally.unrepairable[kind] += 1
             if kind == "not-found":
-                tally.refuse_name(_as_call(call)[0])
+                tally.refuse_name(call_parts(call)[0])
             return None
         return self._count_events({e.kind for e in repair.events}, repair.call)
 
     def _native_any(self, call: Mapping[str, Any]) -> ToolCall | None:
         # ANY_TOOL: every name is accepted as written, so only the arguments can need repair.
-        name, raw_args, *_ = _as_call(call)
+        name, raw_args, *_ = call_parts(call)
         tally = self.tally
         if not name:
             tally.unrepairable_calls += 1

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from typing import Any, Literal
 
 from ._bind import split_positional
+from ._callshape import call_parts
 from ._errors import ToolExecutionError, ToolRepairError, format_expected
 from ._limits import Limits, limits_with
 from ._repair import Entry, ToolIndex, coerce_call
@@ -410,15 +411,11 @@ def _tool_error(name: str, exc: Exception) -> ToolExecutionError:
 
 
 def _to_call(call: Mapping[str, Any]) -> ToolCall:
-    fn = call.get("function")
-    src = fn if isinstance(fn, Mapping) else call
-    name = src.get("name")
-    args = src.get("arguments", src.get("args", src.get("input")))
+    name, args, ident, _, _ = call_parts(call)
     if isinstance(args, str):
         # Only a record of what was asked (for ToolOutcome.call); the repair decodes for real.
         with contextlib.suppress(ValueError, RecursionError):
             args = json.loads(args)
     if not isinstance(args, dict):
         args = {}
-    ident = call.get("id")
-    return ToolCall(name if isinstance(name, str) else "", args, ident if isinstance(ident, str) else None)
+    return ToolCall(name, args, ident)

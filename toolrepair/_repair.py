@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ._args import CompiledSchema, compile_schema, decode_arguments
+from ._callshape import call_parts
 from ._errors import ArgumentError, ToolExecutionError, format_expected
 from ._limits import DEFAULT_LIMITS, Limits
 from ._names import NameTable, suggest_names
@@ -100,29 +101,13 @@ def not_found_error(name: str, index: ToolIndex) -> ToolExecutionError:
     )
 
 
-def _as_call(call: ToolCall | Mapping[str, Any]) -> tuple[str, Any, str | None, str, tuple[int, int] | None]:
-    if isinstance(call, ToolCall):
-        return call.name, call.arguments, call.id, call.dialect, call.span
-    if type(call) is not dict and not isinstance(call, Mapping):  # dict first: ABC checks are slow
-        raise TypeError(f"a call is a ToolCall or a mapping, not {type(call).__name__}")
-    fn = call.get("function")
-    if isinstance(fn, Mapping):  # OpenAI shape {"id", "type", "function": {"name", "arguments"}}
-        name, arguments = fn.get("name"), fn.get("arguments")
-    else:
-        name = call.get("name")
-        arguments = call.get("arguments", call.get("args", call.get("input", call.get("parameters"))))
-    ident = call.get("id")
-    return (name if isinstance(name, str) else "", arguments,
-            ident if isinstance(ident, str) else None, "native", None)
-
-
 def coerce_call(
     index: ToolIndex, call: ToolCall | Mapping[str, Any], *, allow_silent: bool = True,
     limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[Repair, bool]:
     """The repair, and whether it was silent (name or arguments changed). With
     ``allow_silent=False`` a call that would need any repair gets the corrective error."""
-    raw_name, raw_args, ident, dialect, span = _as_call(call)
+    raw_name, raw_args, ident, dialect, span = call_parts(call)
     events: list[RepairEvent] = []
     name, renamed = index.maybe_resolve(raw_name)
     if name is None or (renamed and not allow_silent):

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._args import FINITE_SCAN, check_nesting, decode_arguments
+from .._callshape import read_call_shape
 from .._errors import ArgumentError
 from .._limits import DEFAULT_LIMITS
 from ._base import NEED_MORE, NeedMore, RawCall, ReadContext
@@ -126,10 +127,6 @@ def decode_at(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | JsonFail
         width *= 4
 
 
-_NAME_KEYS = ("name", "tool", "tool_name", "function_name")
-_ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
-
-
 def _arguments(raw: Any) -> dict[str, Any] | None:
     """Arguments as an object, or as a JSON string holding one (Granite 4); else None.
 
@@ -161,10 +158,10 @@ def common_call(obj: dict[str, Any]) -> tuple[str, dict[str, Any], str | None] |
 def call_from_object(obj: Any, *, require_arguments: bool) -> RawCall | None:
     """A call from a call-shaped object, a refused RawCall, or None when not call-shaped.
 
-    Call-shaped: a string ``name`` (or ``tool``) and, when ``require_arguments``, an
-    ``arguments`` (or ``parameters``) object or JSON string holding one. OpenAI's
-    ``{"type": "function", "function": {...}}`` is unwrapped. ``{"name": "Alice", "age": 30}``
-    is not a call.
+    Call-shaped, by ``_callshape.CALL_KEYS``: a string ``name`` (or ``tool`` ...) and, when
+    ``require_arguments``, an ``arguments`` (or ``parameters`` ...) object or JSON string
+    holding one. OpenAI's ``{"type": "function", "function": {...}}`` is unwrapped.
+    ``{"name": "Alice", "age": 30}`` is not a call.
     """
     if type(obj) is dict:  # the common shape, checked first
         common = common_call(obj)
@@ -172,26 +169,16 @@ def call_from_object(obj: Any, *, require_arguments: bool) -> RawCall | None:
             return RawCall(*common)
     if not isinstance(obj, Mapping):
         return None
-    fn = obj.get("function")
-    if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
-        ident = obj.get("id")
-        inner = call_from_object(fn, require_arguments=False)
-        if inner is None:
-            return None
-        return RawCall(inner.name, inner.arguments, ident if isinstance(ident, str) else None, inner.error)
-    name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
+    shape = read_call_shape(obj)
+    name, ident = shape.name, shape.id
     if name is None:
         return None
-    key = next((k for k in _ARG_KEYS if k in obj), None)
-    ident = obj.get("id", obj.get("tool_call_id"))
-    ident = ident if isinstance(ident, str) else None
-    if key is None:
-        if require_arguments:
-            return None
-        return RawCall(name, {}, ident)
-    arguments = _arguments(obj[key])
+    required = require_arguments and not shape.wrapped  # OpenAI's wrapper already says "a call"
+    if shape.arguments_key is None:
+        return None if required else RawCall(name, {}, ident)
+    arguments = _arguments(shape.arguments)
     if arguments is None:
-        if obj[key] is None and not require_arguments:
+        if shape.arguments is None and not required:
             return RawCall(name, {}, ident)
         return RawCall(name, {}, ident, "undecodable-arguments")
     return RawCall(name, arguments, ident)
