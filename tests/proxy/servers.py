@@ -130,6 +130,17 @@ class Upstream:
         if kind == "slow":
             await self._wait_release()
             return JSONResponse(completion(CASES["prose"][0], "vllm"))
+        if kind == "nochoices":
+            return JSONResponse({"id": "x", "object": "chat.completion"})
+        if kind == "nodone":  # every chunk, the last without its blank line, and no [DONE]
+            events = sse(chunks(CASES["hermes"][0], "vllm", "token"), done=False)
+            events[-1] = events[-1].rstrip(b"\n")
+
+            async def whole() -> AsyncIterator[bytes]:
+                for event in events:
+                    yield event
+
+            return StreamingResponse(whole(), media_type="text/event-stream")
         if kind == "notjson":
             return Response(b"<html>gateway</html>", status_code=200, media_type="text/html")
         good = sse(chunks(CASES["hermes"][0], "vllm", "char"), done=False)
@@ -156,6 +167,8 @@ class Upstream:
                     raise
             elif kind == "cut":
                 raise RuntimeError("connection lost")  # uvicorn drops the connection mid-body
+            elif kind == "eof":
+                return  # a clean end, but the reply never finished
             elif kind == "stall":
                 await self._wait_release()
 
@@ -167,6 +180,8 @@ class Upstream:
             async def gen() -> AsyncIterator[bytes]:
                 for word in ("Hello", " world"):
                     yield b"data: " + json.dumps({"choices": [{"text": word, "index": 0}]}).encode() + b"\n\n"
+                if body.get("model") == "cut":
+                    raise RuntimeError("connection lost")
                 yield b"data: [DONE]\n\n"
 
             return StreamingResponse(gen(), media_type="text/event-stream")

@@ -53,6 +53,20 @@ def test_defaults_bind_loopback() -> None:
         "127.0.0.1", 8787, "local", False, 0, None)
 
 
+def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+
+    ran: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: ran.update(app=app, **kw))
+    argv = ["serve", "--upstream", "http://127.0.0.1:1/v1", "--host", "0.0.0.0", "--port", "9000", "--profile",
+            "hosted", "--annotate", "--max-reprompts", "2", "--timeout", "1.5", "--max-body", "10", "--api-key", "k"]
+    assert cli.main(argv) == 0
+    assert (ran["host"], ran["port"], ran["access_log"]) == ("0.0.0.0", 9000, False)
+    config = ran["app"].state.config
+    assert (config.profile, config.annotate, config.max_reprompts, config.timeout, config.max_body, config.api_key) == (
+        "hosted", True, 2, 1.5, 10, "k")
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -46,9 +46,14 @@ def test_whole_reply_repaired(proxy: str, flavor: str, key: str) -> None:
     assert "toolrepair" not in response.json()  # only with --annotate
 
 
-@pytest.mark.parametrize("flavor", FLAVORS)
-@pytest.mark.parametrize("chunking", CHUNKINGS)
-@pytest.mark.parametrize("key", ["hermes", "qwen3_xml", "mistral", "harmony", "reasoning", "native_drift", "prose"])
+_STREAMED = ["hermes", "qwen3_xml", "mistral", "harmony", "reasoning", "native_drift", "native_mixed", "prose"]
+# Every server shape and chunking for one case, every case in each chunking (the pure property
+# test runs every combination and arbitrary cuts; these run them through real sockets).
+_COMBOS = sorted({(f, c, "hermes") for f in FLAVORS for c in CHUNKINGS}
+                 | {(FLAVORS[i % len(FLAVORS)], c, k) for i, k in enumerate(_STREAMED) for c in CHUNKINGS})
+
+
+@pytest.mark.parametrize(("flavor", "chunking", "key"), _COMBOS)
 def test_streamed_reply_repaired(proxy: str, flavor: str, chunking: str, key: str) -> None:
     reply, expected = CASES[key]
     response, events = _events(proxy, f"{flavor}/{chunking}/{key}")
@@ -305,3 +310,56 @@ def test_one_log_line_per_request_without_bodies_or_auth(proxy: str) -> None:
     assert lines[1].startswith("GET /v1/models 200 - ")
     assert lines[2].startswith("POST /v1/chat/completions 200 repaired=1, salvaged=1, refused=0 ")
     assert not any("secret" in line or "cats" in line for line in lines)
+
+
+def test_upstream_cut_while_answering_whole_is_502(proxy: str) -> None:
+    response = _chat(proxy, "fault/cut")  # not streamed: the body breaks off
+    assert response.status_code == 502
+    assert response.json()["error"]["type"] == "upstream_error"
+
+
+def test_completion_without_choices_passes(proxy: str) -> None:
+    response = _chat(proxy, "fault/nochoices", tool_choice="required")
+    assert response.status_code == 200 and response.json() == {"id": "x", "object": "chat.completion"}
+
+
+def test_stream_without_done_after_the_finish_is_whole(proxy: str) -> None:
+    _, events = _events(proxy, "fault/nodone")
+    assert events[-1] == "[DONE]"
+    assert not any(isinstance(e, dict) and "error" in e for e in events)
+    message = assemble([e for e in events if isinstance(e, dict)])
+    assert seen(message) == (CASES["hermes"][1].content, CASES["hermes"][1].calls)
+
+
+def test_stream_ending_before_the_finish_is_an_error(proxy: str) -> None:
+    _, events = _events(proxy, "fault/eof")
+    errors = [e for e in events if isinstance(e, dict) and "error" in e]
+    assert [e["error"]["message"] for e in errors] == ["The upstream closed the stream before it ended."]
+    assert events[-1] == "[DONE]"
+
+
+def test_passthrough_stream_cut_delivers_what_came(proxy: str) -> None:
+    with httpx.stream("POST", f"{proxy}/v1/completions", json={"model": "cut", "prompt": "x", "stream": True}) as r:
+        lines = [line for line in r.iter_lines() if line]
+    assert len(lines) == 2 and '"Hello"' in lines[0]
+
+
+def test_upstream_read_timeout_is_504(upstream: Any) -> None:
+    # The client alone, without the app's own bound: httpx's read timeout is mapped the same way.
+    import anyio
+
+    from toolrepair.proxy._config import ProxyConfig
+    from toolrepair.proxy._errors import ProxyError
+    from toolrepair.proxy._upstream import Upstream as Client
+
+    async def main() -> None:
+        client = Client(ProxyConfig(f"{upstream.url}/v1", timeout=0.2))
+        try:
+            with pytest.raises(ProxyError) as exc:
+                await client.open("POST", "/v1/chat/completions", headers=[], content=json.dumps(
+                    {"model": "fault/slow", "messages": []}).encode())
+            assert exc.value.status == 504
+        finally:
+            await client.aclose()
+
+    anyio.run(main)

@@ -70,13 +70,15 @@ class _Body(Response):
                     group.cancel_scope.cancel()
 
                 group.start_soon(listen)
-                await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-                async for chunk in self._chunks:
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                try:
+                    await send({"type": "http.response.start", "status": self.status_code,
+                                "headers": self.raw_headers})
+                    async for chunk in self._chunks:
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                except OSError:  # the client went away between two writes (inside the group, or
+                    pass  # the task group would wrap it in an exception group)
                 group.cancel_scope.cancel()
-        except OSError:  # the client went away between two writes
-            pass
         finally:
             with anyio.CancelScope(shield=True):
                 await self._on_close()
@@ -199,9 +201,7 @@ class _Proxy:
                     data = await reply.aread()
                 finally:
                     await reply.aclose()
-        except TimeoutError:
-            raise timeout_error(self.config.timeout) from None
-        except httpx.TimeoutException:
+        except (TimeoutError, httpx.TimeoutException):  # whichever of the two clocks ran out first
             raise timeout_error(self.config.timeout) from None
         except httpx.HTTPError as exc:
             raise ProxyError(502, f"The upstream failed while answering: {type(exc).__name__}.",

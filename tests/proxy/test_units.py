@@ -1,0 +1,260 @@
+"""The proxy's pure parts, as tables: config, SSE lines, request tools, reply edges, the ASGI edges."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import pytest
+
+import toolrepair as tr
+from toolrepair.proxy import ProxyConfig, create_app
+from toolrepair.proxy._complete import repair_completion
+from toolrepair.proxy._errors import ProxyError
+from toolrepair.proxy._report import Note, Tally
+from toolrepair.proxy._reprompt import corrective_turn
+from toolrepair.proxy._sse import MalformedSSE, SSEReader
+from toolrepair.proxy._stream import StreamRepair
+from toolrepair.proxy._tools import request_tools
+
+from .replies import TOOLS, assemble
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"upstream": "localhost:11434"}, "http:// or https://"),
+    ({"upstream": "http://x", "profile": "cloud"}, "profile"),
+    ({"upstream": "http://x", "max_reprompts": -1}, "max_reprompts"),
+    ({"upstream": "http://x", "timeout": 0}, "timeout"),
+    ({"upstream": "http://x", "max_body": 0}, "max_body"),
+    ({"upstream": "http://x", "api_key": ""}, "api_key"),
+])
+def test_config_refuses(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ProxyConfig(**options)
+
+
+@pytest.mark.parametrize(("lines", "payloads"), [
+    (["data: {}", ""], ["{}"]),
+    (["data:{}", ""], ["{}"]),  # the space is optional
+    (["data: a", "data: b", ""], ["a\nb"]),  # several data lines are one event
+    ([": keep-alive", "", "data: x", ""], ["x"]),
+    (["event: message", "id: 7", "retry: 10", "data: x", ""], ["x"]),
+    (["", "", "id: 1", ""], []),  # blank lines and events without data carry nothing
+    (["data", ""], [""]),
+])
+def test_sse_reader(lines: list[str], payloads: list[str]) -> None:
+    reader = SSEReader()
+    out = [p for line in lines if (p := reader.feed_line(line)) is not None]
+    assert out == payloads
+    assert reader.close() is None
+
+
+def test_sse_reader_close_gives_an_unterminated_event() -> None:
+    reader = SSEReader()
+    assert reader.feed_line("data: last") is None
+    assert reader.close() == "last"
+
+
+@pytest.mark.parametrize("line", ["garbage", "error: {}", "Data: x", "{\"choices\": []}"])
+def test_sse_reader_refuses_what_is_not_a_field(line: str) -> None:
+    with pytest.raises(MalformedSSE, match="not a server-sent event line"):
+        SSEReader().feed_line(line)
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"tools": "x"}, "tools must be an array"),
+    ({"tools": [1]}, r"tools\[0\] must be an object"),
+    ({"tools": [{"type": "function"}]}, "function.name"),
+    ({"tools": [{"type": "function", "function": {"name": ""}}]}, "function.name"),
+    ({"tools": [{"type": "function", "function": {"name": "a", "parameters": []}}]}, "JSON Schema object"),
+    ({"tools": [{"function": {"name": "a"}}, {"function": {"name": "a"}}]}, "two tools are named 'a'"),
+    ({"tools": [{"function": {"name": "a", "parameters": {"type": "nonsense"}}}]}, "tool 'a'"),
+    ({"tools": TOOLS, "tool_choice": "sometimes"}, "tool_choice must be"),
+    ({"tools": TOOLS, "tool_choice": {"type": "function"}}, "tool_choice must be"),
+    ({"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "nope"}}}, "not in tools"),
+])
+def test_request_tools_refuses(body: dict[str, Any], message: str) -> None:
+    with pytest.raises(ProxyError, match=message) as exc:
+        request_tools(body, "local")
+    assert exc.value.status == 400 and exc.value.body()["error"]["type"] == "invalid_request_error"
+
+
+@pytest.mark.parametrize(("body", "names", "required"), [
+    ({}, None, False),
+    ({"tools": []}, None, False),
+    ({"tools": TOOLS, "tool_choice": "none"}, None, False),
+    ({"tools": [{"type": "custom", "custom": {"name": "grep"}}]}, None, False),  # no schema: nothing to repair
+    ({"tools": TOOLS}, ["web_search", "get_weather"], False),
+    ({"tools": TOOLS, "tool_choice": None}, ["web_search", "get_weather"], False),
+    ({"tools": TOOLS, "tool_choice": "auto"}, ["web_search", "get_weather"], False),
+    ({"tools": TOOLS, "tool_choice": "required"}, ["web_search", "get_weather"], True),
+    ({"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "get_weather"}}}, ["get_weather"], True),
+])
+def test_request_tools(body: dict[str, Any], names: list[str] | None, required: bool) -> None:
+    tools = request_tools(body, "local")
+    assert (tools.registry.names if tools.registry is not None else None) == names
+    assert tools.required is required
+
+
+def _registry() -> tr.ToolRegistry:
+    registry = request_tools({"tools": TOOLS}, "local").registry
+    assert registry is not None
+    return registry
+
+
+@pytest.mark.parametrize("body", [
+    {"object": "chat.completion"},
+    {"choices": "x"},
+    {"choices": [1, {"index": 0}]},
+    {"choices": [{"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "stop"}]},
+    {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]},
+])
+def test_completion_shapes_left_alone(body: dict[str, Any]) -> None:
+    tally = Tally()
+    assert repair_completion(body, _registry(), tally) == body
+    assert tally == Tally()
+
+
+def test_custom_tool_calls_pass_as_they_are() -> None:
+    custom = {"id": "c1", "type": "custom", "custom": {"name": "grep", "input": "x"}}
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": [custom, 3]},
+                         "finish_reason": "tool_calls"}]}
+    tally = Tally()
+    assert repair_completion(body, _registry(), tally)["choices"][0]["message"]["tool_calls"] == [custom, 3]
+    assert tally.header() == "repaired=0, salvaged=0, refused=0"
+
+
+def test_not_offered_text_call_is_refused_and_noted() -> None:
+    text = '<tool_call>{"name": "delete_everything", "arguments": {}}</tool_call>'
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+    tally = Tally()
+    out = repair_completion(body, _registry(), tally)
+    assert out["choices"][0]["message"]["content"] == text  # left as the model wrote it
+    assert out["choices"][0]["finish_reason"] == "stop"
+    assert tally.salvaged == 0
+    assert tally.refused == len(tally.notes)
+    assert all(n.tool_call_id is None for n in tally.notes)
+
+
+def _feed(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    repair = StreamRepair(_registry(), Tally())
+    return [c for chunk in chunks for c in repair.feed(chunk)] + repair.close()
+
+
+def test_stream_edges() -> None:
+    usage = {"total_tokens": 3}
+    out = _feed([
+        {"id": "a", "choices": [{"index": 0, "delta": {"content": "Hi <tool_"}}]},  # held: may be a marker
+        {"id": "a", "choices": [], "usage": usage},  # no choices: passes as it is
+        {"id": "a", "choices": [{"index": 0, "delta": {"content": "c"}}], "usage": usage},  # still held
+        {"id": "a", "choices": ["odd"]},  # a choice that is not an object passes as it is
+        {"id": "a", "choices": [{"index": 0, "delta": {"content": "y"}, "finish_reason": "stop"}]},
+    ])
+    assert out.count({"id": "a", "choices": [], "usage": usage}) == 2  # nothing to carry them: on their own
+    assert {"id": "a", "choices": ["odd"]} in out
+    assert assemble([c for c in out if c["choices"] != ["odd"]])["content"] == "Hi <tool_cy"
+    assert out[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_stream_cut_short_releases_what_it_held() -> None:
+    out = _feed([{"id": "a", "choices": [{"index": 0, "delta": {"content": 'ok <tool_call>{"name": "web'}}]},
+                 {"id": "a", "choices": [{"index": 0, "delta": {"tool_calls": [
+                     "bad", {"index": 0, "id": "c", "function": {"name": "get_weather"}},
+                     {"index": 0, "type": "function", "function": None}]}}]}])
+    message = assemble(out)
+    assert message["content"] == 'ok <tool_call>{"name": "web'  # native calls began: held text is text
+    assert [tc["function"]["name"] for tc in message["tool_calls"]] == ["get_weather"]
+    assert message["finish_reason"] is None
+    assert out[-1]["id"] == "a"
+
+
+def test_stream_text_and_finish_in_one_chunk() -> None:
+    out = _feed([{"id": "a", "choices": [{"index": 0, "delta": {"content": "a  "}}]},
+                 {"id": "a", "choices": [{"index": 0, "delta": {"content": "b <tool_"}, "finish_reason": "stop"}]}])
+    # "b" comes from the feed and " <tool_" from the close at the finish: one delta
+    assert [c["choices"][0]["delta"].get("content") for c in out] == ["a", "  b <tool_"]
+
+
+def test_corrective_turn() -> None:
+    message = {"role": "assistant", "content": None, "reasoning_content": "r", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "web_search", "arguments": "{}"}},
+        {"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
+    turn = corrective_turn(message, [Note("c1", "web_search", "Fix it."), Note(None, "x", "Not offered.")],
+                           missing_call=None)
+    assert turn[0] == {"role": "assistant", "content": None, "tool_calls": [
+        message["tool_calls"][0], {**message["tool_calls"][1], "id": "call_toolrepair_1"}]}
+    assert turn[1:] == [
+        {"role": "tool", "tool_call_id": "c1", "content": "Fix it."},
+        {"role": "tool", "tool_call_id": "call_toolrepair_1",
+         "content": "Not run: correct the other calls of this turn, then call again."},
+        {"role": "user", "content": "Not offered."},
+    ]
+
+
+def test_create_app_without_the_stack_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "toolrepair.proxy._app", None)
+    with pytest.raises(ImportError, match=r"pip install 'toolrepair\[proxy\]'"):
+        create_app(upstream="http://127.0.0.1:1/v1")
+
+
+async def _asgi(app: Any, scope: dict[str, Any], receive: Any) -> list[dict[str, Any]]:
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return sent
+
+
+def _scope(path: str, method: str = "POST") -> dict[str, Any]:
+    return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"}, "http_version": "1.1",
+            "method": method, "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+            "scheme": "http", "server": ("127.0.0.1", 8787), "client": ("127.0.0.1", 5), "headers": []}
+
+
+def test_client_gone_before_its_body_arrived() -> None:
+    app = create_app(upstream="http://127.0.0.1:1/v1")
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    sent = asyncio.run(_asgi(app, _scope("/v1/chat/completions"), receive))
+    assert sent[0]["status"] == 499
+
+
+def test_streamed_body_stops_when_a_write_fails() -> None:
+    from toolrepair.proxy._app import _Body
+
+    closed: list[bool] = []
+
+    async def chunks() -> Any:
+        yield b"one"
+        yield b"two"
+
+    async def on_close() -> None:
+        closed.append(True)
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.sleep(3600)  # the client says nothing; the write fails instead
+        return {}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message.get("body"):
+            raise OSError("broken pipe")
+
+    asyncio.run(_Body(chunks(), 200, {}, on_close)(_scope("/v1/x"), receive, send))
+    assert closed == [True]
+
+
+@pytest.mark.parametrize(("deltas", "merged"), [
+    ([], []),
+    ([{"content": "a"}, {"content": "b"}], [{"content": "ab"}]),
+    ([{"content": "a"}, {"tool_calls": []}, {"content": "b"}], [{"content": "a"}, {"tool_calls": []}, {"content": "b"}]),
+    ([{"role": "assistant", "content": "a"}, {"content": "b"}], [{"role": "assistant", "content": "a"}, {"content": "b"}]),
+])
+def test_adjacent_text_deltas_merge(deltas: list[dict[str, Any]], merged: list[dict[str, Any]]) -> None:
+    from toolrepair.proxy._stream import _merge
+
+    assert _merge(deltas) == merged
