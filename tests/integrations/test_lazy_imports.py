@@ -23,6 +23,7 @@ CASES = [
     ("mcp", ["mcp"], "asyncio.run(m.tools_from_session(object()))"),
     ("litellm", ["litellm"], "m.repair_response(object(), registry)"),
     ("litellm", ["litellm"], "m.ToolRepairLogger"),
+    ("pydantic_ai", ["pydantic_ai"], "m.ToolRepair"),
 ]
 
 
