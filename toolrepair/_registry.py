@@ -17,6 +17,7 @@ from ._bind import split_positional
 from ._callshape import call_parts
 from ._errors import ToolExecutionError, ToolRepairError, format_expected
 from ._limits import Limits, limits_with
+from ._otel import add_repair_events, end_tool_span, maybe_tracer, tool_span
 from ._repair import Entry, ToolIndex, coerce_call
 from ._result import serialize_result
 from ._safe_text import exact_str, exception_message
@@ -82,6 +83,7 @@ class ToolRegistry:
         max_result_chars: int | None = None,
         max_input_chars: int | None = None,
         limits: Limits | None = None,
+        trace_content: bool = False,
     ) -> None:
         if profile not in _DEFAULT_BUDGET:
             raise ValueError(f"profile must be 'local' or 'hosted', not {profile!r}")
@@ -99,6 +101,9 @@ class ToolRegistry:
         self.on_repair = on_repair
         self.dialects = dialects
         self.max_result_chars = max_result_chars
+        # With opentelemetry-api installed, run/arun trace each call; arguments and results go
+        # into the span only when this is True (they may hold what users would not log).
+        self.trace_content = trace_content
         self.max_input_chars = self.limits.max_input_chars  # salvage refuses longer text (`input-too-large`)
         self._untrusted: OrderedDict[bytes, None] = OrderedDict()
         self._events: list[RepairEvent] = []
@@ -165,9 +170,12 @@ class ToolRegistry:
         return _Turn(0)
 
     # -- repair --------------------------------------------------------------------------
-    def _record(self, events: Sequence[RepairEvent]) -> None:
+    def _record(self, events: Sequence[RepairEvent], dialect: str = "native") -> None:
+        """The one place repairs are recorded: the log of events, ``on_repair``, and (with
+        OpenTelemetry) one ``toolrepair.repair`` event each on the current span."""
         if not events:
             return
+        add_repair_events(events, dialect, self.trace_content)
         with self._lock:
             self._events.extend(events)
         if self.on_repair is not None:
@@ -197,7 +205,7 @@ class ToolRegistry:
             denied = self._policy_error(repair.call)
             if denied is not None:
                 return Repair(None, denied, ())
-        self._record(repair.events)
+        self._record(repair.events, repair.call.dialect if repair.call is not None else "native")
         return repair
 
     # -- dispatch ------------------------------------------------------------------------
@@ -305,7 +313,24 @@ class ToolRegistry:
         return ToolOutcome(final, True, value, content, None, events)
 
     def run(self, call: ToolCall | Mapping[str, Any]) -> ToolOutcome:
-        """Run one call; tool failures come back as an outcome (``ok=False``), never raised."""
+        """Run one call; tool failures come back as an outcome (``ok=False``), never raised.
+
+        With ``opentelemetry-api`` installed the run is an ``execute_tool {name}`` span.
+        """
+        tracer = maybe_tracer()
+        if tracer is None:
+            return self._run(call)
+        with self._span(tracer, call) as span:
+            outcome = self._run(call)
+            end_tool_span(span, outcome, self.trace_content)
+            return outcome
+
+    def _span(self, tracer: Any, call: ToolCall | Mapping[str, Any]) -> contextlib.AbstractContextManager[Any]:
+        # The call as asked; the span takes the resolved name when the run ends.
+        asked = call if isinstance(call, ToolCall) else _to_call(call)
+        return tool_span(tracer, asked.name, asked.id, asked.arguments, self.trace_content)
+
+    def _run(self, call: ToolCall | Mapping[str, Any]) -> ToolOutcome:
         try:
             repair, entry = self._prepare(call, None)
         except ToolExecutionError as exc:
@@ -325,6 +350,15 @@ class ToolRegistry:
 
     async def arun(self, call: ToolCall | Mapping[str, Any]) -> ToolOutcome:
         """The async twin of ``run``."""
+        tracer = maybe_tracer()
+        if tracer is None:
+            return await self._arun(call)
+        with self._span(tracer, call) as span:
+            outcome = await self._arun(call)
+            end_tool_span(span, outcome, self.trace_content)
+            return outcome
+
+    async def _arun(self, call: ToolCall | Mapping[str, Any]) -> ToolOutcome:
         try:
             repair, entry = self._prepare(call, None)
         except ToolExecutionError as exc:
