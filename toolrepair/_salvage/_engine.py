@@ -170,6 +170,7 @@ class SalvagePass:
     """
 
     __slots__ = (
+        "_ctx_at",
         "_ctx_cache",
         "_retry",
         "blocked",
@@ -209,6 +210,7 @@ class SalvagePass:
         # (that keeps refusals linear), but mask markers there still count (see `_take`).
         self.skip_until = 0
         self._ctx_cache: ReadContext | None = None
+        self._ctx_at: int | None = None  # the cached context's first_nonspace, once known
         self.blocked: int | None = None  # start of a marker waiting for more text
         self._retry: Hit | None = None
         self.settling = False  # blocked on a decided candidate that reaches the text's end
@@ -226,14 +228,17 @@ class SalvagePass:
         self.scan.extend(more)
 
     def _ctx(self, final: bool, offset: int) -> ReadContext:
+        """The readers' context for a window starting at ``offset``: one object per pass in
+        practice (it changes only with ``final``, the window, or the first non-space)."""
         first = self.scan.first_nonspace
+        ctx = self._ctx_cache
+        if ctx is not None and ctx.final is final and first != -1 and self._ctx_at == first - offset:
+            return ctx
         if first == -1:  # all whitespace so far
             first = self.scan.base + len(self.scan.text)
-        key = (final, first - offset)
-        ctx = self._ctx_cache
-        if ctx is None or (ctx.final, ctx.first_nonspace) != key:  # one per pass, in practice
-            ctx = self._ctx_cache = ReadContext(final, self.limits[0], self.limits[1], first - offset,
-                                                self.limits[2])
+        self._ctx_at = first - offset if self.scan.first_nonspace != -1 else None
+        ctx = self._ctx_cache = ReadContext(final, self.limits[0], self.limits[1], first - offset,
+                                            self.limits[2])
         return ctx
 
     def advance(self, final: bool) -> None:
@@ -315,15 +320,15 @@ class SalvagePass:
         scan = self.scan
         text, base = scan.text, scan.base
         span = base + len(text) - s
-        limit = max(self.limits[1], marker_end - s)
-        if span <= limit:
+        if span <= self.limits[1] or span <= marker_end - s:
             self.work += span
             found = dialect.read(text, s - base, marker_end - base, self._ctx(final, base))
-            if not final:
-                settled = _settled(found, text)
-                self.settling = settled is not found
-                found = settled
-            return _rebased(found, base) if base else found
+            if final:
+                return _rebased(found, base) if base else found
+            settled = _settled(found, text)
+            self.settling = settled is not found
+            return _rebased(settled, base) if base else settled
+        limit = max(self.limits[1], marker_end - s)
         lo = max(base, s - LOOKBEHIND)
         ctx = self._ctx(False, lo)
         # A stream retrying a candidate that just outgrew the limit knows the shorter

@@ -80,10 +80,27 @@ def _trie(words: set[str]) -> str:
     return "(?:" + "|".join(alternatives) + ")"
 
 
+def _exact(ch: str) -> bool:
+    """Only ``ch`` itself matches ``ch`` ignoring case (ASCII, not a letter)."""
+    return ch.isascii() and not ch.isalpha()
+
+
+def _shared_uncased_run(markers: set[str], offset: int) -> tuple[str, int]:
+    """(run, where it starts in each marker): the longest ``m[a:b]`` around ``m[offset]`` (the
+    anchor, always exact) equal in every marker and made of ``_exact`` characters."""
+    a, b = offset, offset + 1
+    while a > 0 and len({m[a - 1] for m in markers}) == 1 and _exact(next(iter(markers))[a - 1]):
+        a -= 1
+    while (all(len(m) > b for m in markers) and len({m[b] for m in markers}) == 1
+           and _exact(next(iter(markers))[b])):
+        b += 1
+    return next(iter(markers))[a:b], a
+
+
 class _Subgroup:
     """The markers sharing one anchor character at one offset, and how to find them at a start."""
 
-    __slots__ = ("_match", "entries", "offset", "table")
+    __slots__ = ("_match", "anchor", "entries", "lead", "needle", "offset", "table")
 
     def __init__(self, offset: int, entries: list[tuple[int, str, int, Role]]) -> None:
         self.offset = offset
@@ -92,7 +109,27 @@ class _Subgroup:
         self.table = {
             m: [e for e in self.entries if m.startswith(e[0])] for m, _, _ in self.entries
         }
-        self._match = re.compile(_longest_first({m for m, _, _ in self.entries}), re.IGNORECASE).match
+        markers = {m for m, _, _ in self.entries}
+        self._match = re.compile(_longest_first(markers), re.IGNORECASE).match
+        # The next possible start: the anchor found by ``str.find`` (memchr speed: a text
+        # without it costs one call), then the longest run around it that every marker here
+        # holds at the same place and that has no cased character, compared exactly in place:
+        # "```" skips inline code, "<｜" a lone `｜`, each at one `startswith`. (``find`` of
+        # the whole run would be exact too, but CPython searches a short multi-character
+        # needle at a few ns a character, slower than ``lower()`` of the text.)
+        self.anchor = next(iter(markers))[offset]
+        self.needle, self.lead = _shared_uncased_run(markers, offset)
+
+    def next_start(self, text: str, i: int) -> int:
+        """The first ``s >= i`` where one of these markers may start (``markers_at`` checks),
+        or -1. O(n) over a text: the search only moves forward."""
+        anchor, needle, offset, lead = self.anchor, self.needle, self.offset, self.lead
+        q = text.find(anchor, i + offset)
+        if len(needle) == 1:
+            return q if q == -1 else q - offset
+        while q != -1 and not text.startswith(needle, q - offset + lead):
+            q = text.find(anchor, q + 1)
+        return q if q == -1 else q - offset
 
     def markers_at(self, text: str, i: int) -> list[tuple[str, int, Role]]:
         """The entries whose marker starts at ``text[i]``, ignoring case exactly as
@@ -111,7 +148,7 @@ class _Subgroup:
 class MarkerFinder:
     """The compiled table of markers: built once per configuration, shared by every scan."""
 
-    __slots__ = ("anchor_re", "anchors", "at", "firsts", "groups", "max_len", "max_offset", "prefixes")
+    __slots__ = ("anchor_re", "anchors", "at", "firsts", "groups", "max_len", "max_offset", "prefixes", "subgroups")
 
     def __init__(self, entries: Sequence[tuple[str, Role]]) -> None:
         groups: dict[str, list[tuple[int, str, int, Role]]] = {}
@@ -129,6 +166,7 @@ class MarkerFinder:
         self.at = {c: [_Subgroup(k, [e for e in g if e[0] == k]) for k in sorted({e[0] for e in g})]
                    for c, g in groups.items()}
         self.anchors = tuple(groups)
+        self.subgroups = tuple(sub for subs in self.at.values() for sub in subs)
         self.max_offset = max((k for g in groups.values() for k, *_ in g), default=0)
         self.max_len = max((len(m) for g in groups.values() for _, m, *_ in g), default=0)
         # Proper prefixes of every marker: a text ending in one may yet end in a marker.
@@ -170,7 +208,7 @@ class MarkerScan:
     are offsets in the whole text: ``text`` holds the text from ``base`` on.
     """
 
-    __slots__ = ("_anchors", "_finder", "_heap", "_idle", "_parts", "_pending", "_seq", "base", "copied",
+    __slots__ = ("_finder", "_heap", "_idle", "_next", "_parts", "_pending", "_seq", "base", "copied",
                  "first_nonspace", "stall", "text")
 
     def __init__(self, finder: MarkerFinder, text: str) -> None:
@@ -179,21 +217,22 @@ class MarkerScan:
         self.base = 0
         self._parts: list[str] = []
         self._pending = 0
-        # Next unprocessed occurrence of each anchor, as a heap (O(log A) to find the earliest);
-        # anchors with none in the text so far wait in `_idle` until `sync` brings more text.
-        self._anchors: list[tuple[int, str]] = []
-        self._idle: list[str] = []
-        for c in finder.anchors:
-            p = text.find(c)
-            if p == -1:
-                self._idle.append(c)
+        # Next possible start of each subgroup (``_Subgroup.next_start``), as a heap (O(log S)
+        # to find the earliest); subgroups with none in the text so far wait in `_idle` until
+        # `sync` brings more text.
+        self._next: list[tuple[int, int]] = []
+        self._idle: list[int] = []
+        for k, sub in enumerate(finder.subgroups):
+            q = sub.next_start(text, 0)
+            if q == -1:
+                self._idle.append(k)
             else:
-                self._anchors.append((p, c))
-        heapq.heapify(self._anchors)
+                self._next.append((q, k))
+        heapq.heapify(self._next)
         self._heap: list[tuple[int, int, int, int, str, Role]] = []
         self._seq = 0
         self.copied = len(text)  # characters copied into the window: a cost counter
-        self.stall = -1  # the anchor a non-final pop stopped at, or -1
+        self.stall = -1  # where a marker cut by the text's end may start (non-final pops), or -1
         lead = skip_ws_match(text, 0).end()
         self.first_nonspace = lead if lead < len(text) else -1
 
@@ -236,14 +275,16 @@ class MarkerScan:
                 self.first_nonspace = self.base + old + len(more) - len(stripped)
         self.text += more
         self.copied += len(self.text)
-        base, text = self.base, self.text
+        base, text, subgroups = self.base, self.text, self._finder.subgroups
+        # A marker cut by the old end may be completed by the new text: look from its start.
+        lo = max(0, old - self._finder.max_len)
         idle, self._idle = self._idle, []
-        for c in idle:
-            q = text.find(c, old)
+        for k in idle:
+            q = subgroups[k].next_start(text, lo)
             if q == -1:
-                self._idle.append(c)
+                self._idle.append(k)
             else:
-                heapq.heappush(self._anchors, (q + base, c))
+                heapq.heappush(self._next, (q + base, k))
 
     def trim(self, keep: int) -> None:
         """Forget the text before offset ``keep`` (which no marker or reader will look at
@@ -262,49 +303,54 @@ class MarkerScan:
         if self._heap:
             low = min(low, self._heap[0][0])
         if self.stall != -1:
-            low = min(low, self.stall - self._finder.max_offset)
+            low = min(low, self.stall)
         return min(low, base + self._finder.partial_start(text, max(0, pos - base)))
 
     def pop(self, pos: int, final: bool = True) -> Hit | None:
-        text, base, finder, heap, anchors = self.text, self.base, self._finder, self._heap, self._anchors
+        """The next marker starting at or after ``pos``, or None. Non-final, None also where a
+        marker may be cut by the text's end (``stall``), so that it is not passed. Python work
+        per possible start that ``next_start`` finds, not per anchor character."""
+        text, base, finder, heap, nxt = self.text, self.base, self._finder, self._heap, self._next
+        subgroups = finder.subgroups
         n = base + len(text)
         self.stall = -1
         while True:
             while heap and heap[0][0] < pos:
                 heapq.heappop(heap)
-            # Bring the earliest anchor occurrence up to `pos` (stale ones are re-found there).
-            while anchors and anchors[0][0] < pos:
-                c = anchors[0][1]
-                q = text.find(c, pos - base)
+            # Bring the earliest subgroup's next start up to `pos` (stale ones are re-found there).
+            while nxt and nxt[0][0] < pos:
+                k = nxt[0][1]
+                q = subgroups[k].next_start(text, pos - base)
                 if q == -1:
-                    heapq.heappop(anchors)
-                    self._idle.append(c)
+                    heapq.heappop(nxt)
+                    self._idle.append(k)
                 else:
-                    heapq.heapreplace(anchors, (q + base, c))
-            best_p = anchors[0][0] if anchors else -1
-            # A later anchor can only produce a start >= best_p - max_offset.
-            if heap and (best_p == -1 or heap[0][0] < best_p - finder.max_offset):
+                    heapq.heapreplace(nxt, (q + base, k))
+            best = nxt[0][0] if nxt else -1
+            # Markers found at a start before every subgroup's next start come first, in order.
+            if heap and (best == -1 or heap[0][0] < best):
                 s, _, _, _, marker, role = heapq.heappop(heap)
                 return Hit(s, marker, role)
-            if best_p == -1:
+            if not final and (best == -1 or best + finder.max_len > n):
+                cut = base + finder.partial_start(text, max(0, pos - base))
+                if cut < n and (best == -1 or cut <= best):
+                    self.stall = cut  # a marker may start there: come back when the text is longer
+                    return None
+            if best == -1:
                 return None
-            best_c = anchors[0][1]
-            if not final and best_p + finder.max_len > n:
-                for k, marker, _, _ in finder.groups[best_c]:
-                    s = best_p - k
-                    if s >= pos and s + len(marker) > n and marker.startswith(text[s - base :].lower()):
-                        self.stall = best_p  # come back when the text is longer
-                        return None
-            for sub in finder.at[best_c]:
-                s = best_p - sub.offset
-                if s < pos:
-                    continue
-                for marker, order, role in sub.markers_at(text, s - base):
-                    self._seq += 1
-                    heapq.heappush(heap, (s, -len(marker), order, self._seq, marker, role))
-            q = text.find(best_c, best_p + 1 - base)
+            k = nxt[0][1]
+            sub = subgroups[k]
+            found = sub.markers_at(text, best - base)
+            q = sub.next_start(text, best - base + 1)
             if q == -1:
-                heapq.heappop(anchors)
-                self._idle.append(best_c)
+                heapq.heappop(nxt)
+                self._idle.append(k)
             else:
-                heapq.heapreplace(anchors, (q + base, best_c))
+                heapq.heapreplace(nxt, (q + base, k))
+            if len(found) == 1 and not heap and (not nxt or nxt[0][0] > best):
+                # The usual case, one marker alone at its start: no ordering to do.
+                marker, _, role = found[0]
+                return Hit(best, marker, role)
+            for marker, order, role in found:
+                self._seq += 1
+                heapq.heappush(heap, (best, -len(marker), order, self._seq, marker, role))
