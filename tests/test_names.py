@@ -150,8 +150,20 @@ def test_resolve_tool_names_strict() -> None:
     assert isinstance(err, ValueError)
     assert err.unknown == ["web_serch", "read_fil", "a", "b"]
     assert err.suggestions == {"web_serch": ["web_search"], "read_fil": ["read_file"], "a": []}
-    assert "Unknown tools: 'web_serch' (did you mean 'web_search'?)" in str(err)
-    assert "and 1 more" in str(err)
+    assert str(err).startswith(
+        "Unknown tool 'web_serch'. Did you mean 'web_search'? Unknown tool 'read_fil'. Did you mean 'read_file'? "
+        "Unknown tool 'a'. And 1 more. Available tools: ")
+
+
+@pytest.mark.parametrize(("names", "start"), [
+    (["web_serch"], "Unknown tool 'web_serch'. Did you mean 'web_search'? Available tools: ["),
+    (["zzzzzz"], "Unknown tool 'zzzzzz'. Available tools: ["),
+    (["web_serch", "zzzzzz"], "Unknown tool 'web_serch'. Did you mean 'web_search'? Unknown tool 'zzzzzz'. Available"),
+])
+def test_resolution_error_message_is_the_warning_sentence(names: list[str], start: str) -> None:
+    with pytest.raises(tr.ToolResolutionError) as info:
+        tr.resolve_tool_names(names, CATALOGUE, strict=True)
+    assert str(info.value).startswith(start)
 
 
 @pytest.mark.parametrize(("value", "raises"), [("1", True), ("true", True), ("YES", True), ("0", False),

@@ -113,6 +113,13 @@ def _strict_from_env() -> bool:
     return os.environ.get("TOOLREPAIR_STRICT_TOOLS", "").strip().lower() in {"1", "true", "yes"}
 
 
+def _unknown_sentence(name: str, hints: list[str]) -> str:
+    """`Unknown tool 'web_serch'. Did you mean 'web_search'?`: the one sentence an unknown
+    name gets, in the start-up warning and in ``ToolResolutionError`` alike."""
+    hint = f" Did you mean {hints[0]!r}?" if hints else ""
+    return f"Unknown tool {name!r}.{hint}"
+
+
 def resolve_tool_names(
     names: Iterable[str],
     catalogue: Mapping[str, Any] | Iterable[Any],
@@ -148,14 +155,10 @@ def resolve_tool_names(
         strict = _strict_from_env()
     if strict:
         shown = unknown[:3]
-        parts = []
-        for u in shown:
-            hint = suggestions[u]
-            parts.append(f"{u!r}" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
-        more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+        more = f" And {len(unknown) - 3} more." if len(unknown) > 3 else ""
         raise ToolResolutionError(
-            f"Unknown tool{'s' if len(unknown) > 1 else ''}: {', '.join(parts)}{more}. "
-            f"Available tools: {sorted(table)!r}",
+            " ".join(_unknown_sentence(u, suggestions[u]) for u in shown) + more
+            + f" Available tools: {sorted(table)!r}",
             unknown=unknown,
             suggestions={u: suggestions[u][:3] for u in shown},
         )
@@ -163,11 +166,7 @@ def resolve_tool_names(
         on_unknown(unknown, suggestions)
         return resolved
     for u in unknown:
-        hint = suggestions[u]
-        if hint:
-            logger.warning("Unknown tool %r. Did you mean %r?", u, hint[0])
-        else:
-            logger.warning("Unknown tool %r.", u)
+        logger.warning("%s", _unknown_sentence(u, suggestions[u]))
     return resolved
 
 
