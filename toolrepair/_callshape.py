@@ -30,8 +30,10 @@ class CallKeys:
 CALL_KEYS: Final[tuple[CallKeys, ...]] = (
     CallKeys("name", ("arguments", "parameters", "args", "input")),
     CallKeys("tool", ("arguments", "parameters", "args", "input")),
-    CallKeys("tool_name", ("tool_input",)),
+    CallKeys("tool_name", ("tool_input", "tool_arguments")),  # LangChain; smolagents' JSON blobs
     CallKeys("function_name", ("arguments",)),
+    CallKeys("function", ("params",)),  # MemGPT / Letta: the name itself under "function"
+    CallKeys("action", ("action_input",)),  # ReAct JSON blobs
 )
 ID_KEYS: Final = ("id", "tool_call_id")
 # OpenAI's `{"id", "type": "function", "function": {"name", "arguments"}}`: the call is inside.

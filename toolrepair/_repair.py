@@ -106,16 +106,26 @@ def coerce_call(
     limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[Repair, bool]:
     """The repair, and whether it was silent (name or arguments changed). With
-    ``allow_silent=False`` a call that would need any repair gets the corrective error."""
+    ``allow_silent=False`` a call that would need any repair gets the corrective error.
+
+    A salvaged call's ``repairs`` (made while reading it) count exactly like repairs made
+    here: a drifted name it carries gets the not-found message under the name the model
+    wrote, its payload repairs the corrective argument message."""
     raw_name, raw_args, ident, dialect, span = call_parts(call)
+    carried = call.repairs if isinstance(call, ToolCall) else ()
     events: list[RepairEvent] = []
     name, renamed = index.maybe_resolve(raw_name)
     if name is None or (renamed and not allow_silent):
         return Repair(None, not_found_error(raw_name, index), ()), False
+    if carried and not allow_silent:
+        written = next((e.before for e in carried if e.kind == "name" and isinstance(e.before, str)), None)
+        if written is not None:
+            return Repair(None, not_found_error(written, index), ()), False
     if renamed:
         message = f"Self-repaired tool name {raw_name!r} -> {name!r}"
         logger.debug(message)
         events.append(RepairEvent("name", message, name, raw_name, name))
+    events.extend(carried)
     entry = index.entry(name)
     expected = entry.expected
     try:
@@ -137,6 +147,8 @@ def coerce_call(
             f"Arguments for {name!r} need correcting: {changes}. {format_expected(name, expected)}",
             kind="arguments", tool_name=name, expected_parameters=expected,
         ), ()), False
+    for event in carried:  # logged as the native name repair is, once the call is accepted
+        logger.debug(event.message)
     return Repair(ToolCall(name, arguments, ident, dialect, span), None, tuple(events)), bool(events)
 
 

@@ -24,6 +24,10 @@ __all__ = [
 class ToolCall:
     """One call to run: the offered name and decoded arguments.
 
+    ``repairs`` are the repairs made while reading a salvaged call (its name as the model
+    wrote it, payload repairs): a registry running the call records and budgets them like
+    its own. They are provenance, not part of the call: equality ignores them.
+
     >>> ToolCall("web_search", {"query": "cats"}).to_openai()["function"]["name"]
     'web_search'
     """
@@ -33,6 +37,7 @@ class ToolCall:
     id: str | None = None
     dialect: str = "native"
     span: tuple[int, int] | None = None
+    repairs: tuple[RepairEvent, ...] = field(default=(), compare=False, kw_only=True)
 
     def to_openai(self) -> dict[str, Any]:
         return {

@@ -3,7 +3,7 @@ validation (``_schema``). Both halves are pure; every failure is an
 :class:`~toolrepair._errors.ArgumentError` with a ``reason`` code.
 """
 
-from ._decode import DEFAULT_MAX_CHARS, DEFAULT_MAX_DEPTH, FINITE_SCAN, check_nesting, decode_arguments, decode_value
+from ._decode import DEFAULT_MAX_CHARS, DEFAULT_MAX_DEPTH, FINITE_SCAN, check_nesting, decode_arguments, decode_value, decode_value_at
 from ._schema import CompiledSchema, compile_schema
 
 __all__ = [
@@ -15,4 +15,5 @@ __all__ = [
     "compile_schema",
     "decode_arguments",
     "decode_value",
+    "decode_value_at",
 ]

@@ -28,6 +28,7 @@ __all__ = [
     "check_nesting",
     "decode_arguments",
     "decode_value",
+    "decode_value_at",
 ]
 
 DEFAULT_MAX_DEPTH: Final = DEFAULT_LIMITS.max_depth
@@ -485,11 +486,12 @@ def _read_number(s: str, i: int) -> tuple[int | float, int]:
         raise _undecodable(f"Number at {i} has too many digits", i) from None
 
 
-def _parse_lenient(s: str, start: int, max_depth: int, notes: _Notes, doubled: bool) -> Any:
+def _parse_lenient(s: str, start: int, max_depth: int, notes: _Notes, doubled: bool, *, raw: bool = False) -> Any:
     """Parse ``s[start:]`` as one JSON value, repairing only what has a single reading.
 
     One left-to-right pass with an explicit stack: O(len(s)) time, O(depth + output) space, no
-    recursion. ``doubled`` reads ``{{``/``}}`` as ``{``/``}`` (template leakage).
+    recursion. ``doubled`` reads ``{{``/``}}`` as ``{``/``}`` (template leakage). ``raw``
+    stops after the value and returns ``(value, index after it)`` (``raw_decode``'s way).
     """
     n = len(s)
     stack: list[Any] = []
@@ -499,6 +501,8 @@ def _parse_lenient(s: str, start: int, max_depth: int, notes: _Notes, doubled: b
     result: Any = None
     i = start
     while True:
+        if raw and state == _S_END:
+            return result, i
         i = _skip_space(s, i, notes)
         if i >= n:
             break
@@ -791,6 +795,22 @@ def _decode_object(
     if type(value) is not dict:
         raise ArgumentError(f"Arguments must be a JSON object, got {_json_kind(value)}", reason="not-an-object")
     return value, notes.events()
+
+
+def decode_value_at(
+    text: str, start: int = 0, *, max_depth: int = DEFAULT_MAX_DEPTH
+) -> tuple[Any, int, tuple[RepairEvent, ...]]:
+    """The JSON value opening at ``text[start]`` (a bracket), the index after it and the
+    repairs made: the lenient parser of ``decode_arguments`` stopping where the value ends,
+    for a payload with more text after it (salvage reads call payloads this way). Raises
+    :class:`ArgumentError` as ``decode_arguments`` does. O(length of the value).
+
+    >>> decode_value_at('{"a": True,} </tool_call>')[:2]
+    ({'a': True}, 12)
+    """
+    notes = _Notes()
+    value, end = _parse_lenient(text, start, max_depth, notes, False, raw=True)
+    return value, end, notes.events()
 
 
 def decode_value(text: str) -> Any:

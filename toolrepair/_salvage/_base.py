@@ -17,6 +17,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from .._limits import DEFAULT_LIMITS
 from .._names import NameTable
+from .._types import RepairEvent, ToolCall
 
 __all__ = [
     "ANY_TOOL",
@@ -31,6 +32,7 @@ __all__ = [
     "build_content",
     "expect_literal",
     "offered_name",
+    "salvaged_call",
     "skip_ws",
     "skip_ws_match",
     "startswith_ci",
@@ -86,12 +88,14 @@ LOOKBEHIND: Final = 512
 
 @dataclass(frozen=True, slots=True)
 class RawCall:
-    """A call as the dialect wrote it, before the allowlist. ``error`` refuses this call alone."""
+    """A call as the dialect wrote it, before the allowlist. ``error`` refuses this call alone;
+    ``repairs`` are the payload repairs reading it took (``decode`` events), carried to the call."""
 
     name: str
     arguments: dict[str, Any]
     id: str | None = None
     error: str | None = None
+    repairs: tuple[RepairEvent, ...] = ()
 
 
 
@@ -195,6 +199,20 @@ def build_content(text: str, cuts: Sequence[tuple[int, int]]) -> str:
         tail = ""
     out.append(tail)
     return "".join(out)
+
+
+def salvaged_call(offered: str, raw: RawCall, dialect: str, span: tuple[int, int]) -> ToolCall:
+    """The call a reader's ``raw`` call stands for under its ``offered`` name, carrying the
+    repairs reading it took: the name as written when it drifted (or had a namespace), then
+    the payload's repairs, each naming the tool. The registry budgets them when it runs it."""
+    repairs = raw.repairs
+    if repairs:
+        repairs = tuple(RepairEvent(e.kind, e.message, offered, e.before, e.after, e.path) if e.tool is None
+                        else e for e in repairs)
+    if offered != raw.name:
+        message = f"Self-repaired tool name {raw.name!r} -> {offered!r}"
+        repairs = (RepairEvent("name", message, offered, raw.name, offered), *repairs)
+    return ToolCall(offered, raw.arguments, raw.id, dialect, span, repairs=repairs)
 
 
 def offered_name(names: NameTable | None, name: str) -> str | None:

@@ -29,6 +29,7 @@ from ._base import (
     ReadContext,
     build_content,
     offered_name,
+    salvaged_call,
 )
 from ._marks import Hit, InFence, InReasoning, Kind, Mode, Role
 from ._mask import DEFAULT_REASONING, fence_closer_at, fence_opener_at
@@ -371,7 +372,7 @@ class SalvagePass:
             if offered is None:
                 self._reject(s, end, dialect, "not-offered", name)
                 continue
-            accepted.append(ToolCall(offered, raw.arguments, raw.id, dialect.name, span))
+            accepted.append(salvaged_call(offered, raw, dialect.name, span))
         if accepted:
             self.cuts.append((s, end))
             self.calls.extend(accepted)

@@ -14,13 +14,24 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .._args import FINITE_SCAN, check_nesting, decode_arguments
+from .._args import FINITE_SCAN, check_nesting, decode_arguments, decode_value_at
 from .._callshape import read_call_shape
 from .._errors import ArgumentError
 from .._limits import DEFAULT_LIMITS
+from .._types import RepairEvent
 from ._base import NEED_MORE, NeedMore, RawCall, ReadContext
 
-__all__ = ["JsonFailure", "call_from_object", "calls_from_value", "common_call", "decode_at", "may_nest_deeper"]
+__all__ = [
+    "JsonFailure",
+    "arguments_payload",
+    "call_from_object",
+    "calls_from_value",
+    "common_call",
+    "decode_at",
+    "decode_payload",
+    "may_nest_deeper",
+    "with_repairs",
+]
 
 
 # Partial literals and numbers a streaming text may end inside: `tru`, `-`, `1.`, `1e+`.
@@ -127,20 +138,81 @@ def decode_at(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | JsonFail
         width *= 4
 
 
-def _arguments(raw: Any) -> dict[str, Any] | None:
+def decode_payload(
+    text: str, i: int, ctx: ReadContext, bound: str | None
+) -> tuple[Any, int, tuple[RepairEvent, ...]] | JsonFailure | NeedMore:
+    """``decode_at``, then, for a payload that is not valid JSON, the lenient reading of
+    argument decoding (``decode_value_at``: trailing commas, Python literals, single quotes
+    ...): the value, the index after it and the repairs made. Only unambiguous repairs; a
+    payload the lenient reading refuses too is refused at the strict failure's position as
+    ``undecodable``, or ``truncated`` when the lenient reading ran out of payload.
+
+    ``bound`` is the dialect's opening marker as written (None: no lenient reading): the
+    lenient reading stops before its next occurrence, so a broken payload costs O(text up to
+    the next candidate) and a call after it is still read (a payload holding its own opening
+    marker in a string is then refused, never misread).
+    """
+    decoded = decode_at(text, i, ctx)
+    if isinstance(decoded, tuple):
+        return decoded[0], decoded[1], ()
+    if bound is None or not isinstance(decoded, JsonFailure) or decoded.reason != "undecodable":
+        return decoded
+    n = len(text)
+    stop = text.find(bound, i + 1)
+    stop = min(n if stop < 0 else stop, i + ctx.max_call_chars)
+    try:
+        value, end, events = decode_value_at(text[i:stop], max_depth=ctx.max_depth)
+    except ArgumentError as exc:
+        if exc.reason == "truncated" and stop == n and not ctx.final:
+            return NEED_MORE  # more text may complete it
+        # Truncation is the truer reason (the lenient reading got to the payload's end); any
+        # other refusal stays the strict one: the JSON is broken where the C scanner says.
+        return JsonFailure("truncated" if exc.reason == "truncated" else decoded.reason, decoded.pos)
+    if end == stop == n and not ctx.final:
+        return NEED_MORE  # a number or literal may go on
+    return value, i + end, events
+
+
+def arguments_payload(
+    text: str, i: int, ctx: ReadContext, bound: str | None
+) -> tuple[dict[str, Any] | None, int, tuple[RepairEvent, ...]] | JsonFailure | NeedMore:
+    """The argument object of a call whose name is written outside its JSON, at ``text[i]``
+    (``{``, or ``"`` for a payload written as a JSON string holding the object: Kimi-K2's
+    argument section, Mistral's ``[ARGS]"{...}"``): the object (None when the payload is JSON
+    but not an object), the index after it and the repairs reading it took. O(payload)."""
+    decoded = decode_payload(text, i, ctx, bound)
+    if type(decoded) is not tuple:
+        return decoded
+    value, end, repairs = decoded
+    arguments = _arguments(value)
+    if arguments is None:
+        return None, end, repairs
+    return arguments[0], end, (*repairs, *arguments[1])
+
+
+def with_repairs(calls: tuple[RawCall, ...], repairs: tuple[RepairEvent, ...]) -> tuple[RawCall, ...]:
+    """The calls read from one payload, carrying the repairs that reading it took."""
+    if not repairs:
+        return calls
+    return tuple(RawCall(c.name, c.arguments, c.id, c.error, (*repairs, *c.repairs)) for c in calls)
+
+
+def _arguments(raw: Any) -> tuple[dict[str, Any], tuple[RepairEvent, ...]] | None:
     """Arguments as an object, or as a JSON string holding one (Granite 4); else None.
 
-    A string payload inside a well-formed call gets the same unambiguous repairs as native
-    arguments (trailing commas, Python literals ...); truncated or ambiguous text stays refused.
+    A string is the double encoding ``decode_arguments`` repairs: it is given the string's
+    JSON text, so the call carries that repair and any others the string's content needed
+    (trailing commas, Python literals ...); truncated or ambiguous text stays refused.
     """
     if isinstance(raw, dict):
-        return raw
+        return raw, ()
     if isinstance(raw, str):
+        if len(raw) > _MAX_ARGUMENT_STRING:
+            return None
         try:
-            value, _ = decode_arguments(raw, max_chars=_MAX_ARGUMENT_STRING)
+            return decode_arguments(json.dumps(raw, ensure_ascii=False), max_chars=2 * _MAX_ARGUMENT_STRING)
         except ArgumentError:
             return None
-        return value
     return None
 
 
@@ -181,7 +253,7 @@ def call_from_object(obj: Any, *, require_arguments: bool) -> RawCall | None:
         if shape.arguments is None and not required:
             return RawCall(name, {}, ident)
         return RawCall(name, {}, ident, "undecodable-arguments")
-    return RawCall(name, arguments, ident)
+    return RawCall(name, arguments[0], ident, None, arguments[1])
 
 
 def calls_from_value(value: Any, *, require_arguments: bool) -> tuple[RawCall, ...] | None:

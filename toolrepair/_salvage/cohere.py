@@ -74,7 +74,7 @@ class _CommandRPlus:
         decoded = payload_at(text, k, ctx)
         if not isinstance(decoded, tuple):
             return decoded
-        value, j = decoded
+        value, j, _ = decoded
         calls = calls_from_value(value, require_arguments=False)
         if calls is None:
             return None  # a fenced JSON example after "Action:" in prose: the fence masks it

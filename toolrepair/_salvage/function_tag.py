@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
-from ._json import JsonFailure, decode_at
+from ._json import JsonFailure, arguments_payload
 
 __all__ = ["FUNCTION_TAG", "read_tag_name"]
 
@@ -44,14 +44,14 @@ class _FunctionTag:
             return NEED_MORE if not ctx.final else None
         if text[i] != "{":
             return None  # `<parameter=...>` bodies belong to the Qwen3-Coder reader
-        decoded = decode_at(text, i, ctx)
+        decoded = arguments_payload(text, i, ctx, "<function=")
         if decoded is NEED_MORE:
             return NEED_MORE
         if isinstance(decoded, JsonFailure):
             return Found(max(decoded.pos, i + 1), error=decoded.reason)
         assert isinstance(decoded, tuple)
-        value, j = decoded
-        if not isinstance(value, dict):
+        value, j, repairs = decoded
+        if value is None:
             return Found(j, error="undecodable-arguments")
         k = skip_ws(text, j)
         if k >= len(text) and not ctx.final:
@@ -59,7 +59,7 @@ class _FunctionTag:
         closed = expect_literal(text, k, "</function>", ctx)
         if closed is NEED_MORE:
             return NEED_MORE
-        return Found(k + len("</function>") if closed else j, (RawCall(name, value),))
+        return Found(k + len("</function>") if closed else j, (RawCall(name, value, None, None, repairs),))
 
 
 FUNCTION_TAG = _FunctionTag()

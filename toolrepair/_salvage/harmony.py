@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws, startswith_ci
-from ._json import JsonFailure, decode_at
+from ._json import JsonFailure, arguments_payload
 from .token_block import token_at
 
 __all__ = ["HARMONY"]
@@ -125,17 +125,17 @@ def _read_call(text: str, body: int, name: str, ctx: ReadContext) -> Found | Nee
     i = skip_ws(text, body)
     if i >= n:
         return NEED_MORE if not ctx.final else Found(n, error="truncated", resume=n)
-    if text[i] not in "{[":
+    if text[i] not in '{["':
         return Found(i + 1, error="undecodable-arguments", resume=body)
-    decoded = decode_at(text, i, ctx)
+    decoded = arguments_payload(text, i, ctx, _RECIPIENT)
     if decoded is NEED_MORE:
         return NEED_MORE
     if isinstance(decoded, JsonFailure):
         return Found(max(decoded.pos, i + 1), error=decoded.reason, resume=body)
     assert isinstance(decoded, tuple)
-    value, j = decoded
-    refused = None if isinstance(value, dict) else "undecodable-arguments"
-    call = RawCall(name, value if refused is None else {}, error=refused)
+    value, j, repairs = decoded
+    refused = None if value is not None else "undecodable-arguments"
+    call = RawCall(name, value if value is not None else {}, None, refused, repairs)
     k = skip_ws(text, j)
     if k >= n:
         return NEED_MORE if not ctx.final else Found(j, (call,))

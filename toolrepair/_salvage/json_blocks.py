@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .._types import RepairEvent
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
-from ._json import JsonFailure, call_from_object, calls_from_value, decode_at
+from ._json import JsonFailure, arguments_payload, call_from_object, calls_from_value, decode_payload, with_repairs
 
 __all__ = ["JsonBlock", "arguments_at", "payload_at", "read_after_payload", "read_lead", "refused"]
 
@@ -52,25 +53,31 @@ def refused(failure: JsonFailure, i: int) -> Found:
     return Found(end, error=failure.reason, resume=end)
 
 
-def payload_at(text: str, i: int, ctx: ReadContext) -> tuple[Any, int] | Found | NeedMore:
-    """The JSON value at ``text[i]`` and the index after it, or its refusal (``refused``)."""
-    decoded = decode_at(text, i, ctx)
+def payload_at(text: str, i: int, ctx: ReadContext,
+               bound: str | None = None) -> tuple[Any, int, tuple[RepairEvent, ...]] | Found | NeedMore:
+    """The JSON value at ``text[i]``, the index after it and the repairs reading it took
+    (``decode_payload``; ``bound`` None: valid JSON only), or its refusal (``refused``)."""
+    decoded = decode_payload(text, i, ctx, bound)
     if isinstance(decoded, JsonFailure):
         return refused(decoded, i)
     return decoded
 
 
 
-def arguments_at(text: str, name: str, i: int, ctx: ReadContext, ident: str | None = None) -> Found | NeedMore:
-    """The JSON object of arguments for a call to ``name`` starting at ``text[i]`` (a ``{``),
-    for the formats that write the name outside the JSON. O(payload)."""
-    decoded = payload_at(text, i, ctx)
+def arguments_at(text: str, name: str, i: int, ctx: ReadContext, ident: str | None = None, *,
+                 bound: str | None = None) -> Found | NeedMore:
+    """The arguments of a call to ``name`` starting at ``text[i]`` (``{``, or ``"`` for a JSON
+    string holding them), for the formats that write the name outside the JSON; repairs as
+    ``arguments_payload`` makes them. O(payload)."""
+    decoded = arguments_payload(text, i, ctx, bound)
+    if isinstance(decoded, JsonFailure):
+        return refused(decoded, i)
     if not isinstance(decoded, tuple):
         return decoded
-    value, end = decoded
-    if not isinstance(value, dict):
+    value, end, repairs = decoded
+    if value is None:
         return Found(end, (RawCall(name, {}, ident, "undecodable-arguments"),))
-    return Found(end, (RawCall(name, value, ident),))
+    return Found(end, (RawCall(name, value, ident, None, repairs),))
 
 def read_after_payload(text: str, j: int, close: str | None, ctx: ReadContext) -> int | NeedMore:
     """End of a candidate whose payload ends at ``j``: past ``close`` when it follows (after
@@ -145,10 +152,10 @@ class JsonBlock:
         wrong = (self.shape == "object" and opener == "[") or (self.shape == "array" and opener == "{")
         if wrong and self.other_shape == "none":
             return None
-        decoded = payload_at(text, i, ctx)
+        decoded = payload_at(text, i, ctx, text[start:marker_end])
         if not isinstance(decoded, tuple):
             return decoded
-        value, j = decoded
+        value, j, repairs = decoded
         if wrong:
             return Found(j, error="not-a-call", resume=j)
         calls: tuple[RawCall, ...] | None
@@ -160,6 +167,7 @@ class JsonBlock:
             calls = calls_from_value(value, require_arguments=self.require_arguments)
         if calls is None:
             return Found(j, error="not-a-call", resume=j)
+        calls = with_repairs(calls, repairs)
         end = read_after_payload(text, j, self.close, ctx)
         if end is NEED_MORE:
             return NEED_MORE

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
-from ._json import JsonFailure, decode_at
+from ._json import JsonFailure, arguments_payload
 from .token_block import BodyFailure, TokenBlock, token_at
 
 __all__ = ["KIMI_K2"]
@@ -48,21 +48,21 @@ def _body(text: str, i: int, ctx: ReadContext) -> tuple[RawCall, int] | BodyFail
     k = skip_ws(text, tok[1])
     if k >= n:
         return NEED_MORE if not ctx.final else BodyFailure("truncated", n)
-    if text[k] not in "{[":
+    if text[k] not in '{["':  # `"`: the argument section written as a JSON string
         return BodyFailure("undecodable-arguments", k)
-    decoded = decode_at(text, k, ctx)
+    decoded = arguments_payload(text, k, ctx, _OPEN + "tool_call_begin|>")
     if decoded is NEED_MORE:
         return NEED_MORE
     if isinstance(decoded, JsonFailure):
         return BodyFailure(decoded.reason, max(decoded.pos, k + 1))
     assert isinstance(decoded, tuple)
-    value, end = decoded
+    value, end, repairs = decoded
     m = _ID.fullmatch(ident)
     if m is None:
         return RawCall(ident, {}, ident or None, "malformed-id"), end
-    if not isinstance(value, dict):
+    if value is None:
         return RawCall(m.group(1), {}, ident, "undecodable-arguments"), end
-    return RawCall(m.group(1), value, ident), end
+    return RawCall(m.group(1), value, ident, None, repairs), end
 
 
 @dataclass(frozen=True)

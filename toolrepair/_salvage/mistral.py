@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws
-from ._json import calls_from_value
+from ._json import calls_from_value, with_repairs
 from .json_blocks import arguments_at, payload_at
 
 __all__ = ["MISTRAL"]
@@ -56,14 +56,14 @@ def _array_after_junk(text: str, i: int, ctx: ReadContext) -> int | NeedMore | N
 
 def _json_payload(text: str, i: int, ctx: ReadContext) -> Found | NeedMore:
     """Pre-v11: an array (or a single object) of call objects at ``i``. O(payload)."""
-    decoded = payload_at(text, i, ctx)
+    decoded = payload_at(text, i, ctx, _TOKEN)
     if not isinstance(decoded, tuple):
         return decoded
-    value, j = decoded
+    value, j, repairs = decoded
     calls = calls_from_value(value, require_arguments=False)
     if calls is None:
         return Found(j, error="not-a-call", resume=j)
-    return Found(j, calls)
+    return Found(j, with_repairs(calls, repairs))
 
 
 def _v11_call(text: str, name: str, j: int, ctx: ReadContext) -> Found | NeedMore | None:
@@ -88,9 +88,9 @@ def _v11_call(text: str, name: str, j: int, ctx: ReadContext) -> Found | NeedMor
         j = skip_ws(text, j + len("[args]"))
         if j >= n:
             return NEED_MORE if not ctx.final else Found(j, error="truncated")
-    if text[j] != "{":
-        return None
-    return arguments_at(text, name, j, ctx, ident)
+    if text[j] != "{" and not (got and text[j] == '"'):
+        return None  # after [ARGS] the payload may be a JSON string holding the object
+    return arguments_at(text, name, j, ctx, ident, bound=_TOKEN)
 
 
 @dataclass(frozen=True)

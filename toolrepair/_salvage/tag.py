@@ -5,19 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws_match
-from ._json import JsonFailure, calls_from_value, decode_at
+from ._json import JsonFailure, calls_from_value, decode_payload, with_repairs
 
 __all__ = ["TagDialect", "read_json_block"]
 
 
 def read_json_block(
-    text: str, s: int, body: int, close: str | None, ctx: ReadContext, *, require_arguments: bool = False
+    text: str, s: int, body: int, close: str | None, ctx: ReadContext, *, require_arguments: bool = False,
+    bound: str | None = None,
 ) -> Found | NeedMore | None:
     """A call object (or array of them) at ``body`` (after whitespace), then ``close``.
 
     The closing marker may be missing when the payload is complete (the end-of-sequence
-    token ate it); a payload that is not JSON at all is not this dialect's (None).
-    O(payload length).
+    token ate it); a payload that is not JSON at all is not this dialect's (None). A payload
+    that is not valid JSON gets argument decoding's unambiguous repairs (``decode_payload``,
+    bounded by ``bound``, by default the opening marker ``text[s:body]``), carried by its
+    calls. O(payload length).
     """
     n = len(text)
     i = skip_ws_match(text, body).end()
@@ -25,16 +28,17 @@ def read_json_block(
         return NEED_MORE if not ctx.final else None
     if text[i] not in "{[":
         return None
-    decoded = decode_at(text, i, ctx)
+    decoded = decode_payload(text, i, ctx, text[s:body] if bound is None else bound)
     if type(decoded) is not tuple:
         if decoded is NEED_MORE:
             return NEED_MORE
         assert isinstance(decoded, JsonFailure)
         return Found(max(decoded.pos, i + 1), error=decoded.reason)
-    value, j = decoded
+    value, j, repairs = decoded
     calls = calls_from_value(value, require_arguments=require_arguments)
     if calls is None:
         return Found(j, error="not-a-call")
+    calls = with_repairs(calls, repairs)
     if close is None:
         return Found(j, calls)
     k = skip_ws_match(text, j).end()
