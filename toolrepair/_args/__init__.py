@@ -3,7 +3,15 @@ validation (``_schema``). Both halves are pure; every failure is an
 :class:`~toolrepair._errors.ArgumentError` with a ``reason`` code.
 """
 
-from ._decode import DEFAULT_MAX_CHARS, DEFAULT_MAX_DEPTH, FINITE_SCAN, check_nesting, decode_arguments, decode_value, decode_value_at
+from ._decode import (
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_DEPTH,
+    FINITE_SCAN,
+    check_nesting,
+    decode_arguments,
+    decode_value,
+    decode_value_at,
+)
 from ._schema import CompiledSchema, compile_schema
 
 __all__ = [

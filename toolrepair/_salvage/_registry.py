@@ -7,11 +7,11 @@ from . import json_family, token_family, xml_family
 from ._base import Dialect
 from .bare_json import BARE_JSON
 from .function_tag import FUNCTION_TAG
-from .tag import TagDialect
+from .tag import AttributeTagDialect
 
 __all__ = ["BUILTIN", "DIALECTS", "by_name"]
 
-HERMES = TagDialect("hermes", open="<tool_call>", close="</tool_call>")
+HERMES = AttributeTagDialect("hermes", open="<tool_call>", close="</tool_call>")
 
 # Marked dialects first (the families' own precedence inside), the markerless `json` last:
 # where a `{` sits inside another dialect's payload, that dialect has consumed it already.

@@ -181,21 +181,35 @@ def _read_name(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMor
     return text[i:j], k
 
 
+_BARE = "call:"
+
+
 @dataclass(frozen=True)
 class _CallToken:
+    """``after``: a token after which ``call:NAME{...}`` is read without the opening token
+    (Gemma 4 right after its channel close, when the ``<|tool_call>`` that follows was eaten)."""
+
     name: str
     open: str
     close: str
     quote: str
     reasoning: tuple[tuple[str | None, str], ...] = ()
+    after: str | None = None
 
     @property
     def markers(self) -> tuple[str, ...]:
-        return (self.open,)
+        return (self.open, _BARE) if self.after else (self.open,)
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         """O(ctx.max_name_chars + arguments)."""
         n = len(text)
+        if self.after is not None and text[start : start + len(_BARE)].lower() == _BARE:
+            k = start
+            while k > max(0, start - 64) and text[k - 1].isspace():
+                k -= 1
+            if text[max(0, k - len(self.after)) : k].lower() != self.after:
+                return None  # `call:` in prose
+            marker_end = start  # `call:` is the payload's own start
         i = skip_ws(text, marker_end)
         if i >= n:
             return NEED_MORE if not ctx.final else None
@@ -221,5 +235,6 @@ class _CallToken:
         return Found(e + len(self.close) if closed else j, (RawCall(name, arguments),))
 
 
-GEMMA4 = _CallToken("gemma4", "<|tool_call>", "<tool_call|>", '<|"|>', (("<|channel>", "<channel|>"),))
+GEMMA4 = _CallToken("gemma4", "<|tool_call>", "<tool_call|>", '<|"|>', (("<|channel>", "<channel|>"),),
+                    after="<channel|>")
 FUNCTIONGEMMA = _CallToken("functiongemma", "<start_function_call>", "<end_function_call>", "<escape>")

@@ -43,6 +43,9 @@ class _Header:
 
 
 _WORD = re.compile(r"[^\s<]*")
+# Harmony with its special tokens detokenised away (`commentary to=functions.NAME json{...}`):
+# the name, an optional content type, then the JSON body. Bounded class runs: linear.
+_DETOKENISED = re.compile(r"([\w.\-]{1,256})[ \t]*(?:json)?[ \t]*(?=\{)", re.IGNORECASE)
 # A header has a role, a channel, a recipient, a content type and their tokens: a few more
 # parts than that and it is not a header (this bounds the work on token-dense junk).
 MAX_HEADER_PARTS = 10
@@ -87,6 +90,19 @@ def _read_header(
         if e == j:
             return None  # a `<` that opens no token
         if startswith_ci(text, "to=", j):
+            # The recipient runs to the header's next token, so a name may hold spaces
+            # (`to=functions.Web Search <|constrain|>json`): resolved later by normalising.
+            # A trailing `json` there is the content type; no token before the limit or a
+            # line break: the recipient is one word.
+            d = text.find(_OPEN, e, limit)
+            if d != -1 and text.find("\n", j, d) == -1:
+                words = text[j + 3 : d].split()
+                if len(words) > 1 and words[-1].lower() == "json":
+                    words.pop()
+                head.recipient = " ".join(words)
+                i = d
+                slot = None
+                continue
             head.recipient = text[j + 3 : e]
         elif slot == "role":
             head.role = text[j:e]
@@ -174,6 +190,11 @@ class _Harmony:
             return got
         recipient = head.recipient
         is_call = recipient is not None and recipient.lower().startswith("functions.") and len(recipient) > 10
+        if head.body == -1 and is_call:  # no `<|message|>`: its tokens may have been detokenised away
+            at = text[start : start + MAX_HEADER_CHARS].lower().find(_RECIPIENT)
+            bare = _DETOKENISED.match(text, start + at + len(_RECIPIENT)) if at != -1 else None
+            if bare is not None:
+                return _read_call(text, bare.end(), bare.group(1), ctx)
         if head.body == -1:  # the reply ended inside the header
             return Found(len(text), error="truncated", resume=len(text)) if is_call else None
         if is_call:

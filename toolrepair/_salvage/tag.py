@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws_match
 from ._json import JsonFailure, calls_from_value, decode_payload, with_repairs
+from .json_blocks import arguments_at, read_after_payload
 
-__all__ = ["TagDialect", "read_json_block"]
+__all__ = ["AttributeTagDialect", "TagDialect", "read_json_block"]
 
 
 def read_json_block(
@@ -78,3 +80,55 @@ class TagDialect:
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         return read_json_block(text, start, marker_end, self.close.lower(), ctx)
+
+
+# `name="..."` / `id='...'`: a word, `=`, a quoted value without brackets; bounded runs.
+_ATTRIBUTE = re.compile(r"""\s*([A-Za-z_][\w-]{0,63})\s*=\s*(?:"([^"<>]{0,256})"|'([^'<>]{0,256})')""")
+_ATTRIBUTES_MAX = 8
+_TAG_MAX = _ATTRIBUTES_MAX * 340  # the longest tag the attributes can spell
+
+
+@dataclass(frozen=True)
+class AttributeTagDialect(TagDialect):
+    """A ``TagDialect`` whose opening tag may also carry the call's name as an attribute:
+    ``<tool_call name="get_weather" id="c1">{arguments}</tool_call>`` (the body is then the
+    arguments alone). The attribute spelling is the opening tag without its ``>``, then a space.
+    """
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        return (self.open.lower(), self.open.lower()[:-1] + " ")
+
+    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        if text[marker_end - 1] != " ":
+            return read_json_block(text, start, marker_end, self.close.lower(), ctx)
+        n = len(text)
+        if not ctx.final and text.find(">", marker_end, marker_end + _TAG_MAX) == -1 and marker_end + _TAG_MAX > n:
+            return NEED_MORE  # the tag is not closed yet: an attribute may be cut
+        attributes: dict[str, str] = {}
+        i = marker_end - 1
+        for _ in range(_ATTRIBUTES_MAX):
+            m = _ATTRIBUTE.match(text, i)
+            if m is None:
+                break
+            attributes[m.group(1).lower()] = m.group(2) if m.group(2) is not None else m.group(3)
+            i = m.end()
+        k = skip_ws_match(text, i).end()
+        if k >= len(text):
+            return NEED_MORE if not ctx.final else None
+        name = attributes.get("name")
+        if text[k] != ">" or not name:
+            return None  # not a call tag: prose, or an attribute spelling not read here
+        i = skip_ws_match(text, k + 1).end()
+        if i >= len(text):
+            return NEED_MORE if not ctx.final else None
+        if text[i] != "{":
+            return None
+        got = arguments_at(text, name, i, ctx, attributes.get("id"), bound=self.open.lower()[:-1])
+        if not isinstance(got, Found) or got.error is not None:
+            return got
+        end = read_after_payload(text, got.end, self.close.lower(), ctx)
+        if end is NEED_MORE:
+            return NEED_MORE
+        assert isinstance(end, int)
+        return Found(end, got.calls)
