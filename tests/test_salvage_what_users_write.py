@@ -92,7 +92,6 @@ ALIASES: list[Row] = [
     ('{"name": "Alice", "age": 30}', W, [], [], []),
     ('{"action": "Final Answer", "action_input": {"answer": "42"}}', W, [], ["not-offered"], []),
     ('{"function": "send_message"}', ["send_message"], [], [], []),  # no arguments: not a call shape
-    ('{"action": "web_search", "params": {"query": "cats"}}', W, [], [], []),  # keys of two shapes
 ]
 
 DAMAGED: list[Row] = [
