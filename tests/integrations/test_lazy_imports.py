@@ -24,6 +24,8 @@ CASES = [
     ("litellm", ["litellm"], "m.repair_response(object(), registry)"),
     ("litellm", ["litellm"], "m.ToolRepairLogger"),
     ("pydantic_ai", ["pydantic_ai"], "m.ToolRepair"),
+    ("openai_agents", ["agents"], "m.ToolRepair()"),
+    ("openai_agents", ["agents"], "m.ToolRepairModel"),
 ]
 
 
