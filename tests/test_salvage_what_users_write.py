@@ -57,6 +57,11 @@ DOUBLE: list[Row] = [
      [("decode", "Decoded double-encoded JSON string")]),
     # A JSON string that holds no object is not arguments.
     ('[TOOL_CALLS]get_weather[ARGS]"Tokyo"', W, [], ["undecodable-arguments"], []),
+    ('<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>'
+     '"Tokyo"<|tool_call_end|><|tool_calls_section_end|>', W, [], ["undecodable-arguments"], []),
+    ('<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>'
+     'Tokyo<|tool_call_end|><|tool_calls_section_end|>', W, [], ["undecodable-arguments"], []),
+    ('<tool_call>{"name": "get_weather", "arguments": null}</tool_call>', W, [("get_weather", {})], [], []),
     ('<tool_call>{"name": "get_weather", "arguments": "{\\"city\\": "}</tool_call>', W, [],
      ["undecodable-arguments"], []),
 ]
@@ -117,6 +122,12 @@ DAMAGED: list[Row] = [
      [("decode", "Replaced single quotes")]),
     ('<tool_call id="c1">{"city": "Paris"}</tool_call>', W, [], [], []),  # no name: not this shape
     ('<tool_call name="rm">{}</tool_call>', W, [], ["not-offered"], []),
+    ('<tool_call name="get_weather">Paris</tool_call>', W, [], [], []),  # a body that is no object
+    ('<tool_call name="get_weather">', W, [], [], []),
+    ('<tool_call name="get_weather"', W, [], [], []),
+    ('<tool_call name="get_weather" ' + " ".join(f'a{i}="{i}"' for i in range(8)) + '>{"city": "Oslo"}</tool_call>',
+     W, [], [], []),  # more attributes than a call tag has
+    ('<tool_call name="get_weather">{"city": "Oslo"', W, [], ["truncated"], []),
 ]
 
 TABLE = [*LENIENT, *DOUBLE, *NAMES, *QUIRKS, *ALIASES, *DAMAGED]
@@ -154,6 +165,13 @@ def web_search(query: str) -> str:
 
 DRIFT = '<tool_call>{"name": "WebSearch", "arguments": {"query": "cats"}}</tool_call>'
 LENIENT_CALL = '<tool_call>{"name": "web_search", "arguments": {"query": "cats",}}</tool_call>'
+
+
+def test_an_argument_string_past_the_call_limit_is_refused() -> None:
+    big = "x" * (tr.Limits().max_call_chars + 1)
+    text = '<tool_call>{"name": "get_weather", "arguments": "' + big + '"}</tool_call>'
+    result = tr.salvage_text(text, W, max_call_chars=len(text) + 10)
+    assert result.calls == () and [r.reason for r in result.rejected] == ["undecodable-arguments"]
 
 
 def test_a_salvaged_drift_past_the_budget_gets_the_corrective_message() -> None:

@@ -168,9 +168,7 @@ def decode_payload(
         # Truncation is the truer reason (the lenient reading got to the payload's end); any
         # other refusal stays the strict one: the JSON is broken where the C scanner says.
         return JsonFailure("truncated" if exc.reason == "truncated" else decoded.reason, decoded.pos)
-    if end == stop == n and not ctx.final:
-        return NEED_MORE  # a number or literal may go on
-    return value, i + end, events
+    return value, i + end, events  # a bracketed value: complete where it closes
 
 
 def arguments_payload(

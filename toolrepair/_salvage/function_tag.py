@@ -88,8 +88,7 @@ def _arguments_then_close(text: str, name: str, body: int, ctx: ReadContext, *,
         return None if required else Found(max(decoded.pos, i + 1), error=decoded.reason)
     assert isinstance(decoded, tuple)
     value, j, repairs = decoded
-    if value is None:
-        return None if required else Found(j, error="undecodable-arguments")
+    assert value is not None  # a payload opening with `{` is an object
     k = skip_ws(text, j)
     if k >= len(text) and not ctx.final:
         return NEED_MORE
