@@ -144,6 +144,11 @@ def test_tool_choice_unmet_is_said(start_proxy: Any) -> None:
     assert response.json()["choices"][0]["message"]["content"] == "The answer is 4."
     response = _chat(url, "reprompt/never")  # auto: nothing asked again
     assert response.headers["x-toolrepair"] == "repaired=0, salvaged=0, refused=0"
+    # streamed, the reply is the user's before it could be asked again: said in the report
+    _, events = _events(url, "reprompt/never", tool_choice="required")
+    assert events[-2] == ": x-toolrepair repaired=0, salvaged=0, refused=0, tool_choice=unmet"
+    _, events = _events(url, "vllm/token/hermes", tool_choice="required")
+    assert events[-2] == ": x-toolrepair repaired=1, salvaged=1, refused=0"
 
 
 # -- passthrough ---------------------------------------------------------------------------

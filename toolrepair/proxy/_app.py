@@ -250,9 +250,9 @@ class _Proxy:
             await reply.aclose()
             self._log(request, 200, tally, start)
 
-        return _Body(self._events(reply, repair), 200, headers, close)
+        return _Body(self._events(reply, repair, tools.required), 200, headers, close)
 
-    async def _events(self, reply: httpx.Response, repair: StreamRepair) -> AsyncIterator[bytes]:
+    async def _events(self, reply: httpx.Response, repair: StreamRepair, required: bool) -> AsyncIterator[bytes]:
         reader = SSEReader()
         fault: str | None = None
         try:
@@ -279,6 +279,8 @@ class _Proxy:
             fault = f"The upstream stream broke off: {type(exc).__name__}."
         for held in repair.close():
             yield _event(held)
+        # Too late to ask again once the reply has been streamed: said, not repaired.
+        repair.tally.tool_choice_unmet = required and not repair.calls
         if fault is not None:
             yield _event(error_body(fault, "upstream_error"))
         if self.config.annotate:

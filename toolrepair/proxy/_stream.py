@@ -69,6 +69,11 @@ class StreamRepair:
         """Every choice seen has its finish_reason (a stream may then end without [DONE])."""
         return bool(self._choices) and all(state.done for state in self._choices.values())
 
+    @property
+    def calls(self) -> int:
+        """Tool calls emitted so far, over every choice."""
+        return sum(state.calls for state in self._choices.values())
+
     def report_chunk(self) -> dict[str, Any]:
         """A last chunk with no choices carrying the ``toolrepair`` annotation (``--annotate``)."""
         return {**self._base, "choices": [], "toolrepair": self.tally.annotation()}
