@@ -43,7 +43,8 @@ class Upstream:
         # timeout bounds connecting and each read (a stream may run long, a read may not).
         self.client = httpx.AsyncClient(
             timeout=httpx.Timeout(config.timeout),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
+            # Idle connections are dropped before common servers' keep-alive (uvicorn: 5 s) drops them.
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=256, keepalive_expiry=4.0),
             transport=transport, trust_env=False,
         )
 
@@ -57,7 +58,12 @@ class Upstream:
         url = self.url(path) + (f"?{query}" if query else "")
         request = self.client.build_request(method, url, headers=headers, content=content)
         try:
-            return await self.client.send(request, stream=True)
+            try:
+                return await self.client.send(request, stream=True)
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+                # A kept-alive connection the server closed as it was reused: nothing was answered,
+                # so the request is sent once more, on a fresh connection.
+                return await self.client.send(request, stream=True)
         except httpx.TimeoutException:
             raise timeout_error(self.config.timeout) from None
         except httpx.TransportError as exc:
