@@ -368,3 +368,64 @@ def test_upstream_read_timeout_is_504(upstream: Any) -> None:
             await client.aclose()
 
     anyio.run(main)
+
+
+class _Flaky:
+    """A raw HTTP server on loopback: it drops the first ``drops`` connections after reading the
+    request (a kept-alive connection closed under the client), then answers each with ``reply``."""
+
+    def __init__(self, drops: int, reply: bytes) -> None:
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.drops = drops
+        self.reply = reply
+        self.connections = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                self.connections += 1
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, rest = data.partition(b"\r\n\r\n")
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")))
+                while len(rest) < length:
+                    rest += conn.recv(65536)
+                if self.connections > self.drops:
+                    body = self.reply
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+                                 b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize(("drops", "status"), [(1, 200), (2, 502)])
+def test_a_connection_closed_before_any_answer_is_retried_once(start_proxy: Any, drops: int, status: int) -> None:
+    from .replies import completion
+
+    flaky = _Flaky(drops, json.dumps(completion(CASES["hermes"][0], "vllm")).encode())
+    try:
+        url = start_proxy(upstream=f"{flaky.url}/v1")
+        response = _chat(url, "m")
+        assert response.status_code == status
+        assert flaky.connections == 2  # the request and its one retry, never more
+        if status == 200:
+            assert response.headers["x-toolrepair"] == "repaired=1, salvaged=1, refused=0"
+    finally:
+        flaky.close()
