@@ -26,6 +26,7 @@ CASES = [
     ("pydantic_ai", ["pydantic_ai"], "m.ToolRepair"),
     ("openai_agents", ["agents"], "m.ToolRepair()"),
     ("openai_agents", ["agents"], "m.ToolRepairModel"),
+    ("google_adk", ["google.adk", "google.genai"], "m.ToolRepairPlugin"),
 ]
 
 
