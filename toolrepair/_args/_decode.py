@@ -27,6 +27,7 @@ __all__ = [
     "FINITE_SCAN",
     "check_nesting",
     "decode_arguments",
+    "decode_json_value",
     "decode_value",
     "decode_value_at",
 ]
@@ -657,6 +658,9 @@ def _content_span(text: str, notes: _Notes) -> tuple[int, int]:
     """
     start = _SPACE.match(text).end()  # type: ignore[union-attr]  # '*' always matches
     end = len(text.rstrip())
+    if (start and not _JSON_WS.fullmatch(text, 0, start)) or (end < len(text) and not _JSON_WS.fullmatch(text, end)):
+        # NBSP, U+2028, form feed…: whitespace still, but not JSON's (space, tab, LF, CR).
+        notes.add("Removed whitespace JSON does not allow", 0 if start else end, "", "")
     if text.startswith("\ufeff", start):
         notes.add("Removed byte-order mark", start, "\ufeff", "")
         start = _SPACE.match(text, start + 1).end()  # type: ignore[union-attr]
@@ -815,4 +819,15 @@ def decode_value_at(
 
 def decode_value(text: str) -> Any:
     """Any JSON value from ``text`` (used to coerce a string to an array or object)."""
-    return _decode_text(text, DEFAULT_MAX_DEPTH, _Notes(), allow_double=False)
+    return decode_json_value(text)[0]
+
+
+def decode_json_value(text: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> tuple[Any, tuple[RepairEvent, ...]]:
+    """Any JSON value from ``text`` and the repairs made: ``decode_arguments`` without its
+    demand for an object or its double-encoding step (the JSON differential reads through it).
+
+    >>> decode_json_value("[1, 2,]")[0]
+    [1, 2]
+    """
+    notes = _Notes()
+    return _decode_text(text, max_depth, notes, allow_double=False), notes.events()
