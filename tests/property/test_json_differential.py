@@ -84,7 +84,7 @@ def test_json_from_values_decodes_exactly_with_no_repair(value: Any, fmt: dict[s
         assert decode_arguments(text) == (json.loads(text), ())
 
 
-MUTATION_CHARS = st.sampled_from(list(",\"'}]{[: /\\\nx0.e-tn") + ["//", "/*", "*/", "True", "None", "\u00a0"])
+MUTATION_CHARS = st.sampled_from([*",\"'}]{[: /\\\nx0.e-tn", "//", "/*", "*/", "True", "None", "\u00a0"])
 
 
 @st.composite
