@@ -45,6 +45,16 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "deepseek_sep": lambda n: "<｜tool▁sep｜>" * n,
     "deepseek_begin": lambda n: "<｜tool▁call▁begin｜>" * n,
     "spaces_in_tag": lambda n: "<tool_call>" + " " * (64 * n),
+    # Lenient payloads, damaged markers and attribute tags (issue 19): each candidate's repair
+    # attempt is bounded by the next candidate, so runs of broken ones stay linear.
+    "lenient_comment_runs": lambda n: "<tool_call>{/* " * n,
+    "lenient_single_quotes": lambda n: "<tool_call>{'a': 1 " * n,
+    "headless_names": lambda n: 'web_search{"q": 1}\n' * n,
+    "headless_broken": lambda n: 'web_search{"q": \n' * n,
+    "harmony_detokenised": lambda n: "commentary to=functions.f json{" * n,
+    "harmony_spaced_names": lambda n: "to=functions.a b c " * n + "<|message|>",
+    "attribute_tags": lambda n: '<tool_call name="f" ' * n,
+    "gemma_bare_calls": lambda n: "<channel|>call:f{" * n,
     "stray_close": lambda n: "</tool_call>" * n,
     "function_tag_open": lambda n: "<function=x>{" * n,
     "kimi_begin": lambda n: "<|tool_call_begin|>" * n,
@@ -328,6 +338,8 @@ BIG_N: dict[str, int] = {
     "deep_truncated": 100_000, "deep_valid": 100_000, "single_quoted_keys": 100_000, "trailing_commas": 10_000,
     "backslash_run": 100_000, "double_encoded": 100_000, "code_fences": 100_000, "python_literals": 5000,
     "raw_newlines": 100_000, "comma_runs": 100_000, "surrogate_string": 100_000,
+    "lenient_comment_runs": 5000, "lenient_single_quotes": 5000, "headless_names": 5000, "headless_broken": 5000,
+    "harmony_detokenised": 5000, "harmony_spaced_names": 5000, "attribute_tags": 5000, "gemma_bare_calls": 5000,
 }
 
 
