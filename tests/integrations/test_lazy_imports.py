@@ -27,6 +27,7 @@ CASES = [
     ("openai_agents", ["agents"], "m.ToolRepair()"),
     ("openai_agents", ["agents"], "m.ToolRepairModel"),
     ("google_adk", ["google.adk", "google.genai"], "m.ToolRepairPlugin"),
+    ("smolagents", ["smolagents"], "m.ToolRepairModel"),
 ]
 
 
