@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
+from functools import partial
 from typing import Any
 
 import pytest
@@ -419,9 +419,8 @@ def test_lfm2_pythonic_body_is_left_to_another_dialect() -> None:
 
 
 # Hostile input: an opening marker (and the start of a payload) repeated. Each read must stop
-# at the next marker, so twice the input takes about twice as long (quadratic: four times).
-# Ratios only, best of three, on inputs past the sizes where caches make small runs look
-# fast; a ratio is measured again before it fails, as other processes may share the machine.
+# at the next marker, so twice the input costs about twice the work (quadratic: four times),
+# counted in function calls (conftest.count_calls); the times are in benchmarks/bench_doubling.py.
 HOSTILE = [
     "[TOOL_CALLS]{", "[TOOL_CALLS]x[CALL_ID]", "[TOOL_CALLS] junk [", '<|python_tag|>{"name": "f", "parameters": {}};',
     "<|tool_call|>[", "<tool_calls>{", "<tool_calls>\n{x}\n", "Action:\n```json\n[", "<|tools_prefix|>[{",
@@ -429,21 +428,6 @@ HOSTILE = [
 ]
 
 
-def _best(text: str, runs: int = 3) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        tr.salvage_text(text, ALLOWED, dialects=DIALECTS)
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 @pytest.mark.parametrize("unit", HOSTILE)
-def test_hostile_repetition_is_linear(unit: str) -> None:
-    n = 32_000 // len(unit)
-    ratios = []
-    for _ in range(3):
-        ratios.append(_best(unit * (2 * n)) / _best(unit * n))
-        if ratios[-1] < 3:
-            return
-    raise AssertionError(ratios)
+def test_hostile_repetition_is_linear(unit: str, assert_linear_work: Any) -> None:
+    assert_linear_work(lambda k: partial(tr.salvage_text, unit * k, ALLOWED, dialects=DIALECTS), 4_000 // len(unit))

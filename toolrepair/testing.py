@@ -352,14 +352,14 @@ def replies(render: Callable[[ToolCall], str], *, calls: SearchStrategy[ToolCall
 
 def _same(a: Any, b: Any) -> bool:
     """JSON equality that tells ``True`` from ``1`` and ``1`` from ``1.0``."""
+    if isinstance(a, float) and isinstance(b, float):  # a float keeping its spelling is a float
+        return a == b or (math.isnan(a) and math.isnan(b))
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
     return bool(a == b)
 
 

@@ -14,7 +14,7 @@ from toolrepair._args import check_nesting, compile_schema, decode_arguments
 from toolrepair._args._decode import _Notes, _parse_lenient
 from toolrepair._errors import ArgumentError
 
-SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Finite numbers only: JSON has no NaN or infinity, and toolrepair refuses them.
 scalars = (
@@ -86,7 +86,7 @@ def test_python_reprs_decode_to_the_same_value(obj: dict[str, Any]) -> None:
     assert all(event.kind == "decode" for event in events)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.text())
 def test_any_text_gives_a_dict_or_an_argument_error(text: str) -> None:
     try:
@@ -109,7 +109,7 @@ def test_any_text_gives_a_dict_or_an_argument_error(text: str) -> None:
 json_alphabet = st.sampled_from(list("{}[]:,\"'“”‘’\\/*tfnTFN0123456789.-eE aq\n\ufeff`"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.lists(json_alphabet, max_size=40).map("".join))
 def test_json_like_noise_gives_a_dict_or_an_argument_error(text: str) -> None:
     try:

@@ -12,13 +12,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import toolrepair as tr
 from toolrepair._salvage._registry import by_name
 from toolrepair.testing import arguments, awkward_text, check_dialect, json_values, tool_names
 
-MAX_EXAMPLES = 30
+MAX_EXAMPLES = min(settings().max_examples, 100)  # the profile decides (conftest)
 
 Render = Callable[[tr.ToolCall], str]
 GEMMA_QUOTE = '<|"|>'

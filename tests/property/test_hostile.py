@@ -19,9 +19,9 @@ wall-clock bound:
 from __future__ import annotations
 
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -155,23 +155,6 @@ def outcome(fn: Callable[[str], object], text: str) -> object:
         return exc
 
 
-def counted_calls(fn: Callable[[str], object], text: str) -> int:
-    """Python-level call events (Python and C functions) made while ``fn`` handles ``text``."""
-    count = 0
-
-    def profile(frame: object, event: str, arg: object) -> None:
-        nonlocal count
-        count += 1
-
-    previous = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        outcome(fn, text)
-    finally:
-        sys.setprofile(previous)
-    return count
-
-
 # Linear work doubles; quadratic work quadruples. The margin absorbs fixed costs.
 MAX_COUNT_RATIO = 2.5
 # Repeat counts for counted work: texts of a few thousand characters keep profiling cheap.
@@ -184,10 +167,10 @@ FAMILY_OF = {**FAMILIES, **ARG_FAMILIES}
 
 
 @pytest.mark.parametrize(("entry", "family"), CASES, ids=[f"{e}-{f}" for e, f in CASES])
-def test_counted_work_is_linear(entry: str, family: str) -> None:
+def test_counted_work_is_linear(entry: str, family: str, assert_linear_work: Any) -> None:
+    # Function calls counted (conftest.count_calls); the doubling *times* are in benchmarks/.
     fn, make = ALL_ENTRY_POINTS[entry], FAMILY_OF[family]
-    small, large = counted_calls(fn, make(N_COUNTED)), counted_calls(fn, make(2 * N_COUNTED))
-    assert large <= MAX_COUNT_RATIO * small + 50, f"{entry} on {family}: {small} -> {large} calls"
+    assert_linear_work(lambda k: partial(outcome, fn, make(k)), N_COUNTED)
 
 
 class CountingDialect:
@@ -234,77 +217,6 @@ def test_salvage_memory_is_linear(family: str) -> None:
     make = FAMILIES[family]
     small, large = peak(make(N_COUNTED)), peak(make(2 * N_COUNTED))
     assert large <= MAX_COUNT_RATIO * small + 64_000, f"{family}: peak {small} -> {large} bytes"
-
-
-# -- doubling ratios --------------------------------------------------------------------------
-# One run at N takes at least this long (N found by doubling from a small start): shorter
-# runs cross CPU cache sizes between N and 2N and the ratio measures the cache, not the code.
-TARGET_SECONDS = 0.015
-# ... unless the text is already this long (prose is fast; 2N stays under max_input_chars).
-MAX_TIMED_CHARS = 6_000_000
-MAX_TIME_RATIO = 3.0
-# The argument families that make the lenient decoder read the whole text (the others are
-# refused at a fixed depth or position, in constant time).
-TIMED_ARG_FAMILIES = ("trailing_commas", "python_literals", "backslash_run", "double_encoded")
-
-
-def best_time(fn: Callable[[str], object], text: str, runs: int = 5) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        outcome(fn, text)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def calibrated_n(fn: Callable[[str], object], make: Callable[[int], str]) -> int:
-    # Best of three: on a loaded machine one run can be preempted and stop the search early.
-    n = 16
-    while len(make(2 * n)) <= MAX_TIMED_CHARS and best_time(fn, make(n), runs=3) < TARGET_SECONDS:
-        n *= 2
-    return n
-
-
-def doubling_ratio(fn: Callable[[str], object], make: Callable[[int], str], n: int) -> float:
-    small, large = make(n), make(2 * n)
-    return best_time(fn, large) / best_time(fn, small)
-
-
-def assert_doubling(fn: Callable[[str], object], make: Callable[[int], str]) -> None:
-    # A shared, busy machine can slow one measurement: a ratio over the margin is measured
-    # again (up to three times) at twice the size, where noise weighs less; a quadratic path
-    # is over it at every size (ratio ~4).
-    n = calibrated_n(fn, make)
-    ratios = []
-    for _ in range(3):
-        ratios.append(doubling_ratio(fn, make, n))
-        if ratios[-1] < MAX_TIME_RATIO:
-            return
-        if len(make(4 * n)) <= 2 * MAX_TIMED_CHARS:
-            n *= 2
-    pytest.fail(f"N={n}: t(2N)/t(N) = {ratios}")
-
-
-def via_stream_16(text: str) -> object:
-    return via_stream(text, step=16)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("family", list(FAMILIES))
-def test_salvage_doubling_ratio(family: str) -> None:
-    assert_doubling(via_salvage_any, FAMILIES[family])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("family", list(FAMILIES))
-def test_stream_doubling_ratio(family: str) -> None:
-    assert_doubling(via_stream_16, FAMILIES[family])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("family", TIMED_ARG_FAMILIES)
-def test_decode_arguments_doubling_ratio(family: str) -> None:
-    assert_doubling(via_decode, ARG_FAMILIES[family])
 
 
 # -- recursion ----------------------------------------------------------------------------------

@@ -132,7 +132,7 @@ RESULTS = st.recursive(
     | st.builds(lambda v: {"error": v}, inner),
     max_leaves=10,
 )
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def documented(fn: Callable[[], object]) -> object:

@@ -34,7 +34,7 @@ def render(name: str, args: dict[str, Any], style: int) -> str:
     return payload
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.text() | HOSTILE)
 def test_any_text_returns_a_result(text: str) -> None:
     result = tr.salvage_text(text, tr.ANY_TOOL)
@@ -47,7 +47,7 @@ def test_any_text_returns_a_result(text: str) -> None:
         assert call.span is not None and 0 <= call.span[0] < call.span[1] <= len(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(NAMES, ARGS, st.integers(0, 2), st.text(max_size=30), st.text(max_size=30))
 def test_rendered_call_round_trips(name: str, args: dict[str, Any], style: int, before: str, after: str) -> None:
     text = "Prose. " + render(name, args, style) + " More prose."
@@ -55,7 +55,7 @@ def test_rendered_call_round_trips(name: str, args: dict[str, Any], style: int, 
     assert [(c.name, c.arguments) for c in calls] == [(name, args)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(NAMES, ARGS, st.integers(0, 2), st.sampled_from(["```\n{}\n```", "~~~~\n{}\n~~~~", "<think>{}</think>",
                                                          "<think>{}", "{}</think>", "```json\n{}"]))
 def test_masked_call_never_comes_back(name: str, args: dict[str, Any], style: int, wrapper: str) -> None:
@@ -63,7 +63,7 @@ def test_masked_call_never_comes_back(name: str, args: dict[str, Any], style: in
     assert tr.salvage_text(text, [name]).calls == ()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(NAMES, NAMES, ARGS, st.integers(0, 2))
 def test_names_outside_allowed_never_come_back(name: str, offered: str, args: dict[str, Any], style: int) -> None:
     result = tr.salvage_text(render(name, args, style), [offered])
@@ -98,7 +98,7 @@ def _marker_soup(draw: st.DrawFn) -> str:
     return "".join(chars)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(_marker_soup())
 def test_markers_at_equals_comparing_every_marker(text: str) -> None:
     for subgroups in _FINDER.at.values():

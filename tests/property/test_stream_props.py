@@ -73,19 +73,19 @@ def expected(text: str, allowed: Any, **kw: Any) -> tuple[str, tuple[tr.ToolCall
     return result.content, result.calls
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(REPLY, ALLOWED, OPTIONS, st.lists(st.integers(0, 400), max_size=12))
 def test_any_cuts_give_salvage_text(text: str, allowed: Any, kw: dict[str, Any], cuts: list[int]) -> None:
     assert streamed(text, allowed, cuts, **kw) == expected(text, allowed, **kw)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(REPLY, ALLOWED, OPTIONS)
 def test_one_character_at_a_time_gives_salvage_text(text: str, allowed: Any, kw: dict[str, Any]) -> None:
     assert streamed(text, allowed, list(range(len(text))), **kw) == expected(text, allowed, **kw)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(st.lists(PIECE, min_size=1, max_size=6), st.integers(1, 5))
 def test_text_deltas_are_never_empty_and_calls_come_in_order(pieces: list[str], step: int) -> None:
     text = "".join(pieces)

@@ -90,7 +90,7 @@ def test_end_markers_cover_the_builtin_dialects() -> None:
     assert not ends & set(opening_markers())
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(prose())
 def test_prose_salvages_to_no_call_under_every_builtin_dialect(text: str) -> None:
     assert "```" not in text and "~~~" not in text
@@ -128,14 +128,14 @@ def test_arguments_carry_end_markers_and_awkward_strings() -> None:
     assert {'\\"', "\\\\", "\\n", "non-ascii", "end marker"} <= seen
 
 
-@settings(max_examples=50, deadline=None)
+@settings(deadline=None)
 @given(tool_calls())
 def test_tool_calls_are_named_calls_with_json_arguments(call: tr.ToolCall) -> None:
     assert isinstance(call, tr.ToolCall) and call.name.isidentifier()
     assert json.loads(json.dumps(call.arguments)) == call.arguments
 
 
-@settings(max_examples=50, deadline=None)
+@settings(deadline=None)
 @given(replies(hermes, calls=tool_calls(tool_names(), arguments())))
 def test_replies_round_trip_through_hermes(reply: tuple[str, list[tr.ToolCall]]) -> None:
     text, calls = reply
