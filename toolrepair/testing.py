@@ -199,7 +199,9 @@ def awkward_text(*, avoid: Iterable[str] = (), max_size: int = 24) -> SearchStra
     ``avoid``: substrings (any case) the strings never contain, for a format that cannot hold
     them in a value (a raw-text format whose value ends at its own closing tag).
 
-    >>> isinstance(awkward_text(avoid=["</parameter>"]).example(), str)  # doctest: +SKIP
+    >>> from hypothesis import find
+    >>> text = find(awkward_text(avoid=["</parameter>"]), lambda s: "<" in s)
+    >>> "</parameter>" not in text.lower()
     True
     """
     _require_hypothesis()
@@ -221,7 +223,8 @@ def tool_names() -> SearchStrategy[str]:
     """Tool names as users register them: an ASCII letter, then letters, digits and ``_``
     (never a Python keyword, so pythonic formats can write them).
 
-    >>> tool_names().example().isidentifier()  # doctest: +SKIP
+    >>> from hypothesis import find
+    >>> find(tool_names(), lambda name: len(name) > 3).isidentifier()
     True
     """
     _require_hypothesis()
@@ -237,7 +240,10 @@ def json_values(strings: SearchStrategy[str] | None = None,
                 keys: SearchStrategy[str] | None = None) -> SearchStrategy[Any]:
     """JSON-compatible values (finite floats, no NaN) with awkward strings, nested a little.
 
-    >>> import json; json.dumps(json_values().example()) is not None  # doctest: +SKIP
+    >>> import json
+    >>> from hypothesis import find
+    >>> value = find(json_values(), lambda v: isinstance(v, list) and len(v) > 1)
+    >>> json.loads(json.dumps(value)) == value
     True
     """
     _require_hypothesis()
@@ -258,8 +264,10 @@ def arguments(*, keys: SearchStrategy[str] | None = None, values: SearchStrategy
     ``values`` (default: ``json_values()``). Pass ``values=awkward_text()`` for a format whose
     values are raw text (XML-style), and ``keys=tool_names()`` where keys must be identifiers.
 
-    >>> isinstance(arguments().example(), dict)  # doctest: +SKIP
-    True
+    >>> from hypothesis import find
+    >>> args = find(arguments(), lambda a: len(a) > 1)
+    >>> isinstance(args, dict), all(isinstance(key, str) for key in args)
+    (True, True)
     """
     _require_hypothesis()
     from hypothesis import strategies as st
@@ -275,7 +283,8 @@ def tool_calls(names: SearchStrategy[str] | None = None,
     """``ToolCall(name, arguments)`` drawn from ``names`` (default ``tool_names()``) and
     ``arguments`` (default ``arguments()``).
 
-    >>> tool_calls().example().dialect  # doctest: +SKIP
+    >>> from hypothesis import find
+    >>> find(tool_calls(), lambda call: bool(call.arguments)).dialect
     'native'
     """
     _require_hypothesis()
@@ -301,8 +310,9 @@ def prose(*, max_fragments: int = 8) -> SearchStrategy[str]:
     what still salvages to a call (``NAME\\n{ }`` opening a reply is a Functionary call) is
     filtered out.
 
+    >>> from hypothesis import find
     >>> from toolrepair import salvage_text, ANY_TOOL
-    >>> salvage_text(prose().example(), ANY_TOOL).calls  # doctest: +SKIP
+    >>> salvage_text(find(prose(), lambda text: "{" in text), ANY_TOOL).calls
     ()
     """
     _require_hypothesis()
@@ -326,7 +336,14 @@ def replies(render: Callable[[ToolCall], str], *, calls: SearchStrategy[ToolCall
             max_calls: int = 3) -> SearchStrategy[tuple[str, list[ToolCall]]]:
     """A reply mixing ``prose`` with up to ``max_calls`` rendered calls: ``(text, calls)``.
 
-    >>> text, calls = replies(lambda c: f"<function={c.name}>{{}}</function>").example()  # doctest: +SKIP
+    >>> import json
+    >>> from hypothesis import find
+    >>> from toolrepair import salvage_text
+    >>> render = lambda c: f"<function={c.name}>{json.dumps(c.arguments)}</function>"
+    >>> text, calls = find(replies(render), lambda reply: len(reply[1]) == 2)
+    >>> got = salvage_text(text, [c.name for c in calls], dialects=["function_tag"]).calls
+    >>> [(c.name, c.arguments) for c in got] == [(c.name, c.arguments) for c in calls]
+    True
     """
     _require_hypothesis()
     from hypothesis import strategies as st
