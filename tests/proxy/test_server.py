@@ -156,6 +156,7 @@ def test_other_paths_are_forwarded_unchanged(proxy: str, upstream: Any) -> None:
     response = httpx.get(f"{proxy}/v1/models?limit=2", headers={"authorization": "Bearer up-key"})
     assert response.status_code == 200 and response.json()["data"][0]["id"] == "m"
     assert response.headers["x-upstream"] == "yes"
+    assert len(response.headers.get_list("date")) == len(response.headers.get_list("server")) == 1
     assert upstream.seen[-1]["query"] == "limit=2"
     assert upstream.seen[-1]["headers"]["authorization"] == "Bearer up-key"  # forwarded without --api-key
     emb = httpx.post(f"{proxy}/v1/embeddings", json={"model": "e", "input": "x"})

@@ -26,9 +26,13 @@ def forwarded_headers(headers: Iterable[tuple[str, str]], *, drop_auth: bool) ->
             if k.lower() not in _HOP and not (drop_auth and k.lower() == "authorization")]
 
 
+# The proxy's own server writes these; the upstream's copies would be duplicates.
+_OWN = frozenset({"date", "server"})
+
+
 def returned_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """The upstream's response headers for the client (length and encoding are the proxy's)."""
-    return {k: v for k, v in headers if k.lower() not in _HOP}
+    """The upstream's response headers for the client (length, encoding, date and server are the proxy's)."""
+    return {k: v for k, v in headers if k.lower() not in _HOP and k.lower() not in _OWN}
 
 
 class Upstream:
