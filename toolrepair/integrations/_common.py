@@ -44,6 +44,7 @@ _EXTRA_PACKAGES = {
     "openai_agents": "openai-agents",
     "google_adk": "google-adk",
     "smolagents": "smolagents",
+    "ray": "ray[data]",
 }
 
 

@@ -1,0 +1,129 @@
+"""`toolrepair audit` and `toolrepair fix` on a generated log, against reading it.
+
+The log mixes what real logs hold: chat completions with native calls (some drifted or broken),
+replies with calls written as text, and plain prose. The baseline ("floor") is reading the
+file line by line and `json.loads` of every line: the least any audit must do. Floor, audit and
+fix run in turn, best of N each, so a busy spell of a shared machine slows all three alike.
+Peak RSS is measured in child processes on the log and on a log four times its size: flat
+memory means the two peaks are about equal.
+
+    python benchmarks/bench_audit.py [--lines 100000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._common import machine  # noqa: E402
+from toolrepair.cli import main  # noqa: E402
+
+TOOLS = [{"type": "function", "function": {"name": "web_search", "parameters": {
+    "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+    "required": ["query"]}}},
+    {"type": "function", "function": {"name": "calculator", "parameters": {
+        "type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}}}]
+
+PROSE = ("The answer depends on the period you look at; here is a summary of the main points, "
+         "with the sources I found most reliable. ")
+
+
+def _record(rng: random.Random, i: int) -> dict[str, object]:
+    kind = i % 10
+    msg: dict[str, object]
+    if kind < 4:  # native calls: mostly clean, some drifted or with broken JSON
+        name, args = ("web_search", '{"query": "cats", "limit": 5}') if kind < 3 else ("WebSearch", "{'query': 'x',}")
+        msg = {"role": "assistant", "content": None,
+               "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": args}}]}
+    elif kind < 6:  # a call written as text
+        call = json.dumps({"name": "calculator", "arguments": {"expression": f"{i} * 2"}})
+        msg = {"role": "assistant", "content": f"Let me compute that.\n<tool_call>\n{call}\n</tool_call>"}
+    else:  # prose
+        msg = {"role": "assistant", "content": PROSE * rng.randint(1, 3)}
+    return {"id": f"chatcmpl-{i}", "object": "chat.completion", "model": "m",
+            "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20}}
+
+
+def write_log(path: Path, lines: int, seed: int = 0) -> int:
+    rng = random.Random(seed)
+    with path.open("wb") as out:
+        for i in range(lines):
+            out.write(json.dumps(_record(rng, i)).encode() + b"\n")
+    return path.stat().st_size
+
+
+def floor(path: Path) -> None:
+    loads = json.loads
+    with path.open("rb") as handle:
+        for line in handle:
+            loads(line)
+
+
+def best_in_turn(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    bests = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for k, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            bests[k] = min(bests[k], time.perf_counter() - start)
+    return bests
+
+
+def peak_rss_kib(argv: list[str]) -> int:
+    """Peak RSS of the command run in a fresh child (KiB, as getrusage reports on Linux)."""
+    code = ("import resource, sys; from toolrepair.cli import main; "
+            "main(sys.argv[1:], stdout=open('/dev/null', 'w')); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, check=True)
+    return int(done.stdout.split()[-1])
+
+
+def main_bench() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        log, big, out = Path(tmp, "log.jsonl"), Path(tmp, "big.jsonl"), Path(tmp, "out.jsonl")
+        tools = Path(tmp, "tools.json")
+        tools.write_text(json.dumps(TOOLS))
+        size = write_log(log, opts.lines)
+        sink = io.StringIO
+
+        def audit() -> None:
+            main(["audit", str(log), "--tools-file", str(tools), "--json"], stdout=sink())
+
+        def fix() -> None:
+            main(["fix", str(log), "-o", str(out), "--tools-file", str(tools), "--json"], stdout=sink())
+
+        base, t_audit, t_fix = best_in_turn([lambda: floor(log), audit, fix], opts.repeat)
+        print(f"# bench_audit: {opts.lines:,} lines, {size / 1e6:.1f} MB; {machine()}")
+        print(f"{'':<34} {'seconds':>9} {'lines/s':>11} {'vs floor':>9}")
+        for label, t in (("floor: read + json.loads", base), ("audit --tools-file", t_audit),
+                         ("fix --tools-file", t_fix)):
+            print(f"{label:<34} {t:9.3f} {opts.lines / t:11,.0f} {t / base:8.2f}x")
+        write_log(big, 4 * opts.lines, seed=1)
+        for verb in ("audit", "fix"):
+            argv = [verb] + (["-o", str(out)] if verb == "fix" else []) + ["--tools-file", str(tools), "--json"]
+            small_rss = peak_rss_kib([argv[0], str(log), *argv[1:]])
+            big_rss = peak_rss_kib([argv[0], str(big), *argv[1:]])
+            print(f"peak RSS {verb}: {small_rss / 1024:.1f} MiB on {size / 1e6:.0f} MB, "
+                  f"{big_rss / 1024:.1f} MiB on {big.stat().st_size / 1e6:.0f} MB")
+
+
+if __name__ == "__main__":
+    main_bench()
