@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine  # noqa: E402
-from toolrepair.cli import main  # noqa: E402
+from benchmarks._common import machine
+from toolrepair.cli import main
 
 TOOLS = [{"type": "function", "function": {"name": "web_search", "parameters": {
     "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},

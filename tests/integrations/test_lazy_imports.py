@@ -28,6 +28,8 @@ CASES = [
     ("openai_agents", ["agents"], "m.ToolRepairModel"),
     ("google_adk", ["google.adk", "google.genai"], "m.ToolRepairPlugin"),
     ("smolagents", ["smolagents"], "m.ToolRepairModel"),
+    ("ray", ["ray", "pyarrow"], "m.fix_dataset(object())"),
+    ("ray", ["ray", "pyarrow"], "m.FixBatches()(object())"),
 ]
 
 

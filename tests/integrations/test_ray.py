@@ -18,9 +18,9 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 pa = pytest.importorskip("pyarrow")
 
-from toolrepair.integrations.ray import REPORT_COLUMN, FixBatches, fix_dataset  # noqa: E402
-
 from scale_data import TOOLS, mixed_lines  # noqa: E402
+
+from toolrepair.integrations.ray import REPORT_COLUMN, FixBatches, fix_dataset  # noqa: E402
 
 # Ray's own deprecations (its DataContext warns about its own defaults) are not ours to fix.
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning:ray"),
