@@ -73,12 +73,16 @@ def fix_dataset(
     actors (or a ``(min, max)`` autoscaling range); other keywords go to ``map_batches``
     (``num_cpus=`` per actor, for instance: on a cluster as small as its actors, give them
     less than a CPU each so the read tasks can run too). With ``preserve_order`` (the default)
-    the current ``DataContext`` keeps row order, so rows line up with the input's. The dataset
+    the dataset's ``DataContext`` and the current one keep row order, so rows line up with the
+    input's. The dataset
     is computed here, once, because the report needs every batch.
     """
     ray_data = require("ray.data", "ray")
     if preserve_order:
-        ray_data.DataContext.get_current().execution_options.preserve_order = True
+        # A dataset keeps the context it was made with; the current one covers what comes after.
+        for context in (getattr(dataset, "context", None), ray_data.DataContext.get_current()):
+            if context is not None:
+                context.execution_options.preserve_order = True
     pool = (ray_data.ActorPoolStrategy(size=workers) if isinstance(workers, int)
             else ray_data.ActorPoolStrategy(min_size=workers[0], max_size=workers[1]))
     mapped = dataset.map_batches(
