@@ -185,7 +185,7 @@ def work_for(text: str, delta: int = 16, **kw: Any) -> int:
     for i in range(0, len(text), delta):
         s.feed(text[i : i + delta])
     s.close()
-    return s.work
+    return s.work.total
 
 
 @pytest.mark.parametrize("kw", [{}, HERMES_ONLY])

@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gc
 import keyword
 import math
 import sys
-import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -63,19 +61,15 @@ __all__ = [
 
 INSTALL_HINT = "toolrepair.testing needs hypothesis: pip install 'toolrepair[test]'"
 
-# Linear-cost check: a text is grown until one salvage takes this long, so that timer noise
-# is small against it, but never past the size cap (a fast reader may never reach it).
-LINEAR_MIN_SECONDS = 0.002
-LINEAR_MAX_CHARS = 1 << 20
-# ... and never below this size: readers look ahead through bounded windows (thousands of
-# characters), so on shorter texts every read still grows with the text and the ratio of a
-# linear reader looks quadratic.
+# Linear-cost check, on counted work (never a clock, so a busy machine cannot fail it): the
+# pass's markers handled and reader calls, the calls it makes (Python and C), and the
+# characters the text's own methods look at (``_LookedAt``), on ``unit * n`` and ``unit * 2n``.
+# Linear work doubles; quadratic work quadruples. Readers look ahead through bounded windows
+# (thousands of characters), so n starts where a text is well past them; the slack absorbs
+# fixed costs.
 LINEAR_MIN_CHARS = 1 << 14
-# Doubling the input doubles the time of a linear reader (~2x) and quadruples a quadratic one
-# (~4x); 3 separates them with room for a busy machine. Timings are best of 5, and a ratio
-# over the bound is measured again at twice the size before it counts as a failure.
-LINEAR_MAX_RATIO = 3.0
-LINEAR_ATTEMPTS = 3
+LINEAR_MAX_RATIO = 2.5
+LINEAR_SLACK = 4096
 
 # Closing and in-payload markers of the built-in dialects that the dialect objects do not
 # expose as attributes (their readers spell them from token words). Collected here so that
@@ -417,48 +411,100 @@ def _stream(text: str, sizes: Sequence[int], allowed: Any, dialect: Dialect) -> 
     return content, tuple(e.call for e in events if isinstance(e, ToolCallReady))
 
 
-def _costs(texts: Sequence[str], dialect: Dialect, runs: int) -> list[float]:
-    """Best-of-``runs`` seconds of one salvage pass over each text. The texts take turns, so
-    a burst of load on a busy machine hits both sides of a ratio alike. (Time, not the pass's
-    ``work`` counter: that counts what readers *may* read, not what they do.)"""
-    config = config_for([dialect])
-    best = [math.inf] * len(texts)
-    # As timeit does: a collection of the test run's garbage inside one timing is noise.
-    enabled = gc.isenabled()
-    gc.disable()
+class _LookedAt(str):
+    """A text that counts the characters its own methods look at: a search counts what it
+    passes over, a slice what it copies, an index one. (What C code reads from the buffer
+    directly, a regex or the JSON decoder, is not seen: their readers bound it by windows.)"""
+
+    looked = 0
+
+    def _add(self, n: int) -> None:
+        _LookedAt.looked += max(n, 1)
+
+    def find(self, sub: str, start: Any = None, end: Any = None) -> int:
+        lo, hi, _ = slice(start, end).indices(len(self))
+        got = str.find(self, sub, lo, hi)
+        self._add((hi if got == -1 else got + len(sub)) - lo)
+        return got
+
+    def rfind(self, sub: str, start: Any = None, end: Any = None) -> int:
+        lo, hi, _ = slice(start, end).indices(len(self))
+        got = str.rfind(self, sub, lo, hi)
+        self._add(hi - (lo if got == -1 else got))
+        return got
+
+    def index(self, sub: str, start: Any = None, end: Any = None) -> int:
+        got = self.find(sub, start, end)
+        if got == -1:
+            raise ValueError("substring not found")
+        return got
+
+    def count(self, sub: str, start: Any = None, end: Any = None) -> int:
+        lo, hi, _ = slice(start, end).indices(len(self))
+        self._add(hi - lo)
+        return str.count(self, sub, lo, hi)
+
+    def __contains__(self, sub: str) -> bool:  # type: ignore[override]
+        self._add(len(self))
+        return str.__contains__(self, sub)
+
+    def __getitem__(self, key: Any) -> str:
+        got = str.__getitem__(self, key)
+        self._add(len(got))
+        return got
+
+
+def _whole(method: str) -> Callable[..., Any]:
+    def counted(self: _LookedAt, *args: Any, **kwargs: Any) -> Any:
+        self._add(len(self))
+        return getattr(str, method)(self, *args, **kwargs)
+    return counted
+
+
+for _method in ("lower", "upper", "casefold", "strip", "lstrip", "rstrip", "split", "splitlines", "partition",
+                "rpartition", "replace", "encode", "expandtabs", "translate"):
+    setattr(_LookedAt, _method, _whole(_method))
+
+
+def _counted_work(text: str, dialects: Sequence[str | Dialect] | None) -> tuple[int, int, int]:
+    """(markers handled + reader calls, calls made, characters looked at) of one whole-text
+    pass. Calls made are what ``sys.setprofile`` sees, Python functions and calls into C alike:
+    a reader looping over the rest of the text per marker makes a number of them that grows
+    with the text."""
+    looked = _LookedAt(text)
+    _LookedAt.looked = 0
+    run = SalvagePass(config_for(dialects), ANY_TOOL, looked)
+    calls = 0
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        nonlocal calls
+        calls += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
     try:
-        for _ in range(runs):
-            for i, text in enumerate(texts):
-                t0 = time.perf_counter()
-                SalvagePass(config, ANY_TOOL, text).advance(final=True)
-                best[i] = min(best[i], time.perf_counter() - t0)
+        run.advance(final=True)
     finally:
-        if enabled:
-            gc.enable()
-    return best
+        sys.setprofile(previous)
+    return run.markers + run.reads, calls, _LookedAt.looked
+
+
+def _not_linear(make: Callable[[int], str], n: int, dialects: Sequence[str | Dialect] | None) -> str | None:
+    """Why the pass over ``make(2n)`` does not cost about twice ``make(n)`` in counted work
+    (``_counted_work``), or None."""
+    small, large = _counted_work(make(n), dialects), _counted_work(make(2 * n), dialects)
+    what_of = ("markers handled and reader calls", "calls made", "characters looked at")
+    for what, a, b in zip(what_of, small, large, strict=True):
+        if b > LINEAR_MAX_RATIO * a + LINEAR_SLACK:
+            return f"{what} {b} against {a} for half as many (linear is ~2x, quadratic ~4x)"
+    return None
 
 
 def _linear_failure(unit: str, dialect: Dialect) -> str | None:
-    """Why salvaging ``unit * n`` is not linear in n, or None. Never an absolute time: the
-    ratio t(2n)/t(n) of best-of-5 timings, with n grown until t(n) dwarfs timer noise."""
+    """Why salvaging ``unit * n`` does not look linear in n on counted work, or None."""
     n = max(16, -(-LINEAR_MIN_CHARS // len(unit)))
-    t = _costs([unit * n], dialect, 1)[0]
-    while len(unit) * n < LINEAR_MAX_CHARS and t < LINEAR_MIN_SECONDS:
-        n *= 2
-        t = _costs([unit * n], dialect, 1)[0]
-    message = ""
-    for _ in range(LINEAR_ATTEMPTS):
-        # A slow pass is its own best evidence: fewer runs, and no retry at a larger size.
-        slow = t > 50 * LINEAR_MIN_SECONDS
-        t1, t2 = _costs([unit * n, unit * (2 * n)], dialect, 2 if slow else 5)
-        ratio = t2 / max(t1, 1e-9)
-        if ratio < LINEAR_MAX_RATIO:
-            return None
-        message = f"{unit!r} * {2 * n} took {ratio:.1f}x as long as * {n} (best of 5; linear is ~2x)"
-        if slow:
-            break
-        n, t = 2 * n, t2  # noise shrinks against a longer run; a quadratic reader stays at ~4x
-    return message
+    why = _not_linear(lambda k: unit * k, n, [dialect])
+    return None if why is None else f"{unit!r} * {2 * n}: {why}"
 
 
 def check_dialect(
@@ -477,7 +523,8 @@ def check_dialect(
     (2) masks: inside a Markdown fence or a reasoning block it is no call; (3) allowlist: a call
     whose name is not offered comes back under no name; (4) robustness: arbitrary text and soup
     of the dialect's markers never raise; (5) streaming: any chunking gives what the whole text
-    gives; (6) linear cost on repetitions of each of its markers (a doubling ratio).
+    gives; (6) linear cost on repetitions of each of its markers, on counted work (markers handled,
+    reader calls and characters looked at for n and 2n repetitions; never a clock).
 
     ``names`` / ``arguments`` restrict the calls drawn (a raw-text XML-style format passes
     ``arguments(values=awkward_text(...))``); ``prose`` replaces the text around calls (a format

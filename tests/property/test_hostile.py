@@ -9,9 +9,10 @@ wall-clock bound:
   such as ``str.find`` and ``re.match``) made on inputs of size N and 2N; linear code makes at
   most about twice as many, quadratic code four times as many. Deterministic, so it holds on a
   busy machine. Reader invocations (markers handled) are counted the same way.
-* doubling ratios t(2N)/t(N), best of several runs, with a generous margin: this catches work
-  hidden inside one C call (a ``find`` that rescans the rest of the text per marker), which call
-  counts cannot see.
+* counted characters: what the text's own methods look at (``toolrepair.testing``'s counting
+  text), which catches work hidden inside one C call (a ``find`` that rescans the rest of the
+  text per marker) that call counts cannot see, and the engine's own counters on a stream.
+  (Timings, t(2N)/t(N), are in benchmarks/bench_doubling.py.)
 * the recursion limit lowered to a little above the caller's depth: recursion that grows with
   the input fails there, however large the default limit is.
 """
@@ -29,6 +30,7 @@ import pytest
 import toolrepair as tr
 from toolrepair._args import decode_arguments
 from toolrepair._salvage import BUILTIN
+from toolrepair.testing import _not_linear
 
 # -- the families ---------------------------------------------------------------------------
 # Each maps a repeat count n to a text; the text grows linearly in n.
@@ -217,6 +219,48 @@ def test_salvage_memory_is_linear(family: str) -> None:
     make = FAMILIES[family]
     small, large = peak(make(N_COUNTED)), peak(make(2 * N_COUNTED))
     assert large <= MAX_COUNT_RATIO * small + 64_000, f"{family}: peak {small} -> {large} bytes"
+
+
+def _repeats(make: Callable[[int], str]) -> int:
+    """A repeat count whose text is past the readers' bounded look-ahead windows."""
+    return max(N_COUNTED, 16_000 // max(1, len(make(1))))
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_salvage_counted_work_doubles(family: str) -> None:
+    # Markers handled, reader calls, calls made and characters looked at by the whole-text
+    # pass (``toolrepair.testing``'s counted work), never a clock: the t(2N)/t(N) table of
+    # these families is benchmarks/bench_doubling.py.
+    make = FAMILIES[family]
+    assert _not_linear(make, _repeats(make), None) is None
+
+
+def stream_work(text: str, step: int = 16) -> int:
+    stream = tr.StreamSalvager(tr.ANY_TOOL)
+    for i in range(0, len(text), step):
+        stream.feed(text[i : i + step])
+    stream.close()
+    work = stream.work
+    # Not ``work.handed``: a window held open (a kimi section) is handed whole to each marker's
+    # reader, a bound on what it may read that grows with the window, not what it reads.
+    return work.markers + work.reads + work.copied
+
+
+# Known: on a run of kimi's call-begin marker the stream's window is never trimmed, so each
+# join copies all of it (CPython's in-place `+=` hides that in the time, not in the count).
+_WINDOW_HELD = pytest.mark.xfail(strict=True, reason="stream window held open on a kimi marker run")
+
+
+@pytest.mark.parametrize("family", [pytest.param(f, marks=_WINDOW_HELD) if f == "kimi_begin" else f
+                                    for f in FAMILIES])
+def test_stream_counted_work_doubles(family: str) -> None:
+    # The engine's own counters on a stream fed 16 characters at a time: markers handled,
+    # reader calls, characters copied into the window (a stream that re-joins or rescans its
+    # buffer per delta shows up here), never a clock.
+    make = FAMILIES[family]
+    n = _repeats(make)
+    small, large = stream_work(make(n)), stream_work(make(2 * n))
+    assert large <= MAX_COUNT_RATIO * small + 4096, f"{family}: {small} -> {large}"
 
 
 # -- recursion ----------------------------------------------------------------------------------

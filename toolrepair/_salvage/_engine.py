@@ -31,7 +31,7 @@ from ._base import (
     offered_name,
     salvaged_call,
 )
-from ._marks import Hit, InFence, InReasoning, Kind, Mode, Role
+from ._marks import Hit, InFence, InReasoning, Kind, Mode, Role, Work
 from ._mask import DEFAULT_REASONING, fence_closer_at, fence_opener_at
 from ._scan import MarkerFinder
 
@@ -179,17 +179,19 @@ class SalvagePass:
         "config",
         "cuts",
         "floor",
+        "handed",
         "limits",
+        "markers",
         "mode",
         "names",
         "pos",
+        "reads",
         "rejected",
         "resets",
         "scan",
         "seen",
         "settling",
         "skip_until",
-        "work",
     )
 
     def __init__(self, config: SalvageConfig, allowed: Collection[str] | AnyTool | NameTable, text: str = "", *,
@@ -216,9 +218,16 @@ class SalvagePass:
         self._retry: Hit | None = None
         self.settling = False  # blocked on a decided candidate that reaches the text's end
         self.resets = 0  # forced-open reasoning closes taken (each cleared calls and cuts)
-        # A cost counter for linear-time tests: markers handled, plus characters handed to
-        # readers; ``scan.copied`` counts the characters copied into the window.
-        self.work = 0
+        # Cost counters for linear-time tests (see ``work``): plain ints, one add each.
+        self.markers = 0
+        self.reads = 0
+        self.handed = 0
+
+    @property
+    def work(self) -> Work:
+        """The work counted so far: markers handled, reader calls, characters handed to
+        readers, characters copied into the window."""
+        return Work(self.markers, self.reads, self.handed, self.scan.copied)
 
     @property
     def text(self) -> str:
@@ -255,7 +264,7 @@ class SalvagePass:
             self._retry = None
             if item is None:
                 return
-            self.work += 1
+            self.markers += 1
             s, marker, role = item
             kind = role.kind
             mode = self.mode
@@ -322,7 +331,8 @@ class SalvagePass:
         text, base = scan.text, scan.base
         span = base + len(text) - s
         if span <= self.limits[1] or span <= marker_end - s:
-            self.work += span
+            self.reads += 1
+            self.handed += span
             found = dialect.read(text, s - base, marker_end - base, self._ctx(final, base))
             if final:
                 return _rebased(found, base) if base else found
@@ -337,7 +347,8 @@ class SalvagePass:
         size = limit if retried else min(_PROBE_CHARS, limit)
         while True:
             view = text[lo - base : s - base + size]
-            self.work += len(view)
+            self.reads += 1
+            self.handed += len(view)
             found = _settled(dialect.read(view, s - lo, marker_end - lo, ctx), view)
             if found is not NEED_MORE:
                 return _rebased(found, lo)

@@ -13,7 +13,7 @@ from typing import NamedTuple, Union
 
 from ._base import Dialect
 
-__all__ = ["Hit", "InFence", "InReasoning", "Kind", "Mode", "Role"]
+__all__ = ["Hit", "InFence", "InReasoning", "Kind", "Mode", "Role", "Work"]
 
 
 class Kind(enum.Enum):
@@ -55,3 +55,23 @@ class InReasoning(NamedTuple):
 
 
 Mode = Union[InFence, InReasoning, None]  # noqa: UP007 (a runtime alias on Python 3.10)
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """Work a pass has done, counted (never timed), for linear-time tests.
+
+    ``markers``: marker occurrences handled; ``reads``: reader calls; ``handed``: characters
+    handed to readers (from each marker to the end of the text or window: what a reader *may*
+    look at, so on a whole text a run of n markers is handed O(n^2) by construction, while a
+    stream hands only its window); ``copied``: characters copied into a stream's window.
+    """
+
+    markers: int = 0
+    reads: int = 0
+    handed: int = 0
+    copied: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.markers + self.reads + self.handed + self.copied

@@ -40,6 +40,7 @@ from .._limits import Limits, limits_with
 from .._types import ToolCall
 from ._base import LOOKBEHIND, AnyTool, Dialect
 from ._engine import SalvagePass, config_for
+from ._marks import Work
 
 __all__ = ["Event", "StreamSalvager", "TextDelta", "ToolCallReady"]
 
@@ -141,9 +142,10 @@ class StreamSalvager:
         self._kept_since_cut = False
 
     @property
-    def work(self) -> int:
-        """Work done so far (markers handled, characters read and copied): for cost tests."""
-        return self._pass.work + self._pass.scan.copied
+    def work(self) -> Work:
+        """Work counted so far (markers handled, reader calls, characters handed to readers
+        and copied into the window): what linear-time tests assert on, never a clock."""
+        return self._pass.work
 
     def feed(self, delta: str) -> list[Event]:
         """The events that ``delta`` makes certain. O(len(delta)) amortised."""
