@@ -189,14 +189,14 @@ class _Proxy:
             return self._relay(request, await self._open(request, content), start, request.state.tally,
                                {"x-toolrepair": request.state.tally.header()})
         if body.get("stream") is True:
-            return await self._stream(request, body, tools, start)
-        return await self._complete(request, body, tools)
+            return await self._stream(request, content, tools, start)
+        return await self._complete(request, content, body, tools)
 
-    async def _whole(self, request: Request, body: dict[str, Any]) -> tuple[httpx.Response, bytes]:
+    async def _whole(self, request: Request, content: bytes) -> tuple[httpx.Response, bytes]:
         try:
             with anyio.fail_after(self.config.timeout):
                 reply = await self.upstream.open("POST", request.url.path, headers=self._headers(request),
-                                                 content=_dumps(body), query=request.url.query)
+                                                 content=content, query=request.url.query)
                 try:
                     data = await reply.aread()
                 finally:
@@ -208,11 +208,13 @@ class _Proxy:
                              kind="upstream_error") from None
         return reply, data
 
-    async def _complete(self, request: Request, body: dict[str, Any], tools: RequestTools) -> Response:
+    async def _complete(self, request: Request, content: bytes, body: dict[str, Any], tools: RequestTools) -> Response:
+        # The client's own bytes go upstream (no re-encoding of a long history); a reprompt
+        # sends the history with the corrective turn appended.
         assert tools.registry is not None
         reprompts = 0
         while True:
-            reply, data = await self._whole(request, body)
+            reply, data = await self._whole(request, content)
             completion = json_object(data) if reply.status_code == 200 else None
             if completion is None:  # an upstream error, or not a completion: passed through
                 return Response(data, reply.status_code, returned_headers(reply.headers.items()))
@@ -231,15 +233,16 @@ class _Proxy:
             messages = body.get("messages")
             history = list(messages) if isinstance(messages, list) else []
             body = {**body, "messages": history + corrective_turn(message, tally.notes, missing_call=missing)}
+            content = _dumps(body)
         if self.config.annotate:
             repaired["toolrepair"] = tally.annotation()
         headers = returned_headers(reply.headers.items())
         headers["x-toolrepair"] = tally.header()
         return Response(_dumps(repaired), 200, headers)
 
-    async def _stream(self, request: Request, body: dict[str, Any], tools: RequestTools, start: float) -> Response:
+    async def _stream(self, request: Request, content: bytes, tools: RequestTools, start: float) -> Response:
         assert tools.registry is not None
-        reply = await self._open(request, _dumps(body))
+        reply = await self._open(request, content)
         tally = request.state.tally = Tally()
         if reply.status_code != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
             return self._relay(request, reply, start, tally, {"x-toolrepair": tally.header()})
