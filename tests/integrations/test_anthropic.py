@@ -112,3 +112,8 @@ def test_tool_error_is_an_error_result(registry: tr.ToolRegistry) -> None:
     block = tool_result_block(registry.run(out["content"][0]))
     assert block == {"type": "tool_result", "tool_use_id": "toolu_04", "content": "No such file: /etc/none",
                      "is_error": True}
+
+
+def test_an_outcome_without_an_id_is_refused(registry: tr.ToolRegistry) -> None:
+    with pytest.raises(ValueError, match="no tool_use id"):
+        tool_result_block(registry.run({"name": "web_search", "arguments": {"query": "x"}}))

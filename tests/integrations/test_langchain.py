@@ -329,3 +329,63 @@ def test_the_old_wrapper_names_still_work_and_warn(old: str, new: str, lc_regist
     with pytest.warns(DeprecationWarning, match=f"use {new}"):
         wrapper = getattr(m, old)(lc_registry)
     assert wrapper.__qualname__ == getattr(m, new)(lc_registry).__qualname__
+
+
+# -- the pieces on their own ----------------------------------------------------------------------
+@pytest.mark.parametrize(("content", "expected"), [
+    (["Words. <tool_call>{\"name\": \"web_search\", \"arguments\": {\"query\": \"a\"}}</tool_call>",
+      {"type": "image_url", "image_url": {"url": "data:,"}}], ["Words.", {"type": "image_url", "image_url": {"url": "data:,"}}]),
+    (["<tool_call>{\"name\": \"web_search\", \"arguments\": {\"query\": \"a\"}}</tool_call>"], []),
+])
+def test_block_list_content_keeps_what_is_not_text(lc_registry: tr.ToolRegistry, content: list, expected: list) -> None:
+    fixed = repair_ai_message(AIMessage(content=content), lc_registry)
+    assert fixed.content == expected and fixed.tool_calls[0]["args"] == {"query": "a"}
+
+
+def test_content_that_is_neither_text_nor_blocks_is_left_alone(lc_registry: tr.ToolRegistry) -> None:
+    from toolrepair.integrations.langchain import _salvage_content
+
+    assert _salvage_content(None, lc_registry) == (None, [])
+
+
+def _request(name: str, args: dict[str, Any], tool: Any) -> Any:
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+
+    return ToolCallRequest(tool_call=_call(name, args, "c_direct"), tool=tool, state={}, runtime=None)
+
+
+def test_the_wrapper_finds_the_tool_for_a_repaired_call(lc_registry: tr.ToolRegistry) -> None:
+    wrap = tool_call_wrapper(lc_registry)
+    ran: list[Any] = []
+
+    def execute(request: Any) -> Any:
+        ran.append((request.tool.name, request.tool_call["args"]))
+        return ToolMessage(content="ok", tool_call_id="c_direct")
+
+    wrap(_request("WebSearch", {"query": "q"}, None), execute)  # the node found no tool: the registry's
+    wrap(_request("web_search", {"query": "q", "limit": "2"}, web_search), execute)  # the node's own
+    assert ran == [("web_search", {"query": "q"}), ("web_search", {"query": "q", "limit": 2})]
+
+
+def test_the_wrappers_raise_when_asked_to(lc_registry: tr.ToolRegistry) -> None:
+    def execute(request: Any) -> Any:
+        raise RuntimeError("boom")
+
+    async def aexecute(request: Any) -> Any:
+        raise RuntimeError("boom")
+
+    request = _request("web_search", {"query": "q"}, web_search)
+    assert tool_call_wrapper(lc_registry)(request, execute).content == "boom"
+    with pytest.raises(RuntimeError, match="boom"):
+        tool_call_wrapper(lc_registry, handle_tool_errors=False)(request, execute)
+    with pytest.raises(RuntimeError, match="boom"):
+        asyncio.run(async_tool_call_wrapper(lc_registry, handle_tool_errors=False)(request, aexecute))
+
+
+def test_the_middleware_repairs_a_bare_message_and_leaves_other_responses(lc_registry: tr.ToolRegistry, hermes) -> None:
+    from toolrepair.integrations.langchain import ToolRepairMiddleware
+
+    middleware = ToolRepairMiddleware(lc_registry)
+    fixed = middleware._repair_response(AIMessage(content=hermes("WebSearch", '{"query": "x"}')))
+    assert fixed.tool_calls[0]["name"] == "web_search"
+    assert middleware._repair_response("not a response") == "not a response"

@@ -176,3 +176,35 @@ def test_tool_repair_agent_answers_a_denied_call_with_the_refusal(hermes: Callab
     assert [m for _, m in refusals] == ["Tool 'delete_file' is not allowed."] * 2
     assert refusals[0][0] == "c_native" and str(results["c_ok"].tool_output.content) == "3 results for x"
     assert final == "I may not delete files."
+
+
+# -- calls kept in additional_kwargs (LLM classes that do not use ToolCallBlocks) --------------
+@pytest.mark.parametrize(("raw", "expected"), [
+    ([{"id": "c1", "type": "function", "function": {"name": "WebSearch", "arguments": "{'query': 'a',}"}}],
+     [("c1", "web_search", {"query": "a"})]),
+    ([{"id": "c2", "name": "web_search", "input": {"query": "b", "limit": "2"}}],
+     [("c2", "web_search", {"query": "b", "limit": 2})]),
+    ([{"tool_id": "c3", "tool_name": "Web-Search", "tool_kwargs": {"query": "c"}}],
+     [("c3", "web_search", {"query": "c"})]),
+    ([{"id": "c4", "type": "function", "function": {"name": "delete_file", "arguments": "{}"}}], []),
+    ([{"something": "else"}], []),
+    (["not a call"], []),
+])
+def test_calls_kept_in_additional_kwargs(raw: list, expected: list) -> None:
+    from llama_index.core.llms.llm import ToolSelection
+
+    raw = [ToolSelection.model_validate(r) if isinstance(r, dict) and "tool_name" in r else r for r in raw]
+    tools = [*TOOLS, FunctionTool.from_defaults(delete_file)]
+    response = ChatResponse(message=ChatMessage(role="assistant", content="", additional_kwargs={"tool_calls": raw}))
+    got = repair_tool_selections(response, tr.ToolRegistry(tools, deny=["delete_file"]))
+    assert [(s.tool_id, s.tool_name, s.tool_kwargs) for s in got] == expected
+
+
+def test_wrap_llm_with_nothing_to_call() -> None:
+    llm = wrap_llm(_scripted([]), TOOLS)
+    empty = ChatResponse(message=ChatMessage(role="assistant", content=""))
+    assert llm.get_tool_calls_from_response(empty) == []
+    with pytest.raises(ValueError, match="Expected at least one tool call"):
+        llm.get_tool_calls_from_response(empty, error_on_no_tool_call=True)
+    words = ChatResponse(message=ChatMessage(role="assistant", content="Just words."))
+    assert llm.get_tool_calls_from_response(words) == []

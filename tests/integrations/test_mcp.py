@@ -81,3 +81,40 @@ def test_over_stdio_with_client_session(hermes) -> None:
             await _exercise(session, hermes)
 
     asyncio.run(main())
+
+
+class PagedSession:
+    """A session in the wire shapes of mcp 1.x (camelCase mappings), listing its tools in pages."""
+
+    def __init__(self) -> None:
+        self.cursors: list[Any] = []
+
+    async def list_tools(self, cursor: str | None = None) -> dict[str, Any]:
+        self.cursors.append(cursor)
+        if cursor is None:
+            return {"tools": [{"name": "structured", "inputSchema": {"type": "object", "properties": {
+                "x": {"type": "integer"}}, "required": ["x"], "additionalProperties": False}}],
+                "nextCursor": "page-2"}
+        return {"tools": [{"name": "images", "description": 7, "inputSchema": None}], "nextCursor": None}
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if name == "structured":
+            return {"content": [], "structuredContent": {"x": arguments["x"]}, "isError": False}
+        return {"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}], "isError": False}
+
+
+def test_paged_listings_and_results_that_are_not_text() -> None:
+    session = PagedSession()
+
+    async def main() -> None:
+        specs = await tools_from_session(session)
+        assert [s.name for s in specs] == ["structured", "images"] and session.cursors == [None, "page-2"]
+        assert specs[1].parameters == {"type": "object"} and specs[1].description == ""
+        registry = tr.ToolRegistry(specs)
+        assert (await registry.arun({"name": "structured", "arguments": {"x": "4"}})).value == {"x": 4}
+        assert (await registry.arun({"name": "images", "arguments": {}})).value == [
+            {"type": "image", "data": "AA==", "mimeType": "image/png"}]
+        # A closed schema binds exactly its properties.
+        assert not (await registry.arun({"name": "structured", "arguments": {"x": 1, "y": 2}})).ok
+
+    asyncio.run(main())

@@ -208,3 +208,27 @@ def test_responses_text_calls_are_salvaged_into_function_call_items(registry: tr
     assert (call["name"], json.loads(call["arguments"])) == ("web_search", {"query": "dogs", "limit": 2})
     assert repair_response_items([_text_item(text)], registry)["output"][1]["call_id"] == call["call_id"]
     assert ResponseFunctionToolCall.model_validate(call).name == "web_search"
+
+
+def test_custom_tools_and_empty_replies_pass_through(registry: tr.ToolRegistry) -> None:
+    custom = {"id": "ct_1", "type": "custom", "custom": {"name": "grammar", "input": "x"}}
+    out = repair_chat_message({"role": "assistant", "content": None, "tool_calls": [custom]}, registry)
+    assert out["tool_calls"] == [custom] and tool_calls(out) == []
+    assert repair_chat_message({"role": "assistant", "content": ""}, registry) == {"role": "assistant", "content": ""}
+    # Every call refused: the key stays (each needs its answer) and none is to run.
+    out = repair_chat_message({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "nope", "arguments": "{}"}}]}, registry)
+    assert len(out["tool_calls"]) == 1 and tool_calls(out) == []
+
+
+def test_responses_items_of_other_kinds_and_shapes(registry: tr.ToolRegistry, hermes) -> None:
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    mixed = {"output": [reasoning, _fc("call_1", "web_search", '{"query": "a"}').model_dump()]}
+    result = repair_response_items(mixed, registry)
+    assert result["output"][0] == reasoning and [c.id for c in tool_calls(result)] == ["call_1"]
+    assert [c.id for c in tool_calls(result["output"])] == ["call_1"]  # the bare list of items
+    refusal = {"type": "refusal", "refusal": "no"}
+    message = {"type": "message", "id": "m", "role": "assistant", "status": "completed",
+               "content": [refusal, {"type": "output_text", "text": "", "annotations": []}]}
+    result = repair_response_items([reasoning, message], registry)
+    assert result["output"] == [reasoning, message] and result["toolrepair_errors"] == []

@@ -161,10 +161,7 @@ def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any]) -> Vetted
     if repair.call is None:
         assert repair.error is not None
         return Vetted(written, repair.error)
-    fixed = repair.call
-    if fixed.id != written.id:
-        fixed = replace(fixed, id=written.id)
-    return Vetted(fixed, None)
+    return Vetted(repair.call, None)
 
 
 def vet_text(registry: ToolRegistry, text: str, prefix: str) -> VettedText:

@@ -98,10 +98,8 @@ def repair_ai_message(message: Any, registry: ToolRegistry) -> Any:
     return message.model_copy(update=update)
 
 
-def _json_args(args: Any) -> str | None:
-    # invalid_tool_calls keep their arguments as the string the model sent.
-    if isinstance(args, str) or args is None:
-        return args
+def _json_args(args: Any) -> str:
+    # invalid_tool_calls keep their arguments as a string, as the model would have sent them.
     return json.dumps(args, ensure_ascii=False, default=str)
 
 
