@@ -389,3 +389,28 @@ def test_the_middleware_repairs_a_bare_message_and_leaves_other_responses(lc_reg
     fixed = middleware._repair_response(AIMessage(content=hermes("WebSearch", '{"query": "x"}')))
     assert fixed.tool_calls[0]["name"] == "web_search"
     assert middleware._repair_response("not a response") == "not a response"
+
+
+# -- token streaming (stream_mode="messages") ---------------------------------------------------
+@pytest.mark.parametrize("use_async", [False, True])
+def test_streamed_tokens_never_show_the_markup(lc_registry: tr.ToolRegistry, hermes, use_async: bool) -> None:
+    from langchain_core.messages import AIMessageChunk
+
+    script = [AIMessage(content="Let me look. " + hermes("WebSearch", '{"query": "otters", "limit": "2"}')),
+              AIMessage(content="Otters hold hands.")]
+    agent = _agent(lc_registry, script)
+    payload = {"messages": [HumanMessage("otters?")]}
+
+    async def collect() -> list[Any]:
+        return [item async for item in agent.astream(payload, stream_mode=["messages", "values"])]
+
+    items = asyncio.run(collect()) if use_async else list(agent.stream(payload, stream_mode=["messages", "values"]))
+    tokens = [chunk for mode, (chunk, _) in ((m, d) for m, d in items if m == "messages")
+              if isinstance(chunk, AIMessageChunk)]
+    shown = "".join(t.content for t in tokens if isinstance(t.content, str))
+    assert "<tool_call>" not in shown and "tool_call" not in shown
+    assert shown.replace(" ", "") == "Letmelook.Ottersholdhands."
+    final = [d for m, d in items if m == "values"][-1]["messages"]
+    results = [m for m in final if isinstance(m, ToolMessage)]
+    assert [r.content for r in results] == ["2 results for otters"]
+    assert final[-1].content == "Otters hold hands."

@@ -298,6 +298,98 @@ def _repair_for_agent(message: Any, registry: ToolRegistry, pending: PendingMess
     return repaired.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
 
 
+def _screened_model_class() -> type:
+    chat_models = require("langchain_core.language_models.chat_models", _EXTRA)
+    outputs = require("langchain_core.outputs", _EXTRA)
+    messages = _messages()
+    pydantic = require("pydantic", _EXTRA)
+
+    class ScreenedChatModel(chat_models.BaseChatModel):  # type: ignore[misc,name-defined]
+        """A chat model around another whose streamed tokens never show call markup: text goes
+        through the registry's ``StreamSalvager`` and a call written as text arrives as a tool-call
+        chunk instead (the middleware then repairs and vets it like any native call)."""
+
+        model_config = pydantic.ConfigDict(arbitrary_types_allowed=True)
+        inner: Any
+        registry: Any
+
+        @property
+        def _llm_type(self) -> str:
+            return "toolrepair-screened"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self.model_copy(update={"inner": self.inner.bind_tools(tools, **kwargs)})
+
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            # The inner model runs without callbacks: its tokens would bypass the screen.
+            message = self.inner.invoke(messages, config={"callbacks": []}, stop=stop, **kwargs)
+            return outputs.ChatResult(generations=[outputs.ChatGeneration(message=message)])
+
+        def _screen(self, screen: Any, chunk: Any, count: list[int]) -> list[Any]:
+            out: list[Any] = []
+            content = chunk.content if isinstance(chunk.content, str) else ""
+            events = screen.feed(content) if content else []
+            if chunk.tool_call_chunks or not isinstance(chunk.content, str):
+                out.append(chunk.model_copy(update={"content": "" if content else chunk.content}))
+            out += self._events(events, chunk, count)
+            return out
+
+        def _events(self, events: list[Any], template: Any, count: list[int]) -> list[Any]:
+            out: list[Any] = []
+            for event in events:
+                call = getattr(event, "call", None)
+                if call is None:
+                    out.append(messages.AIMessageChunk(content=event.text, id=template.id))
+                    continue
+                key = json.dumps([call.name, call.arguments, call.span], ensure_ascii=False, default=str)
+                ident = stable_id("call_", key, count[0])
+                out.append(messages.AIMessageChunk(content="", id=template.id, tool_call_chunks=[{
+                    "name": call.name, "args": json.dumps(call.arguments, ensure_ascii=False), "id": ident,
+                    "index": 1000 + count[0], "type": "tool_call_chunk"}]))
+                count[0] += 1
+            return out
+
+        def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            screen, count, last = self.registry.stream(), [0], None
+            for chunk in self.inner.stream(messages, config={"callbacks": []}, stop=stop, **kwargs):
+                last = chunk
+                for piece in self._screen(screen, chunk, count):
+                    yield self._emit(piece, run_manager)
+            if last is not None:
+                for piece in self._events(screen.close(), last, count):
+                    yield self._emit(piece, run_manager)
+
+        async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            screen, count, last = self.registry.stream(), [0], None
+            async for chunk in self.inner.astream(messages, config={"callbacks": []}, stop=stop, **kwargs):
+                last = chunk
+                for piece in self._screen(screen, chunk, count):
+                    yield await self._aemit(piece, run_manager)
+            if last is not None:
+                for piece in self._events(screen.close(), last, count):
+                    yield await self._aemit(piece, run_manager)
+
+        @staticmethod
+        def _emit(piece: Any, run_manager: Any) -> Any:
+            generation = outputs.ChatGenerationChunk(message=piece)
+            if run_manager is not None:
+                run_manager.on_llm_new_token(piece.content if isinstance(piece.content, str) else "",
+                                             chunk=generation)
+            return generation
+
+        @staticmethod
+        async def _aemit(piece: Any, run_manager: Any) -> Any:
+            generation = outputs.ChatGenerationChunk(message=piece)
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(piece.content if isinstance(piece.content, str) else "",
+                                                   chunk=generation)
+            return generation
+
+    ScreenedChatModel.__module__ = __name__
+    ScreenedChatModel.__qualname__ = "ScreenedChatModel"
+    return ScreenedChatModel
+
+
 def _middleware_class() -> type:
     middleware = require("langchain.agents.middleware", _EXTRA)
     ai_message = _messages().AIMessage
@@ -327,11 +419,16 @@ def _middleware_class() -> type:
                      for m in result]
             return dataclasses.replace(response, result=fixed)
 
+        def _screened(self, request: Any) -> Any:
+            # Token streaming (stream_mode="messages") shows what the model's run emits: screen it.
+            screened = __getattr__("ScreenedChatModel")(inner=request.model, registry=self.registry)
+            return request.override(model=screened)
+
         def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-            return self._repair_response(handler(request))
+            return self._repair_response(handler(self._screened(request)))
 
         async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
-            return self._repair_response(await handler(request))
+            return self._repair_response(await handler(self._screened(request)))
 
         def wrap_tool_call(self, request: Any, handler: ToolCallHandler) -> Any:
             return self._wrap(request, handler)
@@ -346,4 +443,5 @@ def _middleware_class() -> type:
 
 # ToolRepairMiddleware subclasses LangChain's AgentMiddleware, so it is built on first use: importing this module
 # must not import the framework.
-__getattr__ = lazy_classes(__name__, {"ToolRepairMiddleware": _middleware_class})
+__getattr__ = lazy_classes(__name__, {"ToolRepairMiddleware": _middleware_class,
+                                      "ScreenedChatModel": _screened_model_class})
