@@ -263,3 +263,16 @@ def test_a_call_without_a_name_keeps_the_span_name_it_started_with() -> None:
     (span,) = spans()
     assert span.name == "execute_tool " and span.attributes is not None
     assert span.attributes["error.type"] == "not-found"
+
+
+def test_a_salvaged_calls_carried_repairs_are_span_events_with_the_name_written() -> None:
+    registry = tr.ToolRegistry([web_search])
+    (call,) = registry.salvage('<tool_call>{"name": "WebSearch", "arguments": {"query": "x",}}</tool_call>').calls
+    outcome = registry.run(call)
+    assert outcome.ok
+    (span,) = spans()
+    got = repairs(span)
+    assert [e["toolrepair.kind"] for e in got] == [e.kind for e in outcome.events]
+    name = next(e for e in got if e["toolrepair.kind"] == "name")
+    assert (name["toolrepair.from"], name["toolrepair.to"], name["toolrepair.dialect"]) == (
+        "WebSearch", "web_search", "hermes")
