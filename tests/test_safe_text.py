@@ -233,3 +233,36 @@ def test_mark_untrusted_and_salvage_of_a_hostile_str() -> None:
 def test_mark_untrusted_takes_only_str(value: Any) -> None:
     with pytest.raises(TypeError, match="expected str"):
         tr.ToolRegistry([]).mark_untrusted(value)
+
+
+def as_text(a: str = "") -> str:
+    return a
+
+
+def as_flag(a: bool = False) -> bool:
+    return a
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [
+    ("as_text", {"a": BIG}), ("as_flag", {"a": BIG}), ("As_Text", {"a": -BIG}), ("as_text", {"a": [1, [BIG]]}),
+])
+def test_native_arguments_with_a_long_int_are_refused_clearly(tool: str, arguments: dict[str, Any]) -> None:
+    registry = tr.ToolRegistry([as_text, as_flag, f])
+    with pytest.raises(tr.ToolExecutionError, match="too many digits") as info:
+        registry.execute(tool, arguments)
+    assert info.value.kind == "arguments"
+    outcome = registry.run({"name": tool, "arguments": arguments})
+    assert not outcome.ok and "too many digits" in outcome.content
+    assert asyncio.run(registry.arun({"name": tool, "arguments": arguments})).content == outcome.content
+
+
+def test_has_long_int() -> None:
+    from toolrepair._safe_text import has_long_int
+
+    cycle: list[Any] = [1]
+    cycle.append(cycle)
+    assert not has_long_int(cycle)
+    cycle.append({BIG: 1})
+    assert has_long_int(cycle)
+    assert has_long_int(({"a": (2, -BIG)},))
+    assert not has_long_int({"a": [10**4000, "x" * 5000, 1.5, None, True]})

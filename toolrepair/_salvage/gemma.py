@@ -15,11 +15,11 @@ call object after the opening token is read as Hermes reads it.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from .._args import FINITE_SCAN
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
 from ._json import JsonFailure
 from .tag import read_json_block
@@ -73,11 +73,9 @@ def _scalar(text: str, j: int, ctx: ReadContext) -> tuple[Any, int] | JsonFailur
     if word in _LITERALS:
         return _LITERALS[word], e
     if len(word) <= MAX_SCALAR_CHARS and _NUMBER.fullmatch(word):
-        try:
-            number = json.loads(word)
-        except ValueError:  # past Python's integer digit limit
-            return JsonFailure("undecodable", j)
-        if isinstance(number, float) and not math.isfinite(number):
+        try:  # the decoder's own number reading: non-finite refused, the spelling kept
+            number, _ = FINITE_SCAN(word, 0)
+        except ValueError:  # not finite, or past Python's integer digit limit
             return JsonFailure("undecodable", j)
         return number, e
     return JsonFailure("undecodable", j)
