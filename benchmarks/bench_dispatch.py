@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import best, machine, row
+from _common import best_together, machine, row
 
 import toolrepair as tr
 
@@ -24,12 +24,14 @@ def web_search(query: str, limit: int = 5) -> str:
 def main() -> None:
     registry = tr.ToolRegistry([web_search], max_repairs=10**9)
     args = {"query": "cats", "limit": 3}
-    bare = best(lambda: web_search(**args))
-    valid = best(lambda: registry.execute("web_search", args))
-    drift = best(lambda: registry.execute("WebSearch", args))
-    namespaced = best(lambda: registry.execute("functions.web_search", args))
-    as_json = best(lambda: registry.execute("web_search", '{"query": "cats", "limit": 3}'))
-    outcome = best(lambda: registry.run({"name": "web_search", "arguments": args}))
+    # The baseline and every subject in turn, in one loop.
+    bare, valid, drift, namespaced, as_json, outcome = best_together(
+        lambda: web_search(**args),
+        lambda: registry.execute("web_search", args),
+        lambda: registry.execute("WebSearch", args),
+        lambda: registry.execute("functions.web_search", args),
+        lambda: registry.execute("web_search", '{"query": "cats", "limit": 3}'),
+        lambda: registry.run({"name": "web_search", "arguments": args}))
     print(f"dispatch overhead — {machine()}")
     print(row("bare call web_search(**args) (baseline)", bare, bare))
     print(row("execute, valid call", valid, bare, f"overhead {(valid - bare) * 1e6:.2f} µs (target < 10 µs)"))

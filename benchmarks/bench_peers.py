@@ -23,6 +23,7 @@ Every figure is best-of-N; ratios, not absolute times, are the result (the machi
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import itertools
 import json
@@ -37,13 +38,17 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import best, best_together, machine, row  # noqa: E402
+from _common import best_together, machine, row  # noqa: E402
 from bench_salvage import prose, reply_with_three_calls  # noqa: E402
 
 import toolrepair as tr  # noqa: E402
 from toolrepair._args import decode_arguments  # noqa: E402
 
-CORPUS = HERE.parent.parent / "shared" / "conformance" / "corpus.jsonl"
+# The conformance corpus sits beside the project (``../shared/conformance``); point
+# TOOLREPAIR_CONFORMANCE at its corpus.jsonl to run from elsewhere. Without it this script stops
+# with an error: a table missing its corpus section would read as complete.
+CORPUS = Path(os.environ.get("TOOLREPAIR_CONFORMANCE")
+              or HERE.parent.parent / "shared" / "conformance" / "corpus.jsonl")
 HOSTILE_SIZES = (1000, 2000, 4000, 8000)
 PEER_CAP_SECONDS = 5.0
 REFUSE = object()  # the expected answer for arguments that must not become a call
@@ -146,15 +151,18 @@ def decoded_right(decoder: Callable[[str], Any], text: str, expected: Any) -> bo
     return isinstance(got, dict) and json.dumps(got, sort_keys=True) == json.dumps(expected, sort_keys=True)
 
 
-def load_corpus() -> tuple[list[dict[str, Any]], Any] | None:
-    """The corpus's cases and its own runner (its overrides and its scoring), if present."""
-    if not CORPUS.exists():
-        return None
+def load_corpus() -> tuple[list[dict[str, Any]], Any]:
+    """The corpus's cases and its own runner (its overrides and its scoring); SystemExit(2),
+    naming the path, when either is missing."""
+    runner = CORPUS.parent / "run.py"
+    if not CORPUS.exists() or not runner.exists():
+        raise SystemExit(f"bench_peers.py: the conformance corpus is missing ({CORPUS} and {runner} are "
+                         "needed; set TOOLREPAIR_CONFORMANCE to its corpus.jsonl)")
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("conformance_run", CORPUS.parent / "run.py")
+    spec = importlib.util.spec_from_file_location("conformance_run", runner)
     if spec is None or spec.loader is None:
-        return None
+        raise SystemExit(f"bench_peers.py: cannot load the conformance runner {runner}")
     conformance = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(conformance)
     return conformance.load_cases(), conformance
@@ -215,15 +223,15 @@ def run(recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callabl
 
     # 1. Clean prose: the cost of finding nothing.
     text = prose(1_000_000)
-    lower = best(text.lower, repeat=9)
-    ours = best(lambda: tr.salvage_text(text, allowed), repeat=9)
+    peer_prose = [lambda: recover(text, tools)] if recover else []
+    lower, ours, *theirs_prose = best_together(text.lower, lambda: tr.salvage_text(text, allowed), *peer_prose,
+                                               repeat=9)
     print("\n1 MB prose, no marker")
     print(row("text.lower() (baseline)", lower, lower))
-    print(row("toolrepair salvage_text", ours, lower, "target <= 1.0x"))
-    targets.append(f"clean prose <= 1.0x text.lower(): {ours / lower:.2f}x — {verdict(ours / lower, 1.0)}")
-    if recover:
-        theirs = best(lambda: recover(text, tools), repeat=9)
-        print(row("PraisonAI _recover_json_tool_calls", theirs, lower))
+    print(row("toolrepair salvage_text", ours, lower, "target <= 0.5x"))
+    targets.append(f"clean prose <= 0.5x text.lower(): {ours / lower:.2f}x — {verdict(ours / lower, 0.5)}")
+    if theirs_prose:
+        print(row("PraisonAI _recover_json_tool_calls", theirs_prose[0], lower))
 
     # 2. A 2 KB reply with three Hermes calls.
     reply, payloads = reply_with_three_calls()
@@ -231,23 +239,22 @@ def run(recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callabl
     peer = [lambda: recover(reply, tools)] if recover else []
     if recover:
         assert len(recover(reply, tools)) == 3
-    # Taken in turn: the ratio to PraisonAI is the target, so both share the machine's spells.
+    # Taken in turn, so all three share the machine's spells.
     loads, ours, *theirs_or_none = best_together(lambda: [json.loads(p) for p in payloads],
                                                  lambda: tr.salvage_text(reply, allowed), *peer)
     print(f"\n{len(reply)} B reply, 3 calls")
     print(row("json.loads x3 payloads (baseline)", loads, loads))
-    print(row("toolrepair salvage_text", ours, loads))
+    print(row("toolrepair salvage_text", ours, loads, "target <= 6x"))
+    targets.append(f"2 KB reply <= 6x json.loads: {ours / loads:.2f}x — {verdict(ours / loads, 6)}")
     if theirs_or_none:
         theirs = theirs_or_none[0]
         print(row("PraisonAI _recover_json_tool_calls", theirs, loads))
-        print(f"{'  toolrepair / PraisonAI':<52} {ours / theirs:8.3f}x  target <= 0.1x")
-        targets.append(f"2 KB reply <= 0.1x PraisonAI: {ours / theirs:.3f}x — {verdict(ours / theirs, 0.1)}")
+        print(f"{'  toolrepair / PraisonAI':<52} {ours / theirs:8.3f}x")
 
     # 3. Dispatch of a valid call.
     registry = tr.ToolRegistry([web_search])
     args = {"query": "cats", "limit": 3}
-    bare = best(lambda: web_search(**args))
-    ours = best(lambda: registry.execute("web_search", args), repeat=15)
+    bare, ours = best_together(lambda: web_search(**args), lambda: registry.execute("web_search", args))
     print("\ndispatch of a valid call")
     print(row("bare call web_search(**args) (baseline)", bare, bare))
     print(row("toolrepair ToolRegistry.execute", ours, bare))
@@ -258,37 +265,34 @@ def run(recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callabl
             reset_turn(agent)
             return agent.execute_tool("web_search", args)
 
-        reset = best(lambda: reset_turn(agent))
-        theirs = max(best(praison_execute, repeat=15) - reset, bare)
+        reset, praison = best_together(lambda: reset_turn(agent), praison_execute)
+        theirs = max(praison - reset, bare)
         print(row("PraisonAI Agent.execute_tool (turn reset excluded)", theirs, bare))
         print(f"{'  toolrepair / PraisonAI':<52} {ours / theirs:8.3f}x  target <= 0.05x")
         targets.append(f"dispatch <= 0.05x PraisonAI execute_tool: {ours / theirs:.3f}x — "
                        f"{verdict(ours / theirs, 0.05)}")
 
     # 4. The conformance corpus: time over all cases and cases recovered correctly.
-    corpus = load_corpus()
-    if corpus is None:
-        print("\nconformance corpus: not found, skipped")
-    else:
-        corpus_section(*corpus, recover)
+    corpus_section(*load_corpus(), recover)
 
     # 5. Broken arguments.
     print(f"\nbroken arguments ({len(BROKEN)} strings; expected answers are toolrepair's semantics)")
     good = [json.dumps(e) for _, _, e in BROKEN if e is not REFUSE]
-    base = best(lambda: [json.loads(s) for s in good])
-    print(row(f"json.loads x{len(good)} well-formed equivalents (baseline)", base, base))
     decodable = sum(e is not REFUSE for _, _, e in BROKEN)
     refusals = len(BROKEN) - decodable
-    for label, decoder in decoders.items():
-        right = sum(decoded_right(decoder, t, e) for _, t, e in BROKEN if e is not REFUSE)
-        refused = sum(decoded_right(decoder, t, e) for _, t, e in BROKEN if e is REFUSE)
 
-        def all_cases(decoder: Callable[[str], Any] = decoder) -> None:
-            for _, t, _e in BROKEN:
-                with contextlib.suppress(Exception):
-                    decoder(t)
+    def all_cases(decoder: Callable[[str], Any]) -> None:
+        for _, t, _e in BROKEN:
+            with contextlib.suppress(Exception):
+                decoder(t)
 
-        t = best(all_cases)
+    # The baseline and every decoder in turn, in one loop.
+    base, *times = best_together(lambda: [json.loads(s) for s in good],
+                                 *(functools.partial(all_cases, d) for d in decoders.values()))
+    print(row(f"json.loads x{len(good)} well-formed equivalents (baseline)", base, base))
+    for (label, decoder), t in zip(decoders.items(), times, strict=True):
+        right = sum(decoded_right(decoder, t_, e) for _, t_, e in BROKEN if e is not REFUSE)
+        refused = sum(decoded_right(decoder, t_, e) for _, t_, e in BROKEN if e is REFUSE)
         print(row(f"{label}", t, base, f"decoded {right}/{decodable}, refused {refused}/{refusals}"))
     print("  (json-repair and LangChain complete truncated JSON by design; toolrepair counts a completed "
           "truncation as a wrong answer, since a guessed argument would run)")
@@ -353,11 +357,13 @@ def corpus_section(cases: list[dict[str, Any]], conformance: Any, recover: Any) 
 
     print(f"\nconformance corpus ({len(cases)} cases, real outputs from engines' test suites)")
     ours_ok = sum(conformance.run_case(tr, case)[0] for case in cases)  # the runner's own scoring
-    ours_t = best(ours_all, number=1, repeat=7)
+    if recover:
+        ours_t, theirs_t = best_together(ours_all, praison_all, repeat=7)
+    else:
+        (ours_t,) = best_together(ours_all, repeat=7)
     print(row(f"toolrepair salvage_text + repair — {ours_ok}/{len(cases)} correct", ours_t, ours_t))
     if recover:
         theirs_ok = praison_all()
-        theirs_t = best(praison_all, number=1, repeat=7)
         print(row(f"PraisonAI _recover_json_tool_calls — {theirs_ok}/{len(cases)} correct", theirs_t, ours_t))
 
 

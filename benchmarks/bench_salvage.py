@@ -1,11 +1,17 @@
-"""salvage_text against baselines measured in the same run.
+"""salvage_text against baselines measured in the same run, each pair timed in turn.
 
     python benchmarks/bench_salvage.py
 
-- 1 MB of prose with no marker, as a ratio to ``text.lower()`` of the same text (target <= 1.0x);
-- a 2 KB reply with three Hermes calls, as a ratio to ``json.loads`` of the three payloads
-  (target <= 3x);
-both with every built-in dialect enabled, and with the seed dialects alone for comparison.
+Targets (issue 17, "Speed after the change"), every ratio from one ``best_together`` loop in
+which the baseline and the subject take turns, so a busy spell slows both alike:
+
+- 1 MB of prose without an anchor character: <= 0.5x ``text.lower()``;
+- 1 MB of ordinary Markdown with no call (``corpus_markdown``: links, inline code, citations,
+  ``key: value`` lines, ``{x}``, ``<br>``, a fenced JSON block every few paragraphs):
+  <= 10x ``text.lower()``;
+- a 2 KB reply with three Hermes calls: <= 6x ``json.loads`` of its three payloads;
+- a refused candidate costs at most three accepted ones: ``'<tool_call>{' * n`` per marker
+  <= 3x the 2 KB reply's cost per call.
 """
 
 from __future__ import annotations
@@ -17,11 +23,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import best, machine, row
+from _common import best_together, machine, row
+from corpus_markdown import markdown
 
 import toolrepair as tr
 
 WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog", "while", "a", "model", "explains", "its", "plan", "and", "then", "answers", "the", "question", "with", "some", "care", "about", "the", "details", "of", "the", "weather", "in", "paris"]
+ALLOWED = ["web_search", "get_weather", "calculator"]
+REFUSED_N = 2000
 
 
 def prose(n_chars: int, seed: int = 7) -> str:
@@ -76,32 +85,41 @@ def floor_extractor(text: str, allowed: list[str]) -> tr.SalvageResult:
     return tr.SalvageResult(tuple(calls), "".join(out), ())
 
 
-def main() -> None:
-    allowed = ["web_search", "get_weather", "calculator"]
-    text = prose(1_000_000)
-    reply, payloads = reply_with_three_calls()
-    assert len(tr.salvage_text(reply, allowed).calls) == 3
-    assert tr.salvage_text(text, allowed).calls == ()
+def verdict(ratio: float, limit: float) -> str:
+    return f"target <= {limit:g}x: {'met' if ratio <= limit else 'NOT MET'}"
 
-    lower = best(text.lower, repeat=9)
-    clean_all = best(lambda: tr.salvage_text(text, allowed), repeat=9)
-    clean_seed = best(lambda: tr.salvage_text(text, allowed, dialects=["hermes", "function_tag", "json"]), repeat=9)
-    loads = best(lambda: [json.loads(p) for p in payloads])
-    reply_all = best(lambda: tr.salvage_text(reply, allowed))
-    reply_seed = best(lambda: tr.salvage_text(reply, allowed, dialects=["hermes", "function_tag", "json"]))
-    assert [c.arguments for c in floor_extractor(reply, allowed).calls] == [
-        c.arguments for c in tr.salvage_text(reply, allowed).calls
-    ]
-    floor = best(lambda: floor_extractor(reply, allowed))
+
+def main() -> None:
+    clean = prose(1_000_000)
+    md = markdown(1_000_000)
+    reply, payloads = reply_with_three_calls()
+    refused = "<tool_call>{" * REFUSED_N
+    assert len(tr.salvage_text(reply, ALLOWED).calls) == 3
+    assert tr.salvage_text(clean, ALLOWED).calls == () and tr.salvage_text(md, ALLOWED).calls == ()
+    assert len(tr.salvage_text(refused, ALLOWED).rejected) == REFUSED_N
+    assert [c.arguments for c in floor_extractor(reply, ALLOWED).calls] == [
+        c.arguments for c in tr.salvage_text(reply, ALLOWED).calls]
 
     print(f"salvage — {machine()}; {len(tr.DIALECTS)} built-in dialects")
+    lower, clean_t = best_together(clean.lower, lambda: tr.salvage_text(clean, ALLOWED), repeat=9)
     print(row("text.lower(), 1 MB prose (baseline)", lower, lower))
-    print(row("salvage_text, 1 MB prose, all dialects", clean_all, lower, "target <= 1.0x"))
-    print(row("salvage_text, 1 MB prose, seed dialects", clean_seed, lower))
+    print(row("salvage_text, 1 MB prose, no anchor character", clean_t, lower, verdict(clean_t / lower, 0.5)))
+    lower_md, md_t = best_together(md.lower, lambda: tr.salvage_text(md, ALLOWED), repeat=5)
+    print(row(f"text.lower(), {len(md) // 1000} KB Markdown (baseline)", lower_md, lower_md))
+    print(row(f"salvage_text, {len(md) // 1000} KB Markdown, no call", md_t, lower_md, verdict(md_t / lower_md, 10)))
+    loads, reply_t, floor = best_together(lambda: [json.loads(p) for p in payloads],
+                                          lambda: tr.salvage_text(reply, ALLOWED),
+                                          lambda: floor_extractor(reply, ALLOWED))
     print(row(f"json.loads x3 payloads ({sum(map(len, payloads))} B) (baseline)", loads, loads))
-    print(row(f"salvage_text, {len(reply)} B reply, 3 calls, all dialects", reply_all, loads, "target <= 3x"))
-    print(row(f"salvage_text, {len(reply)} B reply, 3 calls, seed dialects", reply_seed, loads))
+    print(row(f"salvage_text, {len(reply)} B reply, 3 Hermes calls", reply_t, loads, verdict(reply_t / loads, 6)))
     print(row("  reference: minimal Hermes-only extractor (floor)", floor, loads))
+    per_call, refused_t = best_together(lambda: tr.salvage_text(reply, ALLOWED),
+                                        lambda: tr.salvage_text(refused, ALLOWED), repeat=7)
+    per_call /= 3
+    per_refused = refused_t / REFUSED_N
+    print(row("2 KB reply, per accepted call (baseline)", per_call, per_call))
+    print(row(f"'<tool_call>{{' * {REFUSED_N}, per refused marker", per_refused, per_call,
+              verdict(per_refused / per_call, 3)))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
-"""StreamSalvager over a 200 KB reply with 50 calls, fed in 16-character deltas, as a ratio to
-salvage_text on the whole reply (both measured here, best of several runs).
+"""StreamSalvager over a 200 KB reply with 50 calls, fed in 16-character deltas, against the
+floor of any stream: wrapping each delta in one ``TextDelta``. Both timed in turn in one loop
+(``best_together``).
 
-Two replies: plain prose between the calls (salvage_text is then little more than a few
-``str.find`` calls, so the ratio mostly measures the stream's fixed cost per ``feed``), and
-prose dense with marker characters (``{``, ``<``, ``:``, fences), where both do real work.
+Target (issue 17): <= 3x that floor on the plain reply. Two replies: plain prose between the
+calls, and prose dense with marker characters (``{``, ``<``, ``:``, fences), where the pass
+does real work; ``salvage_text`` of the whole reply is printed beside for reference.
 
     python benchmarks/bench_stream.py
 """
@@ -13,17 +14,18 @@ from __future__ import annotations
 import json
 import random
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import best_together, machine
 
 import toolrepair as tr
 
 DELTA = 16
 PLAIN = ("the", "model", "writes", "some", "prose", "about", "tools,", "results", "and", "answers.")
 DENSE = ("the", "model", "writes", "{braces}", "<tags>", "note:", "x[0]", "```", "results", "and")
+ALLOWED = ["web_search"]
 
 
 def reply(words: tuple[str, ...], chars: int = 200_000, calls: int = 50) -> str:
@@ -43,51 +45,41 @@ def reply(words: tuple[str, ...], chars: int = 200_000, calls: int = 50) -> str:
     return "".join(parts)
 
 
-def best(fn: Callable[[], object], runs: int = 5) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
-def streamed(text: str, allowed: list[str], delta: int, **kw: object) -> list[object]:
-    s = tr.StreamSalvager(allowed, **kw)  # type: ignore[arg-type]
+def streamed(deltas: list[str], **kw: object) -> list[object]:
+    s = tr.StreamSalvager(ALLOWED, **kw)  # type: ignore[arg-type]
     events: list[object] = []
-    for i in range(0, len(text), delta):
-        events += s.feed(text[i : i + delta])
+    for d in deltas:
+        events += s.feed(d)
     return events + s.close()
 
 
-def floor_feeds(text: str, delta: int) -> list[object]:
+def floor_feeds(deltas: list[str]) -> list[object]:
     """Reference, not a competitor: the least any stream can do per delta, which is to hand
     it back as one ``TextDelta`` (no markers looked for, nothing held)."""
     events: list[object] = []
-    for i in range(0, len(text), delta):
-        events += [tr.TextDelta(text[i : i + delta])]
+    for d in deltas:
+        events += [tr.TextDelta(d)]
     return events
 
 
 def main() -> None:
-    allowed = ["web_search"]
-    for name, words in (("plain prose", PLAIN), ("marker-dense prose", DENSE)):
+    print(f"stream — {machine()}; {DELTA}-character deltas")
+    for name, words, target in (("plain prose", PLAIN, 3.0), ("marker-dense prose", DENSE, None)):
         text = reply(words)
-        whole = best(lambda text=text: tr.salvage_text(text, allowed))  # type: ignore[misc]
-        result = tr.salvage_text(text, allowed)
-        assert len(result.calls) == 50
-        print(f"{name}: {len(text)} chars, 50 calls; salvage_text {whole * 1e3:.2f} ms")
-        floor = best(lambda text=text: floor_feeds(text, DELTA), runs=3)  # type: ignore[misc]
-        print(f"  reference: one TextDelta per {DELTA}-char delta, nothing else "
-              f"{floor * 1e3:7.2f} ms  ratio {floor / whole:6.1f}x  (the floor for any stream)")
-        for delta in (DELTA, 256):
-            for label, kw in (("default", {}), ("mask_reasoning=False", {"mask_reasoning": False})):
-                def run(text: str = text, delta: int = delta, kw: dict[str, object] = kw) -> list[object]:
-                    return streamed(text, allowed, delta, **kw)
-
-                t = best(run, runs=3)
-                print(f"  stream, {delta:>3}-char deltas, {label:<21} {t * 1e3:7.2f} ms  ratio {t / whole:6.1f}x"
-                      f"  ({t / (len(text) / delta) * 1e6:5.2f} us per feed)")
+        deltas = [text[i : i + DELTA] for i in range(0, len(text), DELTA)]
+        assert len(tr.salvage_text(text, ALLOWED).calls) == 50
+        assert sum(1 for e in streamed(deltas) if isinstance(e, tr.ToolCallReady)) == 50
+        floor, default, no_reasoning, whole = best_together(
+            lambda d=deltas: floor_feeds(d), lambda d=deltas: streamed(d),
+            lambda d=deltas: streamed(d, mask_reasoning=False), lambda t=text: tr.salvage_text(t, ALLOWED), repeat=5)
+        print(f"{name}: {len(text)} chars, {len(deltas)} deltas, 50 calls")
+        print(f"  floor: one TextDelta per delta (baseline)  {floor * 1e3:8.2f} ms   1.00x")
+        for label, t in (("stream, default", default), ("stream, mask_reasoning=False", no_reasoning)):
+            note = ""
+            if target is not None:
+                note = f"target <= {target:g}x: {'met' if t / floor <= target else 'NOT MET'}"
+            print(f"  {label:<40} {t * 1e3:8.2f} ms {t / floor:6.2f}x  ({t / len(deltas) * 1e6:5.2f} us per feed) {note}")
+        print(f"  reference: salvage_text of the whole reply  {whole * 1e3:8.2f} ms {whole / floor:6.2f}x")
 
 
 if __name__ == "__main__":

@@ -331,13 +331,15 @@ class MarkerScan:
             if heap and (best == -1 or heap[0][0] < best):
                 s, _, _, _, marker, role = heapq.heappop(heap)
                 return Hit(s, marker, role)
-            if not final and (best == -1 or best + finder.max_len > n):
+            if best == -1:
+                # A marker cut by the end whose anchor is still to come needs no stall: the
+                # text completing it holds its anchor (``frontier`` holds its prefix back).
+                return None
+            if not final and best + finder.max_len > n:
                 cut = base + finder.partial_start(text, max(0, pos - base))
-                if cut < n and (best == -1 or cut <= best):
+                if cut <= best:
                     self.stall = cut  # a marker may start there: come back when the text is longer
                     return None
-            if best == -1:
-                return None
             k = nxt[0][1]
             sub = subgroups[k]
             found = sub.markers_at(text, best - base)
