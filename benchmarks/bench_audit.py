@@ -7,7 +7,11 @@ fix run in turn, best of N each, so a busy spell of a shared machine slows all t
 Peak RSS is measured in child processes on the log and on a log four times its size: flat
 memory means the two peaks are about equal.
 
-    python benchmarks/bench_audit.py [--lines 100000] [--repeat 3]
+    python benchmarks/bench_audit.py [--lines 100000] [--repeat 3] [--ray]
+
+With ``--ray`` (extra ``ray``) it also fixes the log with Ray Data on a local Ray of two CPUs,
+with one and two ``FixBatches`` actors, against one process, and splits Ray's time into its
+stages: starting Ray, reading the file into blocks, the fix itself, and bringing rows back.
 """
 
 from __future__ import annotations
@@ -43,7 +47,9 @@ def _record(rng: random.Random, i: int) -> dict[str, object]:
     kind = i % 10
     msg: dict[str, object]
     if kind < 4:  # native calls: mostly clean, some drifted or with broken JSON
-        name, args = ("web_search", '{"query": "cats", "limit": 5}') if kind < 3 else ("WebSearch", "{'query': 'x',}")
+        # Arguments differ from line to line, as in real logs: nothing is answered from a cache.
+        name, args = (("web_search", f'{{"query": "cats {i}", "limit": {i % 20}}}') if kind < 3
+                      else ("WebSearch", f"{{'query': 'x{i}',}}"))
         msg = {"role": "assistant", "content": None,
                "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": args}}]}
     elif kind < 6:  # a call written as text
@@ -92,10 +98,44 @@ def peak_rss_kib(argv: list[str]) -> int:
     return int(done.stdout.split()[-1])
 
 
+def bench_ray(log: Path, out: Path, tools: list[object], lines: int, one_process: float) -> None:
+    import ray
+    import ray.data
+
+    from toolrepair.integrations.ray import fix_dataset
+
+    start = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    t_init = time.perf_counter() - start
+    try:
+        print(f"ray {ray.__version__}: ray.init {t_init:.1f} s (not counted below)")
+        for workers in (1, 2):
+            start = time.perf_counter()
+            blocks = ray.data.read_text(str(log)).materialize()
+            t_read = time.perf_counter() - start
+            start = time.perf_counter()
+            fixed, report = fix_dataset(blocks, tools=tools, workers=workers, num_cpus=0.5, batch_size=4096)
+            t_fix = time.perf_counter() - start
+            start = time.perf_counter()
+            with out.open("w", encoding="utf-8") as handle:
+                for batch in fixed.iter_batches(batch_format="pyarrow", batch_size=None):
+                    for line in batch.column("text").to_pylist():
+                        handle.write(line + "\n")
+            t_back = time.perf_counter() - start
+            total = t_read + t_fix + t_back
+            print(f"ray, {workers} actor(s): {total:6.2f} s = read {t_read:.2f} + fix {t_fix:.2f} + rows back "
+                  f"{t_back:.2f};  {lines / total:9,.0f} lines/s, {one_process / total:.2f}x one process "
+                  f"({report.records:,} records)")
+    finally:
+        ray.shutdown()
+
+
 def main_bench() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--ray", action="store_true", help="also time Ray Data with 1 and 2 actors")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         log, big, out = Path(tmp, "log.jsonl"), Path(tmp, "big.jsonl"), Path(tmp, "out.jsonl")
@@ -104,18 +144,21 @@ def main_bench() -> None:
         size = write_log(log, opts.lines)
         sink = io.StringIO
 
-        def audit() -> None:
-            main(["audit", str(log), "--tools-file", str(tools), "--json"], stdout=sink())
-
-        def fix() -> None:
-            main(["fix", str(log), "-o", str(out), "--tools-file", str(tools), "--json"], stdout=sink())
-
-        base, t_audit, t_fix = best_in_turn([lambda: floor(log), audit, fix], opts.repeat)
+        names = ["--tools", "web_search,calculator"]
+        schemas = ["--tools-file", str(tools)]
+        runs: list[tuple[str, Callable[[], object]]] = [("floor: read + json.loads", lambda: floor(log))]
+        for verb in ("audit", "fix"):
+            for label, given in (("--tools", names), ("--tools-file", schemas)):
+                argv = [verb, str(log), *(["-o", str(out)] if verb == "fix" else []), *given, "--json"]
+                runs.append((f"{verb} {label}", lambda argv=argv: main(argv, stdout=sink())))
+        times = best_in_turn([fn for _, fn in runs], opts.repeat)
         print(f"# bench_audit: {opts.lines:,} lines, {size / 1e6:.1f} MB; {machine()}")
         print(f"{'':<34} {'seconds':>9} {'lines/s':>11} {'vs floor':>9}")
-        for label, t in (("floor: read + json.loads", base), ("audit --tools-file", t_audit),
-                         ("fix --tools-file", t_fix)):
-            print(f"{label:<34} {t:9.3f} {opts.lines / t:11,.0f} {t / base:8.2f}x")
+        for (label, _), t in zip(runs, times, strict=True):
+            print(f"{label:<34} {t:9.3f} {opts.lines / t:11,.0f} {t / times[0]:8.2f}x")
+        if opts.ray:
+            one = times[[label for label, _ in runs].index("fix --tools-file")]
+            bench_ray(log, out, TOOLS, opts.lines, one)
         write_log(big, 4 * opts.lines, seed=1)
         for verb in ("audit", "fix"):
             argv = [verb] + (["-o", str(out)] if verb == "fix" else []) + ["--tools-file", str(tools), "--json"]

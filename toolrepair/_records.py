@@ -48,6 +48,11 @@ _ASSISTANT = frozenset(("assistant", "model"))
 _SHAREGPT_ASSISTANT = frozenset(("gpt", "assistant", "model"))
 
 
+def _is_map(obj: Any) -> bool:
+    """``isinstance(obj, Mapping)``, with decoded JSON's dict answered first (ABC checks are slow)."""
+    return type(obj) is dict or isinstance(obj, Mapping)
+
+
 class BadRecord(ValueError):
     """A record that is not a shape this module reads; it is counted and left as it was."""
 
@@ -128,7 +133,7 @@ class RecordFixer:
         return (RecordFixer, (self._tools,))
 
     def _tables_of(self, obj: Any) -> _Tables:
-        declared = obj.get("tools") if isinstance(obj, Mapping) else None
+        declared = obj.get("tools") if _is_map(obj) else None
         if declared is None:
             return self._default
         key = declared if isinstance(declared, str) else json.dumps(declared, sort_keys=True, default=repr)
@@ -193,14 +198,14 @@ def _turns(obj: Any) -> list[_Turn]:
         return [_Turn("text", obj)]
     if isinstance(obj, list):
         return _conversation(obj)
-    if not isinstance(obj, Mapping):
+    if not _is_map(obj):
         raise BadRecord(f"a JSON {_json_type(obj)} is not a record of model replies")
     choices = obj.get("choices")
     if isinstance(choices, list):
         out = []
         for choice in choices:
-            msg = choice.get("message") if isinstance(choice, Mapping) else None
-            if not isinstance(msg, Mapping):
+            msg = choice.get("message") if _is_map(choice) else None
+            if not _is_map(msg):
                 raise BadRecord("a choice without a message")
             _check_assistant(msg)
             out.append(_Turn("openai", msg, choice=choice))
@@ -215,7 +220,7 @@ def _turns(obj: Any) -> list[_Turn]:
     if isinstance(output, list):
         return [_Turn("text", obj)]  # an OpenAI Responses object, read by _read_responses
     message = obj.get("message")
-    if isinstance(message, Mapping):
+    if _is_map(message):
         _check_assistant(message)
         return [_Turn("ollama", message)]
     if "content" in obj or "tool_calls" in obj or "function_call" in obj:
@@ -241,7 +246,7 @@ def _check_assistant(msg: Mapping[str, Any]) -> None:
 def _conversation(messages: list[Any]) -> list[_Turn]:
     anthropic = None
     for msg in messages:
-        if not isinstance(msg, Mapping):
+        if not _is_map(msg):
             raise BadRecord(f"a message is a JSON {_json_type(msg)}, not an object")
         if msg.get("role") == "tool" or "tool_calls" in msg or "function_call" in msg:
             anthropic = False
@@ -258,7 +263,7 @@ def _conversation(messages: list[Any]) -> list[_Turn]:
 def _sharegpt(turns: list[Any]) -> list[_Turn]:
     out = []
     for pos, turn in enumerate(turns):
-        if not isinstance(turn, Mapping):
+        if not _is_map(turn):
             raise BadRecord(f"a conversation turn is a JSON {_json_type(turn)}, not an object")
         who = turn.get("from")
         if who in _SHAREGPT_ASSISTANT or who == "function_call":
@@ -281,7 +286,7 @@ def _text_of_content(content: Any, calls: list[Any] | None) -> str:
     for block in content:
         if isinstance(block, str):
             parts.append(block)
-        elif isinstance(block, Mapping):
+        elif _is_map(block):
             kind = block.get("type")
             if kind in ("text", "output_text") and isinstance(block.get("text"), str):
                 parts.append(block["text"])
@@ -296,12 +301,12 @@ def _read(turn: _Turn) -> tuple[list[Any], str]:
     """(native calls, text) of a turn."""
     kind, msg = turn.kind, turn.msg
     if kind == "text":
-        if isinstance(msg, Mapping):  # Responses: items are messages and function calls
+        if _is_map(msg):  # Responses: items are messages and function calls
             calls: list[Any] = []
-            blocks = [b for item in msg["output"] if isinstance(item, Mapping) and item.get("type") == "message"
+            blocks = [b for item in msg["output"] if _is_map(item) and item.get("type") == "message"
                       for b in (item.get("content") or [])]
             text = _text_of_content(blocks, None)
-            calls.extend(i for i in msg["output"] if isinstance(i, Mapping) and i.get("type") == "function_call")
+            calls.extend(i for i in msg["output"] if _is_map(i) and i.get("type") == "function_call")
             return calls, text
         return [], msg
     if kind == "sharegpt":
@@ -320,7 +325,7 @@ def _read(turn: _Turn) -> tuple[list[Any], str]:
     elif tool_calls is not None:
         raise BadRecord("tool_calls is not a list")
     legacy = msg.get("function_call")
-    if isinstance(legacy, Mapping):
+    if _is_map(legacy):
         calls.append(legacy)
     return calls, text
 
@@ -416,7 +421,7 @@ class _Job:
         """Count one native call; the repaired call when it needs rewriting, else None."""
         tally = self.tally
         tally.native_calls += 1
-        if not isinstance(call, Mapping):
+        if not _is_map(call):
             tally.unrepairable_calls += 1
             tally.unrepairable["malformed"] += 1
             return None
@@ -479,7 +484,7 @@ def _write_call(call: dict[str, Any], fixed: ToolCall) -> None:
     body["name"] = fixed.name
     key = next((k for k in _ARGUMENT_KEYS if k in body), "arguments")
     old = body.get(key)
-    body[key] = fixed.arguments if isinstance(old, Mapping) else json.dumps(fixed.arguments, ensure_ascii=False)
+    body[key] = fixed.arguments if _is_map(old) else json.dumps(fixed.arguments, ensure_ascii=False)
 
 
 def _write_native(turn: _Turn, calls: list[Any], fixed: list[ToolCall | None]) -> None:
@@ -514,7 +519,7 @@ def _write_salvaged(turn: _Turn, calls: list[ToolCall], ids: list[str], content:
         text_at = None
         for block in blocks if isinstance(blocks, list) else [blocks]:
             is_text = isinstance(block, str) or (
-                isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str))
+                _is_map(block) and block.get("type") == "text" and isinstance(block.get("text"), str))
             if is_text:
                 if text_at is None:
                     text_at = len(kept)
@@ -549,7 +554,7 @@ def _link_results(turn: _Turn, ids: list[str], *, write: bool) -> int:
     linked = 0
     if turn.kind == "anthropic":
         nxt = messages[turn.pos + 1] if turn.pos + 1 < len(messages) else None
-        content = nxt.get("content") if isinstance(nxt, Mapping) and nxt.get("role") == "user" else None
+        content = nxt.get("content") if _is_map(nxt) and nxt.get("role") == "user" else None
         for block in content if isinstance(content, list) else ():
             if linked < len(ids) and isinstance(block, dict) and block.get("type") == "tool_result" \
                     and not block.get("tool_use_id"):
