@@ -25,14 +25,14 @@ so any engine fixing the same record writes the same ids.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from ._args import decode_arguments
 from ._callshape import call_parts
 from ._errors import ArgumentError
+from ._ids import stable_id
 from ._repair import ToolIndex, coerce_call
 from ._report import Tally
 from ._salvage import ANY_TOOL, AnyTool, salvage_text
@@ -48,7 +48,7 @@ _ASSISTANT = frozenset(("assistant", "model"))
 _SHAREGPT_ASSISTANT = frozenset(("gpt", "assistant", "model"))
 
 
-def _is_map(obj: Any) -> bool:
+def _is_map(obj: Any) -> TypeGuard[Mapping[str, Any]]:
     """``isinstance(obj, Mapping)``, with decoded JSON's dict answered first (ABC checks are slow)."""
     return type(obj) is dict or isinstance(obj, Mapping)
 
@@ -332,13 +332,13 @@ def _read(turn: _Turn) -> tuple[list[Any], str]:
 
 # -- one record's work -------------------------------------------------------------------------
 class _Job:
-    __slots__ = ("allowed", "changed", "digest", "ids", "index", "record", "tally", "write")
+    __slots__ = ("allowed", "canonical", "changed", "ids", "index", "record", "tally", "write")
 
     def __init__(self, tables: _Tables, tally: Tally, write: bool, record: Any) -> None:
         self.index, self.allowed = tables.index, tables.allowed
         self.tally, self.write, self.record = tally, write, record
         self.changed = False
-        self.digest = ""
+        self.canonical = ""
         self.ids = 0
 
     def _touch(self) -> None:
@@ -346,11 +346,11 @@ class _Job:
         if not self.changed:
             self.changed = True
             if self.write:
-                self.digest = _digest(self.record)
+                self.canonical = _canonical(self.record)
 
     def _new_id(self, prefix: str) -> str:
         self.ids += 1
-        return f"{prefix}{self.digest}_{self.ids}"
+        return stable_id(prefix, self.canonical, self.ids)
 
     def turn(self, turn: _Turn, calls: list[Any], text: str) -> None:
         tally = self.tally
@@ -467,12 +467,12 @@ class _Job:
         return None
 
 
-def _digest(record: Any) -> str:
+def _canonical(record: Any) -> str:
+    """The record as it was read, in one spelling whatever its key order or spacing."""
     try:
-        text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError):  # keys json cannot sort (a library caller's own objects)
-        text = repr(record)
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+        return repr(record)
 
 
 # -- writing -----------------------------------------------------------------------------------

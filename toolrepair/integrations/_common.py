@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import importlib
 import json
 import threading
@@ -14,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from .._errors import ToolExecutionError
+from .._ids import stable_id  # one rule for ids derived from what a call was read from
 from .._registry import ToolRegistry
 from .._types import Rejection, SalvageResult, ToolCall
 
@@ -57,17 +57,6 @@ def require(module: str, extra: str) -> ModuleType:
             f"toolrepair.integrations.{extra} needs {_EXTRA_PACKAGES[extra]} "
             f"(missing module {module!r}): pip install 'toolrepair[{extra}]'"
         ) from exc
-
-
-def stable_id(prefix: str, text: str, index: int) -> str:
-    """An id for a call salvaged from text: the same reply always gives the same ids, so a
-    retried or replayed turn does not invent new ones.
-
-    >>> stable_id("call_", "hello", 0) == stable_id("call_", "hello", 0)
-    True
-    """
-    digest = hashlib.sha256(f"{index}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{prefix}{digest[:24]}"
 
 
 def as_dict(obj: Any) -> dict[str, Any]:
