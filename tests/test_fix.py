@@ -123,6 +123,10 @@ FIXED: list[tuple[str, Any, Any, dict[str, int]]] = [
      {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "WebSearch", "input": {"query": "x"}}]},
      {"role": "assistant", "content": [{"type": "tool_use", "id": "ID", "name": "web_search", "input": {"query": "x"}}]},
      {"repaired_calls": 1}),
+    ("a call in another spelling is written back under its own keys",
+     {"role": "assistant", "tool_calls": [{"tool_name": "WebSearch", "tool_input": {"query": "x", "limit": "2"}}]},
+     {"role": "assistant", "tool_calls": [{"tool_name": "web_search", "tool_input": {"query": "x", "limit": 2}}]},
+     {"repaired_calls": 1}),
     ("ollama chat response: arguments stay an object",
      {"model": "m", "message": {"role": "assistant", "content": CALL}},
      {"model": "m", "message": {"role": "assistant", "content": None, "tool_calls": [

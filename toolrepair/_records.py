@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeGuard
 
 from ._args import decode_arguments
-from ._callshape import call_parts
+from ._callshape import CALL_KEYS, WRAPPER_KEY, call_parts, read_call_shape
 from ._errors import ArgumentError
 from ._ids import stable_id
 from ._repair import ToolIndex, coerce_call
@@ -42,8 +42,6 @@ __all__ = ["BadRecord", "RecordFixer", "tool_specs"]
 
 #: Distinct ``tools`` fields whose tables a fixer keeps (a dataset usually has a handful).
 TOOLS_CACHE_SIZE = 256
-#: How deep a record's turns may nest before it is a bad record (json.loads bounds the rest).
-_ARGUMENT_KEYS = ("arguments", "args", "input", "parameters")
 _ASSISTANT = frozenset(("assistant", "model"))
 _SHAREGPT_ASSISTANT = frozenset(("gpt", "assistant", "model"))
 
@@ -477,14 +475,14 @@ def _canonical(record: Any) -> str:
 
 # -- writing -----------------------------------------------------------------------------------
 def _write_call(call: dict[str, Any], fixed: ToolCall) -> None:
-    """The repaired name and arguments into a native call, keeping its shape (a JSON string of
-    arguments stays a string, an object stays an object)."""
-    fn = call.get("function")
-    body = fn if isinstance(fn, dict) else call
-    body["name"] = fixed.name
-    key = next((k for k in _ARGUMENT_KEYS if k in body), "arguments")
-    old = body.get(key)
-    body[key] = fixed.arguments if _is_map(old) else json.dumps(fixed.arguments, ensure_ascii=False)
+    """The repaired name and arguments into a native call, under the keys the one reader of
+    call shapes read them from (a JSON string of arguments stays a string, an object an object)."""
+    shape = read_call_shape(call)
+    body = call[WRAPPER_KEY] if shape.wrapped else call
+    name_key = next((row.name for row in CALL_KEYS if isinstance(body.get(row.name), str)), CALL_KEYS[0].name)
+    body[name_key] = fixed.name
+    key = shape.arguments_key or CALL_KEYS[0].arguments[0]
+    body[key] = fixed.arguments if _is_map(shape.arguments) else json.dumps(fixed.arguments, ensure_ascii=False)
 
 
 def _write_native(turn: _Turn, calls: list[Any], fixed: list[ToolCall | None]) -> None:
