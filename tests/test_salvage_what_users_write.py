@@ -256,3 +256,37 @@ def test_tool_call_constructor_and_equality_are_unchanged_by_repairs() -> None:
                           repairs=(tr.RepairEvent("name", "m"),))
     assert plain.repairs == () and carried.repairs and plain == carried
     assert carried.to_openai() == plain.to_openai()
+
+
+# -- a closing marker lost at the end of the reply (the engine's stop token ate it) ----------
+
+LOST_END = [
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}',
+    '<function=get_weather>{"city": "Oslo"}',
+    '<|tool_call>call:get_weather{city:<|"|>Oslo<|"|>}',
+    '<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>',
+    '<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>',
+    '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Oslo</parameter>',
+    '<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>get_weather<\uff5ctool\u2581sep\uff5c>'
+    '{"city": "Oslo"}',
+    '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>'
+    '{"city": "Oslo"}',
+    '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Oslo"}',
+    '<|python_start|>[get_weather(city="Oslo")]',
+    '<|tool_call_start|>[get_weather(city="Oslo")]',
+    '<|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Oslo"}}',
+    '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Oslo"}}]',
+    '<tool_call name="get_weather">{"city": "Oslo"}',
+    '[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}',
+]
+
+
+@pytest.mark.parametrize("text", LOST_END, ids=[t[:30] for t in LOST_END])
+def test_a_lost_end_marker_at_the_end_of_the_reply(text: str) -> None:
+    assert [(c.name, c.arguments) for c in tr.salvage_text(text, W).calls] == [("get_weather", {"city": "Oslo"})]
+    stream = tr.StreamSalvager(W)
+    events = [e for ch in text for e in stream.feed(ch)] + stream.close()
+    assert [e.call.arguments for e in events if isinstance(e, tr.ToolCallReady)] == [{"city": "Oslo"}]
+    # Cut inside the payload instead, it is truncated: never completed.
+    cut = text[: text.index("Oslo") + 2]
+    assert tr.salvage_text(cut, W).calls == ()
