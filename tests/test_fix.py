@@ -433,3 +433,16 @@ def test_audit_tools_file_counts_coercions_and_renames(tmp_path: Path) -> None:
     assert main(["audit", "-", "--tools", "web_search", "--json"],
                 stdin=io.TextIOWrapper(io.BytesIO(log)), stdout=out) == 0
     assert json.loads(out.getvalue())["by_repair"] == {"name": 1}  # names alone: no schema, no coercion
+
+
+def test_ids_are_unique_within_a_record_even_for_identical_turns() -> None:
+    turn = {"role": "assistant", "content": CALL + CALL}
+    record = {"messages": [turn, {"role": "tool", "content": "a"}, {"role": "tool", "content": "b"},
+                           dict(turn), {"role": "tool", "content": "c"}]}
+    fixed, report = tr.fix_record(record, tools=TOOLS)
+    ids = [c["id"] for m in fixed["messages"] for c in m.get("tool_calls", [])]
+    linked = [m["tool_call_id"] for m in fixed["messages"] if m["role"] == "tool"]
+    assert len(ids) == len(set(ids)) == 4
+    assert linked == ids[:3] and report.results_linked == 3
+    # The same turn in another record gets the same ids: they come from the turn, not the file.
+    assert tr.fix_record({"messages": [turn]}, tools=TOOLS)[0]["messages"][0]["tool_calls"][0]["id"] == ids[0]

@@ -18,8 +18,8 @@ when a reply has no native calls (the project's rule), and each salvaged call is
 against the tools' schemas too. A record's own ``tools`` field wins over the tools the job was
 given: it is what the model was offered.
 
-A written call gets an id derived from the record's content and the call's position in it,
-so any engine fixing the same record writes the same ids.
+A written call gets an id derived from its turn's text, the turn's place in the record and the
+call's place in the turn, so any engine fixing the same record writes the same ids.
 """
 
 from __future__ import annotations
@@ -330,29 +330,21 @@ def _read(turn: _Turn) -> tuple[list[Any], str]:
 
 # -- one record's work -------------------------------------------------------------------------
 class _Job:
-    __slots__ = ("allowed", "canonical", "changed", "ids", "index", "record", "tally", "write")
+    __slots__ = ("allowed", "changed", "index", "ordinal", "record", "tally", "write")
 
     def __init__(self, tables: _Tables, tally: Tally, write: bool, record: Any) -> None:
         self.index, self.allowed = tables.index, tables.allowed
         self.tally, self.write, self.record = tally, write, record
         self.changed = False
-        self.canonical = ""
-        self.ids = 0
+        self.ordinal = 0  # of the turn in the record
 
     def _touch(self) -> None:
-        """Called before the first change: the ids come from the record as it was read."""
-        if not self.changed:
-            self.changed = True
-            if self.write:
-                self.canonical = _canonical(self.record)
-
-    def _new_id(self, prefix: str) -> str:
-        self.ids += 1
-        return stable_id(prefix, self.canonical, self.ids)
+        self.changed = True
 
     def turn(self, turn: _Turn, calls: list[Any], text: str) -> None:
         tally = self.tally
         tally.replies += 1
+        self.ordinal += 1
         if calls:
             tally.replies_with_native += 1
             fixed = [self._native(call) for call in calls]
@@ -380,7 +372,11 @@ class _Job:
             tally.salvaged_left_as_text += len(repaired)
             return
         self._touch()
-        ids = [self._new_id("toolu_" if turn.kind == "anthropic" else "call_") for _ in repaired]
+        # From the turn's text and its place in the record: unique within the record, the same
+        # wherever the record is fixed, and O(text) (no second serialisation of the record).
+        prefix = "toolu_" if turn.kind == "anthropic" else "call_"
+        source = f"{self.ordinal}\x00{text}"
+        ids = [stable_id(prefix, source, k) for k in range(len(repaired))]
         if self.write:
             _write_salvaged(turn, repaired, ids, result.content.strip())
         if turn.after is not None:
@@ -463,14 +459,6 @@ class _Job:
             return call
         tally.clean_calls += 1
         return None
-
-
-def _canonical(record: Any) -> str:
-    """The record as it was read, in one spelling whatever its key order or spacing."""
-    try:
-        return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError):  # keys json cannot sort (a library caller's own objects)
-        return repr(record)
 
 
 # -- writing -----------------------------------------------------------------------------------
