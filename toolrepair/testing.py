@@ -25,7 +25,7 @@ import keyword
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 from ._names import NameTable
 from ._salvage import (
@@ -421,25 +421,25 @@ class _LookedAt(str):
     def _add(self, n: int) -> None:
         _LookedAt.looked += max(n, 1)
 
-    def find(self, sub: str, start: Any = None, end: Any = None) -> int:
+    def find(self, sub: str, start: SupportsIndex | None = None, end: SupportsIndex | None = None) -> int:
         lo, hi, _ = slice(start, end).indices(len(self))
         got = str.find(self, sub, lo, hi)
         self._add((hi if got == -1 else got + len(sub)) - lo)
         return got
 
-    def rfind(self, sub: str, start: Any = None, end: Any = None) -> int:
+    def rfind(self, sub: str, start: SupportsIndex | None = None, end: SupportsIndex | None = None) -> int:
         lo, hi, _ = slice(start, end).indices(len(self))
         got = str.rfind(self, sub, lo, hi)
         self._add(hi - (lo if got == -1 else got))
         return got
 
-    def index(self, sub: str, start: Any = None, end: Any = None) -> int:
+    def index(self, sub: str, start: SupportsIndex | None = None, end: SupportsIndex | None = None) -> int:
         got = self.find(sub, start, end)
         if got == -1:
             raise ValueError("substring not found")
         return got
 
-    def count(self, sub: str, start: Any = None, end: Any = None) -> int:
+    def count(self, sub: str, start: SupportsIndex | None = None, end: SupportsIndex | None = None) -> int:
         lo, hi, _ = slice(start, end).indices(len(self))
         self._add(hi - lo)
         return str.count(self, sub, lo, hi)
@@ -448,7 +448,7 @@ class _LookedAt(str):
         self._add(len(self))
         return str.__contains__(self, sub)
 
-    def __getitem__(self, key: Any) -> str:
+    def __getitem__(self, key: SupportsIndex | slice) -> str:
         got = str.__getitem__(self, key)
         self._add(len(got))
         return got
