@@ -446,3 +446,31 @@ def test_ids_are_unique_within_a_record_even_for_identical_turns() -> None:
     assert linked == ids[:3] and report.results_linked == 3
     # The same turn in another record gets the same ids: they come from the turn, not the file.
     assert tr.fix_record({"messages": [turn]}, tools=TOOLS)[0]["messages"][0]["tool_calls"][0]["id"] == ids[0]
+
+
+def test_small_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolrepair import _audit, _records
+    from toolrepair._records import RecordFixer
+    from toolrepair._report import Tally
+    # A definition without parameters takes any object; an unreadable ShareGPT call is malformed.
+    assert tool_specs([{"name": "f"}])[0].parameters == {"type": "object"}
+    _, report = tr.fix_record({"conversations": [{"from": "function_call", "value": "{oops"}]}, tools=["f"])
+    assert report.unrepairable == (("malformed", 1),)
+    # One valid call beside an invalid one: the turn stays text, both are counted.
+    record = {"role": "assistant", "content": CALL + hermes("web_search", {"limit": "many"})}
+    fixed, report = tr.fix_record(record, tools=TOOLS)
+    assert fixed is record
+    assert dict(report.by_rejection_reason) == {"invalid-arguments": 1, "beside-an-invalid-call": 1}
+    # The caches stay bounded.
+    monkeypatch.setattr(_records, "TOOLS_CACHE_SIZE", 1)
+    monkeypatch.setattr(_audit, "FIXER_CACHE_SIZE", 1)
+    fixer = RecordFixer()
+    for name in ("a", "b", "c"):
+        fixer.run({"tools": [name], "text": "x"}, Tally(), write=False)
+        tr.fix_record('{"text": "x"}', tools=[name])
+    assert len(fixer._cache) == 1 and len(_audit._fixers) == 1
+    # An owned record is fixed in place.
+    mine = {"role": "assistant", "content": CALL}
+    assert RecordFixer(TOOLS).fix(mine, Tally(), owned=True) is mine and "tool_calls" in mine
+    with pytest.raises(ValueError, match="not AuditReport fields"):
+        tr.AuditReport.from_dict({"nope": 1})
