@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import math
 import pickle
 import warnings
 from typing import Any
@@ -205,3 +206,17 @@ def test_pythonic_refuses_a_repeated_keyword(text: str, calls: list[dict[str, An
         assert [r.reason for r in result.rejected] == ["undecodable-arguments"]
         with pytest.raises(SyntaxError):
             compile(text, "<reply>", "eval")  # Python refuses it
+
+
+FLOAT_TEXTS = st.floats(allow_nan=False, allow_infinity=False).flatmap(lambda x: st.sampled_from(
+    [repr(x), f"{x:e}", f"{x:.17g}", f"{x:.3f}", f"{x:.1f}", f"{x:.15g}", f"{x:.16g}", f"{x:f}"]
+)).filter(lambda t: "." in t or "e" in t)
+
+
+@given(FLOAT_TEXTS | st.from_regex(r"\A-?(0|[1-9][0-9]{0,18})\.[0-9]{1,18}\Z"))
+def test_read_float_keeps_exactly_the_spellings_the_float_loses(text: str) -> None:
+    if not math.isfinite(float(text)):  # a rounded spelling of the largest float may overflow
+        return
+    value = read_float(text)
+    loses = float.__repr__(float(text)) != text or abs(float(text)) >= 2.0**53
+    assert isinstance(value, SpelledFloat) is loses, text
