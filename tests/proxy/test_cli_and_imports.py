@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import subprocess
 import sys
@@ -58,6 +59,9 @@ def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
 
     ran: dict[str, Any] = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: ran.update(app=app, **kw))
+    proxy_logger = logging.getLogger("toolrepair.proxy")
+    monkeypatch.setattr(proxy_logger, "handlers", [])  # the handler serve adds is dropped afterwards
+    monkeypatch.setattr(proxy_logger, "level", proxy_logger.level)
     argv = ["serve", "--upstream", "http://127.0.0.1:1/v1", "--host", "0.0.0.0", "--port", "9000", "--profile",
             "hosted", "--annotate", "--max-reprompts", "2", "--timeout", "1.5", "--max-body", "10", "--api-key", "k"]
     assert cli.main(argv) == 0
@@ -65,6 +69,9 @@ def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
     config = ran["app"].state.config
     assert (config.profile, config.annotate, config.max_reprompts, config.timeout, config.max_body, config.api_key) == (
         "hosted", True, 2, 1.5, 10, "k")
+    # The request line is on; httpx's own per-request INFO line stays off.
+    assert proxy_logger.isEnabledFor(logging.INFO) and len(proxy_logger.handlers) == 1
+    assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
 
 
 def _free_port() -> int:
@@ -102,4 +109,7 @@ def test_serve_command_line(upstream: Any) -> None:
         assert reply["toolrepair"]["salvaged"] == 1
     finally:
         process.terminate()
-        process.communicate(timeout=30)
+        _, rest = process.communicate(timeout=30)
+    # One line per request, the proxy's own: httpx's per-request INFO line is not let through.
+    lines = [line for line in rest.splitlines() if "/v1/" in line]
+    assert len(lines) == 1 and " toolrepair.proxy POST /v1/chat/completions 200 " in lines[0], rest

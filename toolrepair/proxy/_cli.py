@@ -46,6 +46,17 @@ def add_serve_parser(sub: Any) -> None:
     serve.set_defaults(handler=_serve)
 
 
+def _log_requests() -> None:
+    """The proxy's one line per request, on stderr. Only ``toolrepair.proxy`` is set to INFO:
+    an INFO root logger would also let httpx write a line for every upstream request (a second
+    line per request, and a formatted write to stderr on the hot path)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
+    logger = logging.getLogger("toolrepair.proxy")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
 def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     from ..cli import fail
     from . import create_app
@@ -58,7 +69,7 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     except (ImportError, ValueError) as exc:
         return fail(str(exc))
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    _log_requests()
     # uvicorn's access log would be a second line per request (and logs query strings).
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info")
     return 0
