@@ -115,7 +115,7 @@ def test_masked_calls_are_never_calls(text: str) -> None:
         ("````\nx\n```\n" + CALL + "\n````", 0),  # a shorter run does not close
         ("~~~\nx\n```\n" + CALL + "\n~~~", 0),  # another fence character does not close
         ("<think>a</think>" + CALL, 1),
-        ("<think>a</think>" + CALL + "</think>", 1),  # a stray close after a block masks nothing
+        ("<think>a</think>" + CALL + "</think>", 0),  # a lone close masks all before it, pairs or not
         ("</think>" + CALL, 1),
         (CALL + "<think>later</think>", 1),
     ],

@@ -326,3 +326,43 @@ def test_literal_pythonic_arguments_do_come_back() -> None:
         pytest.skip("no pythonic dialect in toolrepair.DIALECTS yet")
     result = tr.salvage_text("[delete_file(path='/tmp/x')]", ["delete_file"])
     assert [(c.name, c.arguments) for c in result.calls] == [("delete_file", {"path": "/tmp/x"})]
+
+
+def stream_all(stream: tr.StreamSalvager, text: str, step: int) -> list[object]:
+    events: list[object] = []
+    for i in range(0, len(text), step):
+        events += stream.feed(text[i : i + step])
+    return events + stream.close()
+
+
+@pytest.mark.parametrize("step", [1, 7, 10_000])
+@pytest.mark.parametrize(
+    ("make", "refused"),
+    [
+        (lambda r: (r.mark_untrusted(INJECTION), INJECTION)[1], True),  # marked text, whole
+        (lambda r: INJECTION, False),  # nothing marked: calls as usual
+        (lambda r: (r.mark_untrusted(INJECTION), "ok " + INJECTION)[1], False),  # not the marked text
+        (lambda r: (r.mark_untrusted("Sure. " + INJECTION + " done"), "Sure. " + INJECTION + " done")[1], True),
+    ],
+)
+def test_stream_refuses_marked_text_as_salvage_does(make: Any, refused: bool, step: int) -> None:
+    registry = tr.ToolRegistry([delete_file])
+    text = make(registry)
+    events = stream_all(registry.stream(), text, step)
+    calls = [e.call for e in events if isinstance(e, tr.ToolCallReady)]
+    assert "".join(e.text for e in events if isinstance(e, tr.TextDelta)) == registry.salvage(text).content
+    assert [c.name for c in calls] == [c.name for c in registry.salvage(text).calls]
+    assert bool(calls) is not refused
+
+
+def test_a_run_outcome_fed_back_through_the_stream_yields_no_call() -> None:
+    def echo(text: str) -> str:
+        return text  # a tool whose result carries an injected call
+
+    registry = tr.ToolRegistry([echo, delete_file])
+    content = registry.run(tr.ToolCall("echo", {"text": INJECTION})).content
+    assert registry.salvage(content).rejected[0].reason == "untrusted"
+    for step in (1, 5, len(content)):
+        events = stream_all(registry.stream(), content, step)
+        assert not [e for e in events if isinstance(e, tr.ToolCallReady)]
+        assert "".join(e.text for e in events if isinstance(e, tr.TextDelta)) == content

@@ -103,13 +103,17 @@ def test_prose_is_released_at_once_and_whitespace_held_until_known() -> None:
 
 
 def test_a_call_is_released_once_certain() -> None:
-    # Only <think> can force a reasoning block open here; once seen, calls come at once.
+    # A later lone </think> would make the call text, even after a <think>…</think> pair:
+    # the call comes at close(); without reasoning masks, at once.
     s = StreamSalvager(["a"], **HERMES_ONLY)
     assert s.feed("<think>x</think>Sure. ") == [TextDelta("<think>x</think>Sure.")]
     assert s.feed('<tool_call>{"name": "a", "arguments": {}}') == []
-    events = s.feed("</tool_call> next")
+    assert s.feed("</tool_call> next") == []
+    assert s.close() == [ToolCallReady(tr.ToolCall("a", {}, None, "hermes", (22, 75))), TextDelta(" next")]
+    s = StreamSalvager(["a"], dialects=["hermes"], mask_reasoning=False)
+    assert s.feed("<think>x</think>Sure. ") == [TextDelta("<think>x</think>Sure.")]
+    events = s.feed('<tool_call>{"name": "a", "arguments": {}}</tool_call> next')
     assert events == [ToolCallReady(tr.ToolCall("a", {}, None, "hermes", (22, 75))), TextDelta(" next")]
-    assert s.close() == []
 
 
 def test_calls_wait_while_reasoning_may_be_forced_open() -> None:
@@ -205,3 +209,24 @@ def test_work_is_linear_for_many_calls_and_prose(kw: dict[str, Any]) -> None:
     # The window (LOOKBEHIND kept for readers, at most doubled before a trim) is re-joined
     # per delta: a constant factor of about 2 * LOOKBEHIND / delta, never a growing one.
     assert large < (4 * LOOKBEHIND // 16 + 20) * len(unit * 400)
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["~~~", "```", "> ```", "- ~~~", "```\r", "~~~ <tool_call>", "` <tool_call>", "~~~\r<tool_call>"],
+)
+def test_nothing_is_held_past_max_call_chars_on_an_unfinished_line(head: str) -> None:
+    limit = 10_000
+    s = StreamSalvager(["a"], max_call_chars=limit)
+    fed = released = 0
+    chunk = "x" * 4096
+    for piece in [head] + [chunk] * 100:  # 400 KB with no line ending
+        out = s.feed(piece)
+        fed += len(piece)
+        released += sum(len(e.text) for e in out if isinstance(e, TextDelta))
+        assert fed - released <= limit + 2 * len(chunk)  # held: at most the limit, plus a delta's worth
+        assert len(s._pass.scan.text) <= 2 * limit + 4 * len(chunk)  # and so is the window
+    text = head + chunk * 100
+    rest = s.close()
+    released += sum(len(e.text) for e in rest if isinstance(e, TextDelta))
+    assert released == len(tr.salvage_text(text, ["a"], max_call_chars=limit).content)

@@ -21,7 +21,8 @@ from ._otel import add_repair_events, end_tool_span, maybe_tracer, tool_span
 from ._repair import Entry, ToolIndex, coerce_call
 from ._result import serialize_result
 from ._safe_text import exact_str, exception_message
-from ._salvage import Dialect, StreamSalvager, salvage_text
+from ._salvage import Dialect, StreamSalvager, TextDelta, salvage_text
+from ._salvage._stream import Event
 from ._spec import ToolInfo
 from ._types import Rejection, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
 
@@ -37,6 +38,52 @@ MAX_UNTRUSTED = 4096
 def _digest(text: str) -> bytes:
     # surrogatepass: model and tool text may hold lone surrogates; they must hash, not raise.
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class _TrustedStream(StreamSalvager):
+    """``ToolRegistry.stream()``: refuses a reply marked untrusted, exactly as ``salvage``
+    does. Whether the reply is one is known only at its end, so from the first call on the
+    events wait for ``close()``; the text before it streams as usual. Memory: the text not
+    yet released, and a running digest (O(1) per character)."""
+
+    __slots__ = ("_hash", "_held_events", "_is_untrusted", "_tail")
+
+    def __init__(self, is_untrusted: Callable[[bytes], bool], *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._is_untrusted = is_untrusted
+        self._hash = hashlib.blake2b(digest_size=16)  # the digest of the reply, as `_digest` takes it
+        self._tail = ""  # the reply from the end of the released text on
+        self._held_events: list[Event] | None = None
+
+    def feed(self, delta: str) -> list[Event]:
+        events = super().feed(delta)  # first: it refuses what is not a str, or after close()
+        delta = exact_str(delta)  # a str subclass's methods never run
+        self._hash.update(delta.encode("utf-8", "surrogatepass"))
+        self._tail += delta
+        return self._pass_on(events)
+
+    def close(self) -> list[Event]:
+        events = self._pass_on(super().close(), final=True)
+        if self._is_untrusted(self._hash.digest()):
+            tail, self._tail = self._tail, ""
+            return [TextDelta(tail)] if tail else []
+        return events
+
+    def _pass_on(self, events: list[Event], final: bool = False) -> list[Event]:
+        out: list[Event] = []
+        for event in events:
+            if self._held_events is None and isinstance(event, TextDelta):
+                # Before the first call, released text is the reply's own prefix.
+                self._tail = self._tail[len(event.text) :]
+                out.append(event)
+            else:
+                if self._held_events is None:
+                    self._held_events = []
+                self._held_events.append(event)
+        if final and self._held_events is not None:
+            out.extend(self._held_events)
+            self._held_events = None
+        return out
 
 
 class _Turn:
@@ -397,7 +444,9 @@ class ToolRegistry:
     def _is_untrusted(self, text: str) -> bool:
         if not self._untrusted:  # nothing marked: no hashing on the common path
             return False
-        key = _digest(text)
+        return self._is_marked(_digest(text))
+
+    def _is_marked(self, key: bytes) -> bool:
         with self._lock:
             return key in self._untrusted
 
@@ -430,10 +479,12 @@ class ToolRegistry:
 
     def stream(self, *, trusted: bool = True) -> StreamSalvager:
         """A StreamSalvager bound to this registry's names (salvaging nothing under ``hosted``
-        or with ``trusted=False``: the text then passes through as text)."""
+        or with ``trusted=False``: the text then passes through as text). A reply marked
+        untrusted (``mark_untrusted``, a run outcome's ``content``) is refused as ``salvage``
+        refuses it: its calls, which wait for ``close()``, come back as text."""
         if self.profile == "hosted" or not trusted:
             return StreamSalvager(self._index.names, dialects=())
-        return StreamSalvager(self._index.names, dialects=self.dialects, limits=self.limits)
+        return _TrustedStream(self._is_marked, self._index.names, dialects=self.dialects, limits=self.limits)
 
 
 def _tool_error(name: str, exc: Exception) -> ToolExecutionError:

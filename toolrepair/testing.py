@@ -572,6 +572,9 @@ def check_dialect(
     @given(call=calls_s, before=prose_s, after=prose_s, s1=sep, s2=sep)
     def round_trip(call: ToolCall, before: str, after: str, s1: str, s2: str) -> None:
         assume(no_call_in(before + s1 + s2 + after))  # a custom dialect may read our prose
+        # A backtick before the call may open a code span that one inside or after it closes:
+        # then the call is Markdown code, masked by design.
+        assume("`" not in before)
         text = before + s1 + render(call) + s2 + after
         got = salvage_text(text, [call.name], dialects=[dialect])
         ok = (len(got.calls) == 1 and got.calls[0].name == call.name

@@ -42,6 +42,14 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     + "}}</tool_call>",
     "pythonic_redos": lambda n: "[f(" + "a=, " * n,
     "fence_toggles": lambda n: "```\n" * n,
+    # CR-only line endings (once quadratic: each fence check looked for an LF to the end).
+    "fence_toggles_cr": lambda n: "```\r" * n + '<tool_call>{"name": "f", "arguments": {}}</tool_call>',
+    "fenced_calls_cr": lambda n: '```\r<tool_call>{"name": "f", "arguments": {}}</tool_call>\r' * n,
+    # A fence opener whose line never ends, then a marker on it.
+    "unfinished_fence_line": lambda n: "~~~" + "x" * (64 * n) + '<tool_call>{"name": "f", "arguments": {}}',
+    # Backtick runs of many lengths, a marker after each: code-span pairing looks ahead.
+    "backtick_runs": lambda n: "".join("`" * (k % 7 + 1) + " <tool_call>" for k in range(n)),
+    "quote_list_fences": lambda n: "> - ```\r>   <tool_call>{}\r" * n,
     "think_open": lambda n: "<think>" * n,
     "think_close": lambda n: "</think>" * n,
     "deepseek_sep": lambda n: "<｜tool▁sep｜>" * n,
@@ -296,6 +304,9 @@ BIG_N: dict[str, int] = {
     "deepseek_sep": 20_000, "deepseek_begin": 10_000, "spaces_in_tag": 1_000_000 // 64, "stray_close": 20_000,
     "function_tag_open": 5000, "kimi_begin": 10_000, "mistral_marker": 20_000, "surrogates_nuls": 5000,
     "prose": 10_000_000 // 70,
+    # 512 KB of "```\r" (the quadratic case) and 2 MB on one unfinished fence line.
+    "fence_toggles_cr": 512 * 1024 // 4, "fenced_calls_cr": 10_000, "unfinished_fence_line": 2_000_000 // 64,
+    "backtick_runs": 20_000, "quote_list_fences": 20_000,
     # Depth families at 10^5; the rest at sizes the pure-Python lenient decoder (about 1 us per
     # character, linear: see the doubling test) reads in a fraction of a second.
     "deep_truncated": 100_000, "deep_valid": 100_000, "single_quoted_keys": 100_000, "trailing_commas": 10_000,

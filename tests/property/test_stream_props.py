@@ -46,7 +46,11 @@ def seed_call(draw: st.DrawFn) -> str:
 PARTIAL = st.sampled_from(["<tool_", "<function", "```", "``", "~~", "<think", "</thi", "[TOOL_", "<|", "{", "[",
                            '{"name": "f", "argu', "Action", "<tool_call>{"])
 MASKS = st.sampled_from(["```\n", "```json\n", "\n```\n", "~~~\n", "````\n", "\n````", "\n~~~~~\n", "<think>", "</think>", "[THINK]", "[/THINK]",
-                         "[BEGIN FINAL RESPONSE]", "<|START_THINKING|>", "<|END_THINKING|>", "` inline `"])
+                         "[BEGIN FINAL RESPONSE]", "<|START_THINKING|>", "<|END_THINKING|>", "` inline `",
+                         # containers, CR endings, closing-fence whitespace, HTML blocks, code spans
+                         "\n> ```\n> ", "\n- ```\n  ", "\n1. ~~~\r   ", "```\r", "\r```\r\n", "\n```\u00a0\n",
+                         "\n``` \t\n", "\n<details>\n", "\n<!--\n", "-->\n", "\n\n", "`", "``", "\\`", "\n    ",
+                         "<thinking>", "</reasoning>", "\u25c1think\u25b7", "<|end_of_thought|>"])
 PROSE = st.text(alphabet=st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
     ["Sure.", "Let me check.", "Done!", "a {brace} here", "x < y > z", "Action: none", "é ü 中文"])
 PIECE = seed_call() | st.sampled_from(MODEL_CALLS) | PARTIAL | MASKS | PROSE | WS

@@ -31,8 +31,8 @@ from ._base import (
     offered_name,
     salvaged_call,
 )
-from ._marks import Hit, InFence, InReasoning, Kind, Mode, Role, Work
-from ._mask import DEFAULT_REASONING, fence_closer_at, fence_opener_at
+from ._marks import Hit, InReasoning, Kind, Mode, Role, Work
+from ._mask import DEFAULT_REASONING, CodeMask
 from ._scan import MarkerFinder
 
 __all__ = [
@@ -56,8 +56,6 @@ DEFAULT_MAX_DEPTH = DEFAULT_LIMITS.max_depth
 REJECTION_TEXT_CHARS = 1_000
 # First prefix probed for a candidate that may outgrow max_call_chars (see SalvagePass._read).
 _PROBE_CHARS = 256
-
-_FENCE = Role(Kind.FENCE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +93,6 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
         for m in d.markers:
             by_marker.setdefault(m.lower(), []).append(d)
     entries.extend((m, Role(Kind.DIALECT, tuple(ds))) for m, ds in by_marker.items())
-    if mask_fences:
-        entries.extend([("```", _FENCE), ("~~~", _FENCE)])
     pairs: list[tuple[str | None, str]] = []
     forced: list[bool] = []
     if mask_reasoning:
@@ -182,6 +178,7 @@ class SalvagePass:
         "handed",
         "limits",
         "markers",
+        "mask",
         "mode",
         "names",
         "pos",
@@ -203,6 +200,8 @@ class SalvagePass:
         self.limits = (max_depth, max_call_chars, max_name_chars)
         self.pos = 0
         self.mode: Mode = None
+        # Markdown code (``_mask``): read only when a marker needs its answer.
+        self.mask = CodeMask(max_call_chars) if config.mask_fences else None
         self.cuts: list[tuple[int, int]] = []
         self.calls: list[ToolCall] = []
         self.rejected: list[Rejection] = []
@@ -227,7 +226,7 @@ class SalvagePass:
     def work(self) -> Work:
         """The work counted so far: markers handled, reader calls, characters handed to
         readers, characters copied into the window."""
-        return Work(self.markers, self.reads, self.handed, self.scan.copied)
+        return Work(self.markers, self.reads, self.handed, self.scan.copied, 0 if self.mask is None else self.mask.work)
 
     @property
     def text(self) -> str:
@@ -269,41 +268,33 @@ class SalvagePass:
             kind = role.kind
             mode = self.mode
             if mode is not None:
-                if isinstance(mode, InFence):
-                    if kind is Kind.FENCE:
-                        closed = fence_closer_at(text, s - base, mode.char, mode.length, final)
-                        if closed is NEED_MORE:
-                            self._block(item)
-                            return
-                        if isinstance(closed, int):
-                            self.mode, self.pos = None, closed + base
-                elif kind is Kind.REASON_CLOSE and role.pair == mode.pair:
+                if kind is Kind.REASON_CLOSE and role.pair == mode.pair:
                     self.mode, self.pos = None, s + len(marker)
                 continue
-            if kind is Kind.FENCE:
-                opened = fence_opener_at(text, s - base, final)
-                if opened is NEED_MORE:
+            if kind is Kind.DIALECT and s < self.skip_until:
+                continue
+            if self.mask is not None:
+                code = self.mask.covers(text, base, s, final)
+                if code is NEED_MORE:
                     self._block(item)
                     return
-                if isinstance(opened, tuple):
-                    self.mode, self.pos = InFence(*opened), s + opened[1]
-                continue
+                if code:
+                    continue
             if kind is Kind.REASON_OPEN:
                 self.seen.add(role.pair)
                 self.mode, self.pos = InReasoning(role.pair), s + len(marker)
                 continue
             if kind is Kind.REASON_CLOSE:
-                if role.pair not in self.seen:
-                    # Forced-open reasoning: the reply began inside a reasoning block.
-                    self.seen.add(role.pair)
+                self.seen.add(role.pair)
+                if role.pair not in self.config.unforced:
+                    # A close with nothing open: the reply began inside reasoning, whatever
+                    # pairs came before (a quoted `<think>…</think>` is no reason to trust it).
                     self.cuts.clear()
                     self.calls.clear()
                     self.rejected.clear()
                     self.floor = s + len(marker)
                     self.resets += 1
                 self.pos = max(self.pos, s + len(marker))
-                continue
-            if s < self.skip_until:
                 continue
             for dialect in role.dialects:
                 found = self._read(dialect, s, s + len(marker), final, retried)
@@ -386,6 +377,8 @@ class SalvagePass:
             accepted.append(salvaged_call(offered, raw, dialect.name, span))
         if accepted:
             self.cuts.append((s, end))
+            if self.mask is not None:
+                self.mask.cut(s, end)
             self.calls.extend(accepted)
             self.pos = end  # a cut: what is inside is the call's, masks included
         else:

@@ -1,8 +1,9 @@
 """The engine's protocol: what a marker found in the text means to the pass, and its modes.
 
 The marker table (``_scan.MarkerFinder``) maps each literal marker to a ``Role``; the scan
-hands the pass ``Hit``s in text order; the pass is outside any mask (``mode`` None), inside a
-fence (``InFence``) or inside a reasoning block (``InReasoning``).
+hands the pass ``Hit``s in text order; the pass is outside any mask (``mode`` None) or inside
+a reasoning block (``InReasoning``). Markdown code is no marker: ``_mask.CodeMask`` answers
+for it.
 """
 
 from __future__ import annotations
@@ -13,20 +14,19 @@ from typing import NamedTuple, Union
 
 from ._base import Dialect
 
-__all__ = ["Hit", "InFence", "InReasoning", "Kind", "Mode", "Role", "Work"]
+__all__ = ["Hit", "InReasoning", "Kind", "Mode", "Role", "Work"]
 
 
 class Kind(enum.Enum):
     DIALECT = "dialect"  # an opening marker of one or more dialects
-    FENCE = "fence"  # a run of ``` or ~~~ that may open or close a fenced code block
     REASON_OPEN = "reason-open"
     REASON_CLOSE = "reason-close"
 
 
 @dataclass(frozen=True, slots=True)
 class Role:
-    """What one marker means: a dialect marker (its readers in precedence order), a fence
-    run, or the opening or closing marker of reasoning pair ``pair``."""
+    """What one marker means: a dialect marker (its readers in precedence order), or the
+    opening or closing marker of reasoning pair ``pair``."""
 
     kind: Kind
     dialects: tuple[Dialect, ...] = ()
@@ -41,20 +41,13 @@ class Hit(NamedTuple):
     role: Role
 
 
-class InFence(NamedTuple):
-    """Inside a fenced code block opened by a run of ``length`` ``char``s."""
-
-    char: str
-    length: int
-
-
 class InReasoning(NamedTuple):
     """Inside a block of reasoning pair ``pair``."""
 
     pair: int
 
 
-Mode = Union[InFence, InReasoning, None]  # noqa: UP007 (a runtime alias on Python 3.10)
+Mode = Union[InReasoning, None]  # noqa: UP007 (a runtime alias on Python 3.10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +57,16 @@ class Work:
     ``markers``: marker occurrences handled; ``reads``: reader calls; ``handed``: characters
     handed to readers (from each marker to the end of the text or window: what a reader *may*
     look at, so on a whole text a run of n markers is handed O(n^2) by construction, while a
-    stream hands only its window); ``copied``: characters copied into a stream's window.
+    stream hands only its window); ``copied``: characters copied into a stream's window;
+    ``masked``: characters the code mask (``_mask``) looked at.
     """
 
     markers: int = 0
     reads: int = 0
     handed: int = 0
     copied: int = 0
+    masked: int = 0
 
     @property
     def total(self) -> int:
-        return self.markers + self.reads + self.handed + self.copied
+        return self.markers + self.reads + self.handed + self.copied + self.masked

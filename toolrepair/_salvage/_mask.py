@@ -1,79 +1,570 @@
-"""Masks: Markdown fences and reasoning blocks, where a call is never a call.
+"""Masks: where a call is never a call. Markdown code, as CommonMark defines it, and reasoning.
 
-Fences follow CommonMark: a run of three or more backticks or tildes opening a line indented
-at most three spaces (a backtick fence's info string holds no backtick); closed only by a line
-of the same character, at least as long, indented at most three spaces, with nothing but
-whitespace after it; unclosed, it masks to the end of the text. All checks here look at one
-line: O(line length).
+``CodeMask`` reads a reply's block structure line by line, as CommonMark's parsing strategy
+does, and answers one question: does offset ``s`` lie in code? Code is
+
+* a fenced code block: a line whose content (after its containers) starts, indented at most
+  three spaces, with three or more backticks or tildes (a backtick fence's info string holds
+  no backtick). It runs to a line of the same character, at least as long, indented at most
+  three spaces and followed by spaces and tabs only (not NBSP, U+3000, VT, FF ...), or to the
+  end of its container, or of the text;
+* an indented code block: content indented four columns or more (tabs stop every four), when
+  it is not a paragraph's (lazy) continuation;
+* a code span: a backtick run and the next run of the same length in the same paragraph or
+  heading (a backslash escapes an opening backtick, not a closing one).
+
+Containers are block quotes (``>``) and list items (``-``, ``+``, ``*``, ``1.``, ``1)``),
+nested, with CommonMark's continuation rules (a list item's content indent, at most one
+leading blank line, lazy paragraph continuation; an ordered item interrupting a paragraph at
+its own level starts with 1 and is not empty). Thematic breaks, ATX and setext headings end
+paragraphs. HTML blocks (CommonMark's seven start conditions) are not code, but the lines in
+them are HTML: a fence line inside ``<details>`` or a comment is no fence. Lines end at LF,
+CR or CRLF. A call's marker inside an HTML block is not masked: `<think>` on a line of its
+own starts one, and a reply's usual `<think>…</think>` then `<tool_call>` is one HTML block.
+
+Bounds, so that ``salvage_text`` and a stream agree and a stream holds no more than
+``head`` (``max_call_chars``) past a marker: a line longer than ``head`` makes everything
+from there code (fail closed); a code span whose pairing is decided more than ``head``
+characters past ``s`` covers ``s``; more than ``MAX_CONTAINERS`` nested containers are read
+as text. Work: each line is classified once in O(its length) (regex scans in C, Python loops
+only over at most ``_CAP`` columns of indentation per container), each backtick run costs
+O(1), and a query O(1) amortised: O((1 + containers)·n) over a text of length n. Text with
+no backtick, tilde, tab or four spaces before ``s`` holds no code there: that costs one
+regex search, once, and no line is read.
 """
 
 from __future__ import annotations
 
+import re
+from collections import deque
+
 from ._base import NEED_MORE, NeedMore
 
-__all__ = ["DEFAULT_REASONING", "fence_closer_at", "fence_opener_at", "line_start_indent_ok"]
+__all__ = ["DEFAULT_REASONING", "MAX_CONTAINERS", "CodeMask", "first_trigger"]
 
-# (open, close) reasoning pairs every scan knows; dialects add their own.
-DEFAULT_REASONING: tuple[tuple[str | None, str], ...] = (("<think>", "</think>"),)
+# (open, close) reasoning pairs every scan knows; dialects add their own. Each one has the
+# same rules: text up to its close is masked, unclosed it masks to the end, and a close with
+# nothing open masks everything before it.
+DEFAULT_REASONING: tuple[tuple[str | None, str], ...] = (
+    ("<think>", "</think>"),
+    ("<thinking>", "</thinking>"),
+    ("<reasoning>", "</reasoning>"),
+    ("\u25c1think\u25b7", "\u25c1/think\u25b7"),  # Kimi: ◁think▷ … ◁/think▷
+    ("<|begin_of_thought|>", "<|end_of_thought|>"),
+)
+
+MAX_CONTAINERS = 64
+
+# What every fence and code span starts with: without one before `s`, `s` is not in code.
+_TRIGGER = re.compile(r"[`~]")
+_EOL = re.compile(r"[\r\n]")
+_NONWS = re.compile(r"[^ \t]")
+_BACKTICKS = re.compile(r"`+")
+_ORDERED = re.compile(r"[0-9]{1,9}[.)]")
+_SETEXT = re.compile(r"(?:=+|-+)[ \t]*")
+_BREAK = {c: re.compile(r"(?:" + re.escape(c) + r"[ \t]*){3,}") for c in "*-_"}
+_ATX = re.compile(r"#{1,6}(?=[ \t]|$)")
+_CAP = 32  # columns of indentation ever needed: list item widths stay below this
+
+# HTML block start conditions, as the reference implementation spells them (kind, start, end
+# or None for "a blank line"); kind 7 cannot interrupt a paragraph.
+_ATTR = r"""(?>\s+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:\s*=\s*(?:[^"'=<>`\x00-\x20]+|'[^']*'|"[^"]*"))?)"""
+_BLOCK_NAMES = (
+    "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|"
+    "dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h1|h2|h3|h4|h5|h6|"
+    "head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|"
+    "p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul"
+)
+_HTML: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
+    (re.compile(r"<(?a:script|pre|style|textarea)(?=\s|>|$)", re.I),
+     re.compile(r"</(?a:script|pre|style|textarea)>", re.I)),
+    (re.compile(r"<!--"), re.compile(r"-->")),
+    (re.compile(r"<\?"), re.compile(r"\?>")),
+    (re.compile(r"<![A-Za-z]"), re.compile(r">")),
+    (re.compile(r"<!\[CDATA\["), re.compile(r"\]\]>")),
+    (re.compile(r"</?(?a:" + _BLOCK_NAMES + r")(?=\s|/?>|$)", re.I), None),
+    (re.compile(r"(?:<[A-Za-z][A-Za-z0-9\-]*" + _ATTR + r"*+\s*+/?>|</[A-Za-z][A-Za-z0-9\-]*\s*>)\s*$"), None),
+)
+
+# Leaf blocks that matter here.
+_NONE, _PARA, _FENCE, _ICODE, _HTML_BLOCK = range(5)
 
 
-def line_start_indent_ok(text: str, s: int) -> bool:
-    """Only up to three spaces stand between the start of the line and ``s``."""
-    i = s
-    for _ in range(4):
-        if i == 0 or text[i - 1] in "\n\r":
-            return True
-        if text[i - 1] != " ":
+def first_trigger(text: str, start: int = 0) -> int:
+    """The first offset from ``start`` where code could begin, or ``len(text)``. O(n) in C."""
+    m = _TRIGGER.search(text, start)
+    return len(text) if m is None else m.start()
+
+
+def _indent(t: str, i: int, b: int, col: int, part: int) -> tuple[int, int, int]:
+    """(columns of indentation, index of the first other character, its column) from a point;
+    the index is -1 past ``_CAP`` columns. O(_CAP)."""
+    cols = part
+    c = col + part
+    j = i
+    while j < b and cols < _CAP:
+        ch = t[j]
+        if ch == " ":
+            c += 1
+            cols += 1
+        elif ch == "\t":
+            w = 4 - c % 4
+            c += w
+            cols += w
+        else:
+            return cols, j, c
+        j += 1
+    if j < b and t[j] in " \t":
+        return cols, -1, c
+    return cols, j, c
+
+
+def _column(t: str, i: int, j: int, c: int) -> int:
+    """The column of ``t[j]``, whitespace from ``t[i]`` (at column ``c``) on. O(j - i)."""
+    if t.find("\t", i, j) == -1:
+        return c + j - i
+    for k in range(i, j):
+        c = c + 4 - c % 4 if t[k] == "\t" else c + 1
+    return c
+
+
+def _blank(t: str, i: int, j: int, b: int) -> bool:
+    """Is ``t[i:b]`` all spaces and tabs, given ``_indent``'s ``j`` from ``i``?"""
+    if j == -1:
+        return _NONWS.search(t, i, b) is None
+    return j >= b
+
+
+def _consume(t: str, i: int, col: int, part: int, k: int) -> tuple[int, int, int]:
+    """The point ``k`` columns of whitespace further (a tab may be split). O(k)."""
+    if part:
+        take = min(part, k)
+        part -= take
+        col += take
+        k -= take
+    while k > 0:
+        if t[i] == " ":
+            col += 1
+            k -= 1
+        else:  # a tab
+            w = 4 - col % 4
+            if w > k:
+                return i + 1, col + k, w - k
+            col += w
+            k -= w
+        i += 1
+    return i, col, part
+
+
+class CodeMask:
+    """Markdown code regions of a text read so far; see the module docstring for the rules.
+
+    Offsets are in the whole text; the caller hands in a window ``t`` of it starting at
+    ``base`` that holds everything from ``keep`` on. Queries come in increasing order.
+    """
+
+    __slots__ = (
+        "cuts",
+        "dead",
+        "empty_item",
+        "fch",
+        "flen",
+        "head",
+        "html_end",
+        "leaf",
+        "lf",
+        "looked",
+        "nolf",
+        "pos",
+        "re_",
+        "regions",
+        "rn",
+        "ro",
+        "ro_len",
+        "stack",
+        "trigger",
+        "waiting",
+        "walk",
+        "work",
+    )
+
+    def __init__(self, head: int) -> None:
+        self.head = max(1, head)
+        self.pos = 0  # start of the next line to read
+        self.lf = False  # the last line read ended in CR at the end of the window: skip one LF
+        self.trigger = -1  # first offset where code could begin (-1: not found yet)
+        self.looked = 0  # ... looked for up to here
+        self.nolf = 0  # no line ending between the current line's start and here
+        self.stack: list[int] = []  # open containers: -1 a block quote, W > 0 a list item's width
+        self.empty_item = False  # the innermost item began with a blank line and has no content yet
+        self.leaf = _NONE
+        self.fch, self.flen = "", 0
+        self.html_end: re.Pattern[str] | None = None
+        self.dead = -1  # from here on everything is code (a line longer than `head`)
+        self.regions: deque[tuple[int, int]] = deque()  # code, in order of start
+        self.cuts: deque[tuple[int, int]] = deque()  # accepted calls not read past yet
+        # The open paragraph's backtick runs: opener start, opener length (0: cannot open),
+        # run end, closer index; openers waiting for a closer by length; the pairing walk.
+        self.ro: list[int] = []
+        self.ro_len: list[int] = []
+        self.re_: list[int] = []
+        self.rn: list[int] = []
+        self.waiting: dict[int, list[int]] = {}
+        self.walk = 0
+        self.work = 0  # characters looked at, for linear-time tests
+
+    # -- queries ------------------------------------------------------------------------
+    def covers(self, t: str, base: int, s: int, final: bool) -> bool | NeedMore:
+        """Is offset ``s`` in code? NEED_MORE while that depends on text not yet seen."""
+        if self.trigger == -1:
+            self.see(t, base)
+            if self.trigger == -1 or self.trigger >= s:
+                return False  # nothing before `s` can start code
+        elif self.trigger >= s:
             return False
-        i -= 1
-    return False
+        while self.pos <= s or (self.walk < len(self.ro) and self.ro[self.walk] < s):
+            if 0 <= self.dead <= s:
+                return True
+            if not self._line(t, base, final):
+                if self.dead != -1:
+                    continue
+                if final:
+                    break
+                if base + len(t) >= s + self.head:
+                    return True  # undecided within `head` past `s`: code (fail closed)
+                return NEED_MORE
+        if 0 <= self.dead <= s:
+            return True
+        regions = self.regions
+        while regions and regions[0][1] <= s:
+            regions.popleft()
+        return bool(regions) and regions[0][0] <= s
 
+    def see(self, t: str, base: int) -> None:
+        """Look for the first trigger in the window's new text (streams call it as text comes)."""
+        if self.trigger != -1:
+            return
+        start = max(0, self.looked - base)
+        got = first_trigger(t, start)
+        self.work += len(t) - start
+        self.looked = base + len(t)
+        if got < len(t):
+            self.trigger = got + base
 
-def _run(text: str, s: int) -> int:
-    ch = text[s]
-    e = s
-    n = len(text)
-    while e < n and text[e] == ch:
-        e += 1
-    return e - s
+    def catch_up(self, t: str, base: int, upto: int) -> None:
+        """Read the complete lines of the window that start at or before ``upto`` (a stream,
+        before it forgets text). Not past it: a call accepted there makes its lines opaque,
+        and ``salvage_text`` reads a line only when a marker asks or one before it did."""
+        self.see(t, base)
+        while self.dead == -1 and self.pos <= upto and self._line(t, base, False):
+            pass
 
+    @property
+    def keep(self) -> int:
+        """The window must hold the text from here on."""
+        return self.pos if self.dead == -1 else 1 << 62  # dead: nothing more to read
 
-def fence_opener_at(text: str, s: int, final: bool) -> tuple[str, int] | NeedMore | None:
-    """(fence char, run length) when a fence opens at ``s``; None when it does not; NEED_MORE
-    when the line is not complete yet and the answer depends on it (streaming only)."""
-    if not line_start_indent_ok(text, s):
-        return None
-    length = _run(text, s)
-    if length < 3:
-        return None
-    ch = text[s]
-    nl = text.find("\n", s + length)
-    if nl == -1:
-        if not final:
-            if s + length < len(text) and ch == "`" and "`" in text[s + length :]:
-                return None  # decided already: a stream need not wait for the line's end
-            return NEED_MORE
-        nl = len(text)
-    if ch == "`" and "`" in text[s + length : nl]:
-        return None  # ``` inline code ``` on one line is not a fence
-    return ch, length
+    # -- lines ----------------------------------------------------------------------------
+    def _line(self, t: str, base: int, final: bool) -> bool:
+        """Read the next line if it is complete (or the text is). False when there is none."""
+        if self.dead != -1:
+            return False
+        a = self.pos - base
+        n = len(t)
+        if self.lf and a < n:
+            self.lf = False
+            if t[a] == "\n":
+                a += 1
+                self.pos += 1
+        if a >= n:
+            if final:
+                self._end_para(base + n)
+            return False
+        cuts = self.cuts
+        while cuts and cuts[0][1] <= base + a:
+            cuts.popleft()
+        # A line starting inside an accepted call: the call's lines are not Markdown; the
+        # text after it goes on the line the call began on.
+        within = bool(cuts) and cuts[0][0] < base + a
+        c = cuts[0][1] - base if within else a
+        # A line still being written is searched for its end once per character.
+        m = _EOL.search(t, max(c, self.nolf - base), min(n, c + self.head + 1))
+        if m is None:
+            self.nolf = base + n
+            if n - c > self.head:
+                self._end_para(base + c)
+                self.dead = base + c  # a line longer than `head`: code from here (fail closed)
+                return False
+            if not final:
+                return False
+            b = nxt = n
+        else:
+            b = m.start()
+            nxt = b + 1
+            if t[b] == "\r":
+                if b + 1 < n:
+                    if t[b + 1] == "\n":
+                        nxt += 1
+                elif not final:
+                    self.lf = True
+        self.work += nxt - a
+        self.nolf = base + nxt
+        if within:
+            cuts.popleft()
+            if self.leaf == _PARA:
+                self._runs(t, base, c, b)
+        else:
+            self._classify(t, base, a, b, base + min(b + 1, n))
+        self.pos = base + nxt
+        if b == n:  # the text ended: so does everything open
+            self._end_para(base + n)
+        return True
 
+    def cut(self, s: int, e: int) -> None:
+        """``[s, e)`` is an accepted call: lines starting in it are not read as Markdown."""
+        if e > self.pos:
+            self.cuts.append((s, e))
 
-def fence_closer_at(text: str, s: int, ch: str, length: int, final: bool) -> int | NeedMore | None:
-    """End of the closing fence line starting its run at ``s`` (past its newline), None when
-    this run does not close the fence, False when undecidable until the line completes."""
-    if text[s] != ch or not line_start_indent_ok(text, s):
-        return None
-    run = _run(text, s)
-    if run < length:
-        # A run cut by the end of a streamed text may yet grow long enough.
-        return NEED_MORE if not final and s + run == len(text) else None
-    nl = text.find("\n", s + run)
-    if nl == -1:
-        if not final:
-            # Decided already when something other than whitespace follows the run.
-            return None if text[s + run :].strip() else NEED_MORE
-        nl = len(text)
-    if text[s + run : nl].strip():
-        return None
-    return min(nl + 1, len(text))
+    def _classify(self, t: str, base: int, a: int, b: int, r: int) -> None:
+        """One line ``t[a:b]``; ``r`` is where its end was known (past its first line-ending
+        character)."""
+        stack = self.stack
+        fresh, self.empty_item = self.empty_item, False
+        i, col, part = a, 0, 0
+        n = len(stack)
+        matched = 0
+        # 1. Which open containers does the line continue?
+        while matched < n:
+            width = stack[matched]
+            ind, j, jcol = _indent(t, i, b, col, part)
+            if width < 0:
+                # Any indentation before the `>` of a continued quote, as the reference
+                # implementation reads it (the spec's 0-3 would end the quote and start
+                # indented code or a lazy line: masking less, never more).
+                if j == -1:
+                    m = _NONWS.search(t, i, b)
+                    j = b if m is None else m.start()
+                    jcol = -1
+                if j >= b or t[j] != ">":
+                    break
+                if jcol == -1:
+                    jcol = _column(t, i, j, col + part)
+                i, col, part = j + 1, jcol + 1, 0
+                if i < b and t[i] in " \t":
+                    i, col, part = _consume(t, i, col, 0, 1)
+            else:
+                blank = _blank(t, i, j, b)
+                if blank:
+                    if fresh and matched == n - 1:
+                        break  # an item may begin with one blank line, not two
+                elif ind >= width:
+                    i, col, part = _consume(t, i, col, part, width)
+                else:
+                    break
+            matched += 1
+        leaf = self.leaf
+        every = matched == n
+        if leaf == _FENCE:
+            if every:
+                ind, j, _ = _indent(t, i, b, col, part)
+                if 0 <= j < b and ind <= 3 and t[j] == self.fch:
+                    k = j
+                    while k < b and t[k] == self.fch:
+                        k += 1
+                    if k - j >= self.flen and _NONWS.search(t, k, b) is None:
+                        self.leaf = _NONE
+                self._code(base + a, base + b)
+                return
+            self.leaf = leaf = _NONE
+        elif leaf == _ICODE:
+            ind, j, _ = _indent(t, i, b, col, part)
+            blank = _blank(t, i, j, b)
+            if every and (blank or ind >= 4):
+                return
+            self.leaf = leaf = _NONE
+        elif leaf == _HTML_BLOCK:
+            if every:
+                end = self.html_end
+                if end is None:
+                    if _NONWS.search(t, i, b) is None:
+                        self.leaf = _NONE
+                elif end.search(t, i, b):
+                    self.leaf = _NONE
+                return
+            self.leaf = leaf = _NONE
+        # 2. New containers and the leaf the line holds.
+        para = leaf == _PARA
+        while True:
+            ind, j, jcol = _indent(t, i, b, col, part)
+            if j == -1:
+                j = -1 if _NONWS.search(t, i, b) is not None else b
+            if j == b:  # blank
+                del stack[matched:]
+                self._end_para(r)
+                self.leaf = _NONE
+                return
+            lazy = para and matched < len(stack)
+            if j == -1 or ind >= 4:
+                if para:
+                    self._runs(t, base, i, b)  # a paragraph's continuation, lazy or not
+                    return
+                del stack[matched:]
+                self.leaf = _ICODE  # code, yet not masked: see the module docstring
+                return
+            ch = t[j]
+            if ch == ">" and len(stack) < MAX_CONTAINERS:
+                del stack[matched:]
+                self._close_para(r)
+                para = False
+                stack.append(-1)
+                matched += 1
+                i, col, part = j + 1, jcol + 1, 0
+                if i < b and t[i] in " \t":
+                    i, col, part = _consume(t, i, col, 0, 1)
+                continue
+            if ch in "`~":
+                k = j
+                while k < b and t[k] == ch:
+                    k += 1
+                if k - j >= 3 and (ch == "~" or t.find("`", k, b) == -1):
+                    del stack[matched:]
+                    self._close_para(r)
+                    self.leaf, self.fch, self.flen = _FENCE, ch, k - j
+                    self._code(base + a, base + b)
+                    return
+            elif ch in "=-" and para and not lazy and _SETEXT.fullmatch(t, j, b):
+                self._close_para(r)  # a setext heading's underline
+                self.leaf = _NONE
+                return
+            if ch in "*-_" and _BREAK[ch].fullmatch(t, j, b):
+                del stack[matched:]
+                self._close_para(r)
+                self.leaf = _NONE
+                return
+            if len(stack) < MAX_CONTAINERS:
+                mlen = 0
+                if ch in "-+*":
+                    mlen = 1
+                elif ch.isdigit():
+                    m = _ORDERED.match(t, j, b)
+                    if m is not None:
+                        mlen = m.end() - j
+                        if para and not lazy and int(t[j : m.end() - 1]) != 1:
+                            mlen = 0
+                if mlen and (j + mlen == b or t[j + mlen] in " \t"):
+                    mcol = jcol + mlen
+                    sp, k, _ = _indent(t, j + mlen, b, mcol, 0)
+                    empty = _blank(t, j + mlen, k, b)
+                    if not (empty and para and not lazy):
+                        del stack[matched:]
+                        self._close_para(r)
+                        para = False
+                        if empty:
+                            stack.append(mcol - col + 1)
+                            self.empty_item = True
+                            self.leaf = _NONE
+                            return
+                        if k != -1 and sp <= 4:
+                            stack.append(mcol + sp - col)
+                            i, col, part = k, mcol + sp, 0
+                        elif k != -1 and t.find("\t", j + mlen, k) != -1 and t.startswith(("```", "~~~"), k):
+                            # Tabs after a marker inside quotes are counted differently by the
+                            # reference implementation, which may find a fence here: take the
+                            # fence, and the narrowest item (masking more, never less).
+                            stack.append(mcol + 1 - col)
+                            i, col, part = k, mcol + sp, 0
+                        else:  # five or more: the content is indented code after one column
+                            stack.append(mcol + 1 - col)
+                            i, col, part = _consume(t, j + mlen, mcol, 0, 1)
+                        matched += 1
+                        continue
+            if ch == "#" and _ATX.match(t, j, b):
+                del stack[matched:]
+                self._close_para(r)
+                self.leaf = _NONE
+                self._runs(t, base, j, b)  # a heading's inline content: one line
+                self._end_para(r)
+                return
+            if ch == "<":
+                for kind, (start, end) in enumerate(_HTML):
+                    if (kind < 6 or not para) and start.match(t, j, b):
+                        del stack[matched:]
+                        self._close_para(r)
+                        self.leaf, self.html_end = _HTML_BLOCK, end
+                        if end is not None and end.search(t, j, b):
+                            self.leaf = _NONE
+                        return
+            if para:
+                self._runs(t, base, j, b)
+                return
+            del stack[matched:]
+            self.leaf = _PARA
+            self._runs(t, base, j, b)
+            return
+
+    def _code(self, s: int, e: int) -> None:
+        regions = self.regions
+        if regions and regions[-1][1] >= s:
+            regions[-1] = (regions[-1][0], max(e, regions[-1][1]))
+        else:
+            regions.append((s, e))
+
+    # -- code spans -----------------------------------------------------------------------
+    def _runs(self, t: str, base: int, j: int, b: int) -> None:
+        """Record a paragraph line's backtick runs. O(line) in C, O(1) per run."""
+        self.leaf = _PARA if self.leaf == _NONE else self.leaf
+        ro, ro_len, re_, rn, waiting = self.ro, self.ro_len, self.re_, self.rn, self.waiting
+        lo = j
+        for m in _BACKTICKS.finditer(t, j, b):
+            p, q = m.span()
+            k = p
+            while k > lo and t[k - 1] == "\\":
+                k -= 1
+            lo = q
+            escaped = (p - k) % 2
+            index = len(ro)
+            for w in waiting.pop(q - p, ()):
+                rn[w] = index  # the first later run of its length closes it
+            ro.append(base + p + escaped)
+            ro_len.append(q - p - escaped)
+            re_.append(base + q)
+            rn.append(-1)
+            if q - p - escaped:
+                waiting.setdefault(q - p - escaped, []).append(index)
+        self._pair(-1)
+
+    def _pair(self, ended: int) -> None:
+        """Advance the pairing walk as far as is decided; ``ended`` (the offset where the
+        paragraph's end was known) decides the openers left without a closer."""
+        ro, ro_len, re_, rn = self.ro, self.ro_len, self.re_, self.rn
+        w = self.walk
+        while w < len(ro):
+            if ro_len[w] == 0:
+                w += 1
+            elif rn[w] >= 0:
+                self._code(ro[w], re_[rn[w]])
+                w = rn[w] + 1
+            elif ended >= 0:
+                if ended - self.head > ro[w]:
+                    self._code(ro[w], ended - self.head)  # decided too late: fail closed
+                w += 1
+            else:
+                break
+        self.walk = w
+
+    def _close_para(self, r: int) -> None:
+        if self.leaf == _PARA:
+            self._end_para(r)
+            self.leaf = _NONE
+
+    def _end_para(self, r: int) -> None:
+        if self.ro:
+            self._pair(r)
+            self.ro.clear()
+            self.ro_len.clear()
+            self.re_.clear()
+            self.rn.clear()
+            self.waiting.clear()
+            self.walk = 0
+        if self.leaf == _PARA:
+            self.leaf = _NONE

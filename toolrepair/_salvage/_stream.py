@@ -102,7 +102,7 @@ class StreamSalvager:
     """
 
     __slots__ = ("_any_cut", "_call_i", "_closed", "_cut_i", "_fed", "_held", "_kept", "_kept_since_cut",
-                 "_max_input", "_over", "_pairs", "_pass", "_rel", "_resets", "_tried", "_ws")
+                 "_max_input", "_may_reset", "_over", "_pass", "_rel", "_resets", "_tried", "_ws")
 
     def __init__(
         self,
@@ -126,7 +126,8 @@ class StreamSalvager:
         self._over = False
         self._pass = SalvagePass(config, allowed, max_depth=bounds.max_depth, max_call_chars=bounds.max_call_chars,
                                  max_name_chars=bounds.max_name_chars)
-        self._pairs = len(config.reasoning)
+        # Can a reasoning close with nothing open still clear the calls so far?
+        self._may_reset = len(config.unforced) < len(config.reasoning)
         self._rel = 0  # the text before this offset has been handed on (released or held)
         self._cut_i = 0  # cuts (and calls) of the pass handed on
         self._call_i = 0
@@ -230,7 +231,7 @@ class StreamSalvager:
             while self._call_i < len(run.calls) and run.calls[self._call_i].span == (s, e):
                 calls.append(run.calls[self._call_i])
                 self._call_i += 1
-            if self._held is None and not final and len(run.seen) < self._pairs:
+            if self._held is None and not final and self._may_reset:
                 self._held = []  # this call may yet be cleared: hold it and all after it
             if self._held is not None:
                 self._held.append(_HeldCut((s, e), text[s - base : e - base], calls))
@@ -240,7 +241,7 @@ class StreamSalvager:
         if limit > self._rel:
             self._hand_on(text[self._rel - base : limit - base], out, events)
             self._rel = limit
-        if self._held is not None and (final or len(run.seen) >= self._pairs):
+        if self._held is not None and (final or not self._may_reset):
             held, self._held = self._held, None  # nothing can clear these calls any more
             for item in held:
                 if isinstance(item, str):
@@ -252,7 +253,12 @@ class StreamSalvager:
                 out.extend(self._ws)
             self._ws.clear()
         else:
-            scan.trim(min(self._rel, run.pos - LOOKBEHIND))
+            keep = min(self._rel, run.pos - LOOKBEHIND)
+            mask = run.mask
+            if mask is not None:  # the code mask reads lines from its last one on
+                mask.catch_up(scan.text, scan.base, run.pos if run.blocked is None else run.blocked)
+                keep = min(keep, mask.keep)
+            scan.trim(keep)
         _flush(out, events)
         return events
 

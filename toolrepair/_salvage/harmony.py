@@ -169,9 +169,9 @@ class _Harmony:
     # `<|end|>` ends every kind of message, so it closes the analysis mask but never means the
     # reply began inside reasoning (forced_open False); outside the mask it is read and skipped.
     markers: tuple[str, ...] = ("<|start|>", "<|channel|>", _RECIPIENT, _END)
-    reasoning: tuple[tuple[str | None, str, bool], ...] = (
-        ("<|channel|>analysis<|message|>", "<|end|>", False),
-        ("<|channel|> analysis<|message|>", "<|end|>", False),
+    reasoning: tuple[tuple[str | None, str, bool], ...] = tuple(
+        (f"<|channel|>{lead}analysis{sep}<|message|>", "<|end|>", False)
+        for lead in ("", " ") for sep in ("", " ", "\n", "\r\n")
     )
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:

@@ -1,0 +1,171 @@
+"""The code mask against a CommonMark implementation nobody here wrote (markdown-it-py).
+
+Shared by ``test_mask_oracle.py`` (a bounded sample, through the test profile) and
+``fuzz/mask_differential.py`` (a long run). A text is generated line by line from pieces that
+make CommonMark's constructs (containers, fences, HTML blocks, code spans, indented code,
+headings, every line ending, Unicode whitespace), with a Hermes call planted among them.
+
+The referee's answer per planted marker: markdown-it-py's block tokens carry ``map`` line
+ranges (line numbers count LF, CR and CRLF, as it normalises them), so a marker's line tells
+whether it lies in a ``fence``, ``code_block`` or ``html_block``. Code spans carry no
+positions; but inline parsing keeps text order, and the marker holds no backtick, space or
+line ending, so it is never split or changed: counting the marker in an inline token's
+children, in order (``code_inline`` contents apart from the rest), gives each marker of that
+paragraph or heading a flag, matched in order with the markers found in its lines. Where the
+counts differ the marker is left unjudged (counted as such).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import toolrepair as tr
+
+CALL = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+MARKER = "<tool_call>"
+
+CONTAINERS = ["> ", ">", "- ", "* ", "+ ", "1. ", "2) ", "1.", "  ", "   ", "    ", "\t", " > ", "-   "]
+UNICODE_WS = ["\u00a0", "\u2003", "\u3000", "\x0b", "\x0c", "\x1c", "\x85", "\u2028"]
+PIECES = [
+    "```", "````", "~~~", "~~~~", "``` js", "```x`", "`", "``", "`code`", "``a`b``", "\\`", "\\\\`",
+    "<div>", "</div>", "<details>", "</details>", "<pre>", "</pre>", "<!--", "-->", "<?x", "?>", "<!X",
+    "<![CDATA[", "]]>", "<span>", '<a href="x">', "<script>", "</script>", "<think >",
+    "# h", "## ", "---", "***", "===", "- - -", "text", "para", "x", "", " ", "\t", "   ",
+    *UNICODE_WS,
+]
+ENDINGS = ["\n", "\r", "\r\n"]
+
+
+def markdown(pick: Callable[[Sequence[Any]], Any], count: Callable[[int, int], int]) -> str:
+    """A generated text: ``pick`` chooses one of a sequence, ``count`` an int in a range."""
+    lines = []
+    for _ in range(count(1, 9)):
+        prefix = "".join(pick(CONTAINERS) for _ in range(count(0, 3)))
+        body = []
+        for _ in range(count(1, 3)):
+            if count(0, 4) == 0:
+                body.append(CALL)
+            else:
+                body.append(pick(PIECES))
+        joiner = pick([" ", "", " "])
+        lines.append(prefix + joiner.join(body))
+    ending = pick(ENDINGS) if count(0, 1) else None
+    out = []
+    for line in lines:
+        out.append(line)
+        out.append(ending or pick(ENDINGS))
+    if count(0, 2) == 0:
+        out.pop()  # no line ending at the end
+    return "".join(out)
+
+
+_LINE = re.compile(r"\r\n?|\n")
+
+
+@dataclass
+class Verdicts:
+    """Per planted marker offset: the referee's kind of region, or None when unjudged."""
+
+    kinds: dict[int, str | None]
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Any:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+class RefereeError(Exception):
+    """markdown-it-py raised on a text (its own bug): no verdict."""
+
+
+def referee(text: str) -> Verdicts:
+    try:
+        tokens = _parser().parse(text)
+    except Exception as exc:  # the referee's bug, not ours
+        raise RefereeError(repr(exc)) from exc
+    starts = [0] + [m.end() for m in _LINE.finditer(text)]
+    markers = [m.start() for m in re.finditer(re.escape(MARKER), text)]
+
+    def line_of(pos: int) -> int:
+        lo, hi = 0, len(starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if starts[mid] <= pos:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    kinds: dict[int, str | None] = dict.fromkeys(markers)
+    for token in tokens:
+        if token.map is None:
+            continue
+        first, last = token.map
+        inside = [m for m in markers if first <= line_of(m) < last]
+        if token.type in ("fence", "code_block", "html_block"):
+            for m in inside:
+                kinds[m] = token.type
+        elif token.type == "inline":
+            flags: list[bool] = []
+            plain: list[str] = []
+            for child in token.children or ():
+                if child.type == "code_inline":
+                    flags.extend([False] * "".join(plain).count(MARKER))
+                    plain.clear()
+                    flags.extend([True] * child.content.count(MARKER))
+                else:
+                    plain.append(child.content if child.type != "softbreak" else "\n")
+            flags.extend([False] * "".join(plain).count(MARKER))
+            # Raw inline HTML (`<!X … >` may run through a marker) binds as tightly as code
+            # spans, and the mask does not read it: text beside it is left unjudged.
+            html = any(child.type == "html_inline" for child in token.children or ())
+            if len(flags) == len(inside):
+                for m, code in zip(inside, flags, strict=True):
+                    kinds[m] = "code_inline" if code else "html_inline" if html else "text"
+    return Verdicts(kinds)
+
+
+# Regions the mask must cover. Indented code is not masked (see toolrepair._salvage._mask)
+# and HTML blocks are not code.
+MASKED = ("fence", "code_inline")
+
+
+@dataclass
+class Disagreement:
+    text: str
+    marker: int
+    kind: str | None
+    salvaged: bool
+
+
+def check(text: str, chunks: Sequence[int] = ()) -> list[Disagreement]:
+    """Disagreements between salvage and the referee; also asserts stream == whole."""
+    result = tr.salvage_text(text, ["f"], dialects=["hermes"])
+    taken = {c.span[0] for c in result.calls if c.span is not None}
+    if chunks:
+        s = tr.StreamSalvager(["f"], dialects=["hermes"])
+        events: list[Any] = []
+        at = 0
+        for size in chunks:
+            events += s.feed(text[at : at + size])
+            at += size
+        events += s.feed(text[at:])
+        events += s.close()
+        calls = tuple(e.call for e in events if isinstance(e, tr.ToolCallReady))
+        content = "".join(e.text for e in events if isinstance(e, tr.TextDelta))
+        assert (calls, content) == (result.calls, result.content), text
+    verdicts = referee(text)
+    out = []
+    for m, kind in verdicts.kinds.items():
+        salvaged = m in taken
+        if salvaged and kind in MASKED:
+            out.append(Disagreement(text, m, kind, salvaged))  # a call from code
+        elif kind == "text" and not salvaged and text.startswith(CALL, m):
+            out.append(Disagreement(text, m, kind, salvaged))  # a call in plain text, lost
+    return out
