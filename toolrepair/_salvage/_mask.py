@@ -159,15 +159,20 @@ def _consume(t: str, i: int, col: int, part: int, k: int) -> tuple[int, int, int
 class CodeMask:
     """Markdown code regions of a text read so far; see the module docstring for the rules.
 
-    Offsets are in the whole text; the caller hands in a window ``t`` of it starting at
-    ``base`` that holds everything from ``keep`` on. Queries come in increasing order.
+    Offsets are in the whole text. ``salvage_text`` hands in the whole text; a stream feeds
+    its deltas (``feed``) and the mask keeps what it has not read. Queries come in
+    increasing order.
     """
 
     __slots__ = (
+        "buf",
+        "buf_base",
         "cuts",
         "dead",
         "empty_item",
+        "eol",
         "fch",
+        "fed",
         "flen",
         "head",
         "html_end",
@@ -175,6 +180,7 @@ class CodeMask:
         "lf",
         "looked",
         "nolf",
+        "parts",
         "pos",
         "re_",
         "regions",
@@ -182,6 +188,7 @@ class CodeMask:
         "ro",
         "ro_len",
         "stack",
+        "streaming",
         "trigger",
         "waiting",
         "walk",
@@ -212,10 +219,20 @@ class CodeMask:
         self.waiting: dict[int, list[int]] = {}
         self.walk = 0
         self.work = 0  # characters looked at, for linear-time tests
+        # A stream's text (``feed``): joined from `buf_base` on, pieces not yet joined, whether
+        # a line ending may wait in them, and all that was fed.
+        self.streaming = False
+        self.buf, self.buf_base = "", 0
+        self.parts: list[str] = []
+        self.eol = False
+        self.fed = 0
 
     # -- queries ------------------------------------------------------------------------
     def covers(self, t: str, base: int, s: int, final: bool) -> bool | NeedMore:
-        """Is offset ``s`` in code? NEED_MORE while that depends on text not yet seen."""
+        """Is offset ``s`` in code? NEED_MORE while that depends on text not yet seen. A
+        stream's mask reads its own copy of the text (``feed``), not ``t``."""
+        if self.streaming:
+            t, base = self._view()
         if self.trigger == -1:
             self.see(t, base)
             if self.trigger == -1 or self.trigger >= s:
@@ -241,8 +258,8 @@ class CodeMask:
         return bool(regions) and regions[0][0] <= s
 
     def see(self, t: str, base: int) -> None:
-        """Look for the first trigger in the window's new text (streams call it as text comes)."""
-        if self.trigger != -1:
+        """Look for the first trigger in the text not looked at yet."""
+        if self.trigger != -1 or self.streaming:
             return
         start = max(0, self.looked - base)
         got = first_trigger(t, start)
@@ -251,18 +268,48 @@ class CodeMask:
         if got < len(t):
             self.trigger = got + base
 
-    def catch_up(self, t: str, base: int, upto: int) -> None:
-        """Read the complete lines of the window that start at or before ``upto`` (a stream,
-        before it forgets text). Not past it: a call accepted there makes its lines opaque,
-        and ``salvage_text`` reads a line only when a marker asks or one before it did."""
-        self.see(t, base)
-        while self.dead == -1 and self.pos <= upto and self._line(t, base, False):
-            pass
+    def catch_up(self, upto: int) -> None:
+        """Read the complete lines of a stream's text that start at or before ``upto``. Not
+        past it: a call accepted there makes its lines opaque, and ``salvage_text`` reads a
+        line only when a marker asks, or one before it did."""
+        if not self.streaming or (not self.eol and self.fed - self.pos <= self.head):
+            return  # no complete line yet (nothing joined, nothing searched again)
+        t, base = self._view()
+        stopped = False
+        while self.dead == -1:
+            if self.pos > upto:
+                stopped = True
+                break
+            if not self._line(t, base, False):
+                break
+        self.eol = stopped
+        cut = self.pos - self.buf_base
+        if cut > 0 and 2 * cut >= len(self.buf):  # O(1) amortised per character
+            self.buf = self.buf[cut:]
+            self.buf_base = self.pos
 
-    @property
-    def keep(self) -> int:
-        """The window must hold the text from here on."""
-        return self.pos if self.dead == -1 else 1 << 62  # dead: nothing more to read
+    # -- a stream's own copy of its text from the current line on -----------------------
+    def feed(self, more: str) -> None:
+        """Append streamed text. The mask keeps what it has not read itself, so the stream's
+        window need not; pieces are joined only when a line is complete. O(len(more))."""
+        if not more:
+            return
+        self.streaming = True
+        if self.trigger == -1:
+            got = first_trigger(more)
+            self.work += len(more)
+            if got < len(more):
+                self.trigger = self.fed + got
+        if not self.eol and _EOL.search(more) is not None:
+            self.eol = True
+        self.parts.append(more)
+        self.fed += len(more)
+
+    def _view(self) -> tuple[str, int]:
+        if self.parts:
+            self.buf += "".join(self.parts)
+            self.parts.clear()
+        return self.buf, self.buf_base
 
     # -- lines ----------------------------------------------------------------------------
     def _line(self, t: str, base: int, final: bool) -> bool:

@@ -161,6 +161,8 @@ class StreamSalvager:
             return self._overflow(delta)
         run = self._pass
         scan = run.scan
+        if run.mask is not None:
+            run.mask.feed(delta)
         if run.blocked is None and scan.idle and not run.config.finder.anchor_re.search(delta):
             # Prose: no marker can complete in it and none is pending, so the pass has
             # nothing to do; only the end of the text (a marker prefix?) needs a look.
@@ -253,12 +255,9 @@ class StreamSalvager:
                 out.extend(self._ws)
             self._ws.clear()
         else:
-            keep = min(self._rel, run.pos - LOOKBEHIND)
-            mask = run.mask
-            if mask is not None:  # the code mask reads lines from its last one on
-                mask.catch_up(scan.text, scan.base, run.pos if run.blocked is None else run.blocked)
-                keep = min(keep, mask.keep)
-            scan.trim(keep)
+            if run.mask is not None:  # the code mask reads (and then forgets) complete lines
+                run.mask.catch_up(run.pos if run.blocked is None else run.blocked)
+            scan.trim(min(self._rel, run.pos - LOOKBEHIND))
         _flush(out, events)
         return events
 
