@@ -278,7 +278,8 @@ class SalvagePass:
                 if code is NEED_MORE:
                     self._block(item)
                     return
-                if code:
+                if code:  # text, as a refused marker is: the scan goes on past its start
+                    self.pos = max(self.pos, s + 1)
                     continue
             if kind is Kind.REASON_OPEN:
                 self.seen.add(role.pair)

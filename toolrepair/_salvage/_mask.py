@@ -1,26 +1,36 @@
 """Masks: where a call is never a call. Markdown code, as CommonMark defines it, and reasoning.
 
 ``CodeMask`` reads a reply's block structure line by line, as CommonMark's parsing strategy
-does, and answers one question: does offset ``s`` lie in code? Code is
+does, and answers one question: does offset ``s`` lie in masked code? Masked are
 
 * a fenced code block: a line whose content (after its containers) starts, indented at most
   three spaces, with three or more backticks or tildes (a backtick fence's info string holds
   no backtick). It runs to a line of the same character, at least as long, indented at most
   three spaces and followed by spaces and tabs only (not NBSP, U+3000, VT, FF ...), or to the
   end of its container, or of the text;
-* an indented code block: content indented four columns or more (tabs stop every four), when
-  it is not a paragraph's (lazy) continuation;
 * a code span: a backtick run and the next run of the same length in the same paragraph or
   heading (a backslash escapes an opening backtick, not a closing one).
 
-Containers are block quotes (``>``) and list items (``-``, ``+``, ``*``, ``1.``, ``1)``),
-nested, with CommonMark's continuation rules (a list item's content indent, at most one
-leading blank line, lazy paragraph continuation; an ordered item interrupting a paragraph at
-its own level starts with 1 and is not empty). Thematic breaks, ATX and setext headings end
-paragraphs. HTML blocks (CommonMark's seven start conditions) are not code, but the lines in
-them are HTML: a fence line inside ``<details>`` or a comment is no fence. Lines end at LF,
-CR or CRLF. A call's marker inside an HTML block is not masked: `<think>` on a line of its
-own starts one, and a reply's usual `<think>…</think>` then `<tool_call>` is one HTML block.
+Indented code blocks (four columns or more, tabs stopping every four, not a lazy paragraph
+line) are read, so a fence line in one is no fence, but not masked: real replies indent
+calls after a blank line (DeepSeek-V3.2's DSML in the conformance corpus), and masking them
+lost those outputs. Containers are block quotes (``>``) and list items (``-``, ``+``, ``*``,
+``1.``, ``1)``), nested, with CommonMark's continuation rules (a list item's content indent,
+at most one leading blank line, lazy paragraph continuation; an ordered item interrupting a
+paragraph at its own level starts with 1 and is not empty). Thematic breaks, ATX and setext
+headings end paragraphs. HTML blocks (CommonMark's seven start conditions) are not code, but
+the lines in them are HTML: a fence line inside ``<details>`` or a comment is no fence. Lines
+end at LF, CR or CRLF. A marker inside an HTML block is not masked: `<think>` on a line of
+its own starts one, and a reply's usual `<think>…</think>` then `<tool_call>` is one block.
+An accepted call's own lines are not read as Markdown (a fenced JSON body inside a call
+opens nothing).
+
+Where the reference implementation (markdown-it-py) departs from the spec, the mask takes
+its reading when that masks more: a quote continues after any indentation before ``>``; tabs
+after a list marker inside quotes may leave a fence. Known gaps: raw inline HTML and
+autolinks, which bind as tightly as code spans, are not parsed (a backtick inside ``<!-- …
+-->`` still counts as a run), and tab stops after list markers inside quotes are counted as
+the spec says, which the reference does not always do.
 
 Bounds, so that ``salvage_text`` and a stream agree and a stream holds no more than
 ``head`` (``max_call_chars``) past a marker: a line longer than ``head`` makes everything
@@ -29,8 +39,8 @@ characters past ``s`` covers ``s``; more than ``MAX_CONTAINERS`` nested containe
 as text. Work: each line is classified once in O(its length) (regex scans in C, Python loops
 only over at most ``_CAP`` columns of indentation per container), each backtick run costs
 O(1), and a query O(1) amortised: O((1 + containers)·n) over a text of length n. Text with
-no backtick, tilde, tab or four spaces before ``s`` holds no code there: that costs one
-regex search, once, and no line is read.
+no backtick or tilde before ``s`` holds no code there: that costs one regex search, once,
+and no line is read.
 """
 
 from __future__ import annotations
