@@ -220,3 +220,23 @@ def test_read_float_keeps_exactly_the_spellings_the_float_loses(text: str) -> No
     value = read_float(text)
     loses = float.__repr__(float(text)) != text or abs(float(text)) >= 2.0**53
     assert isinstance(value, SpelledFloat) is loses, text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("[as_text(a=1.10)]", "1.10"), ("[as_text(a=-2.50)]", "-2.50"), ("[as_text(a=1e3)]", "1e3"),
+    ("[as_text(a=100000000000000000000000.0)]", "100000000000000000000000.0"),
+    ('[as_text(b="é", a=1.10)]', None), ("[as_text(\r a=2.50)]", "2.50"), ("[as_text(\n\n a=2.50)]", "2.50"),
+])
+def test_pythonic_floats_keep_their_spelling_too(text: str, expected: str | None) -> None:
+    registry = tr.ToolRegistry([as_text, as_int])
+    (call,) = registry.salvage(text).calls
+    if expected is None:  # an unexpected argument: refused, not mangled
+        assert not registry.run(call).ok
+        return
+    assert registry.execute(call) == expected
+
+
+def test_pythonic_floats_for_an_int_parameter_are_exact() -> None:
+    registry = tr.ToolRegistry([as_int])
+    (call,) = registry.salvage("[as_int(a=12345678901234567.0)]").calls
+    assert registry.execute(call) == 12345678901234567

@@ -17,9 +17,11 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._args._decode import read_float
 from .._safe_text import int_fits_text
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws, startswith_ci
 
@@ -166,8 +168,47 @@ class _NotLiteral(Exception):
         self.reason = reason
 
 
-def literal_value(node: ast.expr) -> Any:
-    """A JSON value from a literal expression node; raises ``_NotLiteral``.
+_PY_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class _Spellings:
+    """The source text of a node, by its line and UTF-8 byte columns (what ``ast`` records);
+    each line is encoded once, so reading every literal's text is linear in the source."""
+
+    __slots__ = ("_encoded", "_lines")
+
+    def __init__(self, source: str) -> None:
+        self._lines = _PY_NEWLINE.split(source)  # the line ends Python's tokenizer counts
+        self._encoded: dict[int, bytes] = {}
+
+    def __call__(self, node: ast.expr) -> str | None:
+        line, end_line = node.lineno, node.end_lineno
+        if end_line != line or node.end_col_offset is None:
+            return None
+        data = self._encoded.get(line)
+        if data is None:
+            data = self._encoded[line] = self._lines[line - 1].encode("utf-8", "surrogatepass")
+        return data[node.col_offset : node.end_col_offset].decode("utf-8", "surrogatepass")
+
+
+def _float(v: float, node: ast.expr, spelling: Callable[[ast.expr], str | None] | None, sign: str = "") -> float:
+    """``v``, as the decoder reads the literal's own text: a ``SpelledFloat`` where the float
+    alone loses the model's spelling (``1.10``, ``1e3``)."""
+    if not math.isfinite(v):
+        raise _NotLiteral("undecodable-arguments")  # 1e999 is inf: not JSON
+    text = spelling(node) if spelling is not None else None
+    if text is None:
+        return v
+    try:
+        spelled = read_float(sign + text)
+    except ValueError:  # not a float literal after all: keep what ast read
+        return v
+    return spelled if spelled == v else v  # the text must be this literal's, or it is not used
+
+
+def literal_value(node: ast.expr, spelling: Callable[[ast.expr], str | None] | None = None) -> Any:
+    """A JSON value from a literal expression node; raises ``_NotLiteral``. With ``spelling``
+    (a node's source text), floats keep the model's spelling as the JSON decoder's do.
 
     Recursion follows bracket nesting only, which the walk has capped at ``ctx.max_depth``
     before ``ast`` saw the text (and ``ast`` itself stops at 200 levels).
@@ -183,9 +224,7 @@ def literal_value(node: ast.expr) -> Any:
                 raise _NotLiteral("undecodable-arguments")
             return v
         if isinstance(v, float):
-            if not math.isfinite(v):
-                raise _NotLiteral("undecodable-arguments")  # 1e999 is inf: not JSON
-            return v
+            return _float(v, node, spelling)
         raise _NotLiteral("undecodable-arguments")  # bytes, complex, Ellipsis
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         inner = node.operand
@@ -194,28 +233,28 @@ def literal_value(node: ast.expr) -> Any:
             if isinstance(num, int) and not int_fits_text(num):
                 raise _NotLiteral("undecodable-arguments")
             v = -num if isinstance(node.op, ast.USub) else num
-            if isinstance(v, float) and not math.isfinite(v):
-                raise _NotLiteral("undecodable-arguments")
+            if isinstance(v, float):
+                return _float(v, inner, spelling, "-" if isinstance(node.op, ast.USub) else "")
             return v
         raise _NotLiteral("non-literal")
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [literal_value(e) for e in node.elts]
+        return [literal_value(e, spelling) for e in node.elts]
     if isinstance(node, ast.Dict):
         out: dict[str, Any] = {}
         for key_node, value_node in zip(node.keys, node.values, strict=True):
             if key_node is None:
                 raise _NotLiteral("non-literal")  # `**spread`
-            key = literal_value(key_node)
+            key = literal_value(key_node, spelling)
             if not isinstance(key, str):
                 raise _NotLiteral("undecodable-arguments")
-            out[key] = literal_value(value_node)
+            out[key] = literal_value(value_node, spelling)
         return out
     if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
         return _JSON_NAMES[node.id]  # models mix JSON literals into Python calls
     raise _NotLiteral("non-literal")
 
 
-def _call(node: ast.Call) -> RawCall | None:
+def _call(node: ast.Call, spelling: _Spellings) -> RawCall | None:
     """A RawCall from ``name(k=v, ...)``; None when the node is not call-shaped."""
     name = _dotted_name(node.func)
     if name is None or node.args:
@@ -227,7 +266,7 @@ def _call(node: ast.Call) -> RawCall | None:
                 raise _NotLiteral("non-literal")
             if kw.arg in arguments:  # Python refuses `f(a=1, a=2)`; which one was meant is a guess
                 raise _NotLiteral("undecodable-arguments")
-            arguments[kw.arg] = literal_value(kw.value)
+            arguments[kw.arg] = literal_value(kw.value, spelling)
     except _NotLiteral as exc:
         return RawCall(name, {}, error=exc.reason)
     return RawCall(name, arguments)
@@ -235,15 +274,17 @@ def _call(node: ast.Call) -> RawCall | None:
 
 def _calls_in(source: str) -> tuple[RawCall, ...] | str:
     """Calls from one expression: a list of calls or a single call; else a reason."""
+    source = source.strip()
     try:
-        tree = ast.parse(source.strip(), mode="eval")
+        tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "undecodable"
     body = tree.body
     items = body.elts if isinstance(body, ast.List) else [body]
     calls: list[RawCall] = []
+    spelling = _Spellings(source)
     for item in items:
-        call = _call(item) if isinstance(item, ast.Call) else None
+        call = _call(item, spelling) if isinstance(item, ast.Call) else None
         if call is None:
             return "not-a-call"
         calls.append(call)
