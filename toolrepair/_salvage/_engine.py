@@ -462,8 +462,16 @@ def salvage_text(
 
 def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTool | NameTable, max_depth: int,
               max_call_chars: int, *, max_name_chars: int = DEFAULT_LIMITS.max_name_chars) -> SalvageResult:
-    """One whole-text pass: ``SalvagePass`` run once, final, over the complete text."""
-    run = SalvagePass(config, allowed, text, max_depth=max_depth, max_call_chars=max_call_chars,
+    """One whole-text pass: ``SalvagePass`` run once, final, over the complete text.
+
+    A text holding no anchor character of any enabled marker (most prose) has no marker, so
+    the pass would find nothing: one C-level search, O(n), answers it (``allowed`` is still
+    checked, so a bad allowlist fails the same way on any text)."""
+    names = _allowlist(allowed)
+    if config.finder.anchor_re.search(text) is None:
+        return SalvageResult((), text, ())
+    run = SalvagePass(config, ANY_TOOL if names is None else names, text, max_depth=max_depth,
+                      max_call_chars=max_call_chars,
                       max_name_chars=max_name_chars)
     run.advance(final=True)
     return run.result()
