@@ -128,6 +128,14 @@ DAMAGED: list[Row] = [
     ('<tool_call name="get_weather" ' + " ".join(f'a{i}="{i}"' for i in range(8)) + '>{"city": "Oslo"}</tool_call>',
      W, [], [], []),  # more attributes than a call tag has
     ('<tool_call name="get_weather">{"city": "Oslo"', W, [], ["truncated"], []),
+    # A `<` ends an attribute tag that is not a call at once; the call tag after it is read.
+    ('<tool_call name="f" <tool_call name="get_weather">{"city": "Oslo"}</tool_call>', W,
+     [("get_weather", {"city": "Oslo"})], [], []),
+    # Mistral's lenient reading stops before the next `[TOOL_CALLS]` as written (upper case).
+    ("[TOOL_CALLS]get_weather{'city': 'Oslo', [TOOL_CALLS]get_weather{\"city\": \"Rome\"}", W,
+     [("get_weather", {"city": "Rome"})], ["truncated"], []),
+    ("[TOOL_CALLS]get_weather{'city': '[TOOL_CALLS]'}", W, [], ["truncated", "not-a-call"], []),
+    ('[TOOL_CALLS]get_weather{"city": "[TOOL_CALLS]"}', W, [("get_weather", {"city": "[TOOL_CALLS]"})], [], []),
 ]
 
 TABLE = [*LENIENT, *DOUBLE, *NAMES, *QUIRKS, *ALIASES, *DAMAGED]

@@ -184,6 +184,21 @@ def test_oversized_candidate_is_given_up_and_released() -> None:
     assert result.calls == () and result.rejected[0].reason == "too-large"
 
 
+@pytest.mark.parametrize("unit", ["<|tool_call_begin|>", "to=functions.a b c ", '<tool_call name="f" ', "[TOOL_CALLS]"])
+def test_a_run_of_candidates_blocked_in_turn_releases_the_window(unit: str) -> None:
+    # Each candidate waits for more text, then turns out to be none while the next one waits:
+    # the window still moves on with them (it held the whole run before, re-joined per delta).
+    text = unit * (8_000 // len(unit)) + hermes("a", {"x": 1})
+    s = StreamSalvager(["a"])
+    widest = 0
+    for i in range(0, len(text), 16):
+        s.feed(text[i : i + 16])
+        widest = max(widest, len(s._pass.scan.text))
+    s.close()
+    assert widest <= 4 * LOOKBEHIND < len(text) // 3
+    assert_equivalent(text, ["a"])
+
+
 def work_for(text: str, delta: int = 16, **kw: Any) -> int:
     s = StreamSalvager(["a"], **kw)
     for i in range(0, len(text), delta):

@@ -234,13 +234,7 @@ def _repeats(make: Callable[[int], str]) -> int:
     return max(N_COUNTED, 16_000 // max(1, len(make(1))))
 
 
-# Known: since Mistral payloads got the lenient reading, a run of `[TOOL_CALLS]` has its
-# readers look at the rest of the text per marker (t(2N)/t(N) ~2.7 at N=8000 and rising).
-_MISTRAL_RUN = pytest.mark.xfail(strict=True, reason="Mistral's lenient payload reads to the end per marker")
-
-
-@pytest.mark.parametrize("family", [pytest.param(f, marks=_MISTRAL_RUN) if f == "mistral_marker" else f
-                                    for f in FAMILIES])
+@pytest.mark.parametrize("family", list(FAMILIES))
 def test_salvage_counted_work_doubles(family: str) -> None:
     # Markers handled, reader calls, calls made and characters looked at by the whole-text
     # pass (``toolrepair.testing``'s counted work), never a clock: the t(2N)/t(N) table of
@@ -260,14 +254,7 @@ def stream_work(text: str, step: int = 16) -> int:
     return work.markers + work.reads + work.copied
 
 
-# Known: on these runs the stream's window is never trimmed, so each join copies all of it
-# (CPython's in-place `+=` hides that in the time, not in the count; see the holding bound).
-_WINDOW_HELD = pytest.mark.xfail(strict=True, reason="stream window held open on a marker run")
-_HELD_OPEN = ("kimi_begin", "harmony_spaced_names", "attribute_tags")
-
-
-@pytest.mark.parametrize("family", [pytest.param(f, marks=_WINDOW_HELD) if f in _HELD_OPEN else f
-                                    for f in FAMILIES])
+@pytest.mark.parametrize("family", list(FAMILIES))
 def test_stream_counted_work_doubles(family: str) -> None:
     # The engine's own counters on a stream fed 16 characters at a time: markers handled,
     # reader calls, characters copied into the window (a stream that re-joins or rescans its

@@ -210,6 +210,11 @@ class StreamSalvager:
             limit = scan.end
         elif run.blocked is not None:
             limit = run.blocked
+            # Every marker before the blocked one has been handled (the scan pops in order),
+            # so the pass may move on to it and the scan forget what lies LOOKBEHIND before:
+            # else a run of candidates each blocked in turn holds the window open, and every
+            # join copies all of it (quadratic on `<|tool_call_begin|>` * n).
+            run.pos = max(run.pos, limit)
         else:
             limit = scan.frontier(run.pos)
             # No marker still to come starts before `limit`: the pass may move on to it, and

@@ -54,9 +54,10 @@ def _array_after_junk(text: str, i: int, ctx: ReadContext) -> int | NeedMore | N
     return NEED_MORE if limit == n and not ctx.final else None
 
 
-def _json_payload(text: str, i: int, ctx: ReadContext) -> Found | NeedMore:
-    """Pre-v11: an array (or a single object) of call objects at ``i``. O(payload)."""
-    decoded = payload_at(text, i, ctx, _TOKEN)
+def _json_payload(text: str, i: int, ctx: ReadContext, bound: str) -> Found | NeedMore:
+    """Pre-v11: an array (or a single object) of call objects at ``i``; a lenient reading stops
+    before the next ``bound`` (the token as written). O(payload)."""
+    decoded = payload_at(text, i, ctx, bound)
     if not isinstance(decoded, tuple):
         return decoded
     value, j, repairs = decoded
@@ -66,7 +67,7 @@ def _json_payload(text: str, i: int, ctx: ReadContext) -> Found | NeedMore:
     return Found(j, with_repairs(calls, repairs))
 
 
-def _v11_call(text: str, name: str, j: int, ctx: ReadContext) -> Found | NeedMore | None:
+def _v11_call(text: str, name: str, j: int, ctx: ReadContext, bound: str) -> Found | NeedMore | None:
     """After ``NAME`` at ``j``: optional ``[CALL_ID]ID``, optional ``[ARGS]``, then the JSON
     object. None when what follows the name is not this shape. O(ID + payload)."""
     n = len(text)
@@ -90,7 +91,7 @@ def _v11_call(text: str, name: str, j: int, ctx: ReadContext) -> Found | NeedMor
             return NEED_MORE if not ctx.final else Found(j, error="truncated")
     if text[j] != "{" and not (got and text[j] == '"'):
         return None  # after [ARGS] the payload may be a JSON string holding the object
-    return arguments_at(text, name, j, ctx, ident, bound=_TOKEN)
+    return arguments_at(text, name, j, ctx, ident, bound=bound)
 
 
 @dataclass(frozen=True)
@@ -100,13 +101,17 @@ class _Mistral:
     reasoning: tuple[tuple[str | None, str], ...] = (("[think]", "[/think]"),)
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
-        # O(JUNK_WINDOW + ctx.max_name_chars + payload).
+        # O(JUNK_WINDOW + ctx.max_name_chars + payload). The lenient reading of a payload stops
+        # before the next token *as written* (the lower-case table form never occurs in
+        # `[TOOL_CALLS]` text, and a bound that is never found reads to max_call_chars per
+        # marker: quadratic on a run of tokens).
         n = len(text)
+        bound = text[start:marker_end]
         i = skip_ws(text, marker_end)
         if i >= n:
             return NEED_MORE if not ctx.final else Found(marker_end, error="truncated")
         if text[i] in "[{":
-            payload = _json_payload(text, i, ctx)
+            payload = _json_payload(text, i, ctx, bound)
             if isinstance(payload, Found) and payload.error is not None and payload.resume is not None:
                 # A refused array must not swallow what follows it: another `[TOOL_CALLS]` may
                 # start right here (`[TOOL_CALLS] [TOOL_CALLS]name{...}`).
@@ -120,7 +125,7 @@ class _Mistral:
         if j >= n:
             return NEED_MORE if not ctx.final else Found(j, error="truncated")
         if i < j < limit:
-            found = _v11_call(text, text[i:j], j, ctx)
+            found = _v11_call(text, text[i:j], j, ctx, bound)
             if found is not None:
                 return found
         k = _array_after_junk(text, i, ctx)
@@ -129,7 +134,7 @@ class _Mistral:
         if k is NEED_MORE:
             return NEED_MORE
         assert isinstance(k, int)
-        return _json_payload(text, k, ctx)
+        return _json_payload(text, k, ctx, bound)
 
 
 MISTRAL = _Mistral()

@@ -103,8 +103,16 @@ class AttributeTagDialect(TagDialect):
         if text[marker_end - 1] != " ":
             return read_json_block(text, start, marker_end, self.close.lower(), ctx)
         n = len(text)
-        if not ctx.final and text.find(">", marker_end, marker_end + _TAG_MAX) == -1 and marker_end + _TAG_MAX > n:
-            return NEED_MORE  # the tag is not closed yet: an attribute may be cut
+        # The tag ends at its `>`; no attribute can hold a `<`, so a `<` before any `>` says
+        # "not a call tag" at once, whatever follows (a run of `<tool_call name="f" ` does not
+        # wait _TAG_MAX characters per tag). O(distance to the first `<` or `>`).
+        limit = marker_end + _TAG_MAX
+        lt = text.find("<", marker_end, limit)
+        if text.find(">", marker_end, limit if lt == -1 else lt) == -1:
+            if lt != -1:
+                return None
+            if not ctx.final and limit > n:
+                return NEED_MORE  # the tag is not closed yet: an attribute may be cut
         attributes: dict[str, str] = {}
         i = marker_end - 1
         for _ in range(_ATTRIBUTES_MAX):
