@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from ._types import ToolCall
 
-__all__ = ["CALL_KEYS", "ID_KEYS", "CallKeys", "CallShape", "call_parts", "read_call_shape"]
+__all__ = ["CALL_KEYS", "ID_KEYS", "WRAPPER_DEPTH", "CallKeys", "CallShape", "call_parts", "read_call_shape"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,10 @@ CALL_KEYS: Final[tuple[CallKeys, ...]] = (
 ID_KEYS: Final = ("id", "tool_call_id")
 # OpenAI's `{"id", "type": "function", "function": {"name", "arguments"}}`: the call is inside.
 WRAPPER_KEY: Final = "function"
+# Levels a payload may add above a call's arguments: `{"tool_calls": [{"function": {"name": ...,
+# "arguments": {...}}}]}` puts them at level 5. Salvage reads payloads to `max_depth` plus this
+# (a safety bound only) and then holds the arguments themselves to `max_depth`, as for a native call.
+WRAPPER_DEPTH: Final = 4
 
 
 def _argument_order(table: tuple[CallKeys, ...]) -> dict[str, tuple[str, ...]]:

@@ -14,6 +14,9 @@ import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from .._args import check_nesting
+from .._callshape import WRAPPER_DEPTH
+from .._errors import ArgumentError
 from .._limits import DEFAULT_LIMITS, Limits, limits_with
 from .._names import NameTable
 from .._safe_text import exact_str
@@ -144,6 +147,17 @@ def _name_table(names: tuple[str, ...]) -> NameTable:
     return NameTable(names)
 
 
+def _within_depth(arguments: object, max_depth: int) -> bool:
+    """Whether salvaged ``arguments`` nest at most ``max_depth`` levels: the depth limit of a
+    native call's arguments (``check_nesting``, the one walk), whatever wrapped them in the
+    reply. O(elements), iterative. Readers refuse non-finite numbers themselves."""
+    try:
+        check_nesting(arguments, max_depth, finite=False)
+    except ArgumentError:
+        return False
+    return True
+
+
 def _allowlist(allowed: Collection[str] | AnyTool | NameTable) -> NameTable | None:
     if type(allowed) is not list:  # a list, the usual allowlist, goes straight to the table
         if isinstance(allowed, AnyTool):
@@ -246,7 +260,9 @@ class SalvagePass:
         if first == -1:  # all whitespace so far
             first = self.scan.base + len(self.scan.text)
         self._ctx_at = first - offset if self.scan.first_nonspace != -1 else None
-        ctx = self._ctx_cache = ReadContext(final, self.limits[0], self.limits[1], first - offset,
+        # Payloads are read to the depth limit plus a wrapper's levels (a safety bound); the
+        # arguments themselves are held to the limit exactly in `_take`.
+        ctx = self._ctx_cache = ReadContext(final, self.limits[0] + WRAPPER_DEPTH, self.limits[1], first - offset,
                                             self.limits[2])
         return ctx
 
@@ -365,6 +381,9 @@ class SalvagePass:
             return
         accepted: list[ToolCall] = []
         names = self.names
+        # Nesting d levels takes 2d characters of the candidate in every dialect, so a short
+        # candidate needs no walk (the common case: a call costs nothing more).
+        depth_free = 2 * self.limits[0]
         span = (s, end)
         for raw in found.calls:
             if raw.error is not None:
@@ -374,6 +393,9 @@ class SalvagePass:
             offered = offered_name(names, name)
             if offered is None:
                 self._reject(s, end, dialect, "not-offered", name)
+                continue
+            if end - s > depth_free and not _within_depth(raw.arguments, self.limits[0]):
+                self._reject(s, end, dialect, "too-deep", name)
                 continue
             accepted.append(salvaged_call(offered, raw, dialect.name, span))
         if accepted:

@@ -208,7 +208,10 @@ def _arguments(raw: Any) -> tuple[dict[str, Any], tuple[RepairEvent, ...]] | Non
         if len(raw) > _MAX_ARGUMENT_STRING:
             return None
         try:
-            return decode_arguments(json.dumps(raw, ensure_ascii=False), max_chars=2 * _MAX_ARGUMENT_STRING)
+            # No depth bound of its own (the length bounds the iterative reading): the engine
+            # holds salvaged arguments to the caller's depth limit, as for a native call.
+            return decode_arguments(json.dumps(raw, ensure_ascii=False), max_chars=2 * _MAX_ARGUMENT_STRING,
+                                    max_depth=_MAX_ARGUMENT_STRING)
         except ArgumentError:
             return None
     return None
