@@ -78,7 +78,9 @@ def read_call_shape(obj: Mapping[str, Any]) -> CallShape:
     ident = next((value for key in ID_KEYS if isinstance(value := obj.get(key), str)), None)
     inner = obj.get(WRAPPER_KEY)
     # Unwrapped only when the inner mapping names a call: a "function" key may hold other data.
-    wrapped = isinstance(inner, Mapping) and any(isinstance(inner.get(row.name), str) for row in CALL_KEYS)
+    # (dict first: ABC checks are slow, and decoded JSON holds dicts.)
+    wrapped = (type(inner) is dict or isinstance(inner, Mapping)) and any(
+        isinstance(inner.get(row.name), str) for row in CALL_KEYS)
     source: Mapping[str, Any] = inner if wrapped else obj  # type: ignore[assignment]
     for row in CALL_KEYS:
         name = source.get(row.name)

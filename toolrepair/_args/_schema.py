@@ -306,6 +306,8 @@ class CompiledSchema:
         ``enum``, ``constraint`` or ``too-deep``); the message has no parameter hint.
         """
         args = dict(arguments)
+        if self._vacuous:  # nothing to rename, coerce or reject (see ``_vacuous``)
+            return args, ()
         try:
             if self._known.issuperset(args) and self._is_valid(args):
                 return args, ()
