@@ -26,6 +26,11 @@ SHAPES: list[tuple[dict[str, Any], CallShape]] = [
     ({"name": "f", "arguments": {}, "function": {"description": "x"}}, CallShape("f", {}, "arguments", None, False)),
     ({"name": "f", "arguments": {"a": 1}, "parameters": {"b": 2}}, CallShape("f", {"a": 1}, "arguments", None, False)),
     ({"id": 5, "name": "f", "arguments": {}}, CallShape("f", {}, "arguments", None, False)),
+    # the common shape with its id under another key (salvage once read only "id" here)
+    ({"name": "f", "arguments": {"q": 1}, "tool_call_id": "t"}, CallShape("f", {"q": 1}, "arguments", "t", False)),
+    # LlamaIndex's ToolSelection, as its integration reads additional_kwargs["tool_calls"]
+    ({"tool_id": "t1", "tool_name": "f", "tool_kwargs": {"q": 1}}, CallShape("f", {"q": 1}, "tool_kwargs", "t1", False)),
+    ({"id": "a", "tool_id": "b", "name": "f"}, CallShape("f", None, None, "a", False)),
 ]
 
 
@@ -44,6 +49,10 @@ def test_native_repair_and_salvage_read_the_same_name(obj: dict[str, Any], shape
     assert call_parts(obj)[0] == (shape.name or "")
     salvaged = call_from_object(obj, require_arguments=False)
     assert (salvaged.name if salvaged is not None else None) == shape.name
+    if salvaged is not None:  # and the same id and (object) arguments
+        assert salvaged.id == shape.id
+        if isinstance(shape.arguments, dict):
+            assert salvaged.arguments == shape.arguments
 
 
 def test_call_parts_of_a_toolcall_and_of_junk() -> None:

@@ -30,12 +30,13 @@ class CallKeys:
 CALL_KEYS: Final[tuple[CallKeys, ...]] = (
     CallKeys("name", ("arguments", "parameters", "args", "input")),
     CallKeys("tool", ("arguments", "parameters", "args", "input")),
-    CallKeys("tool_name", ("tool_input", "tool_arguments")),  # LangChain; smolagents' JSON blobs
+    # LangChain; smolagents' JSON blobs; LlamaIndex's ToolSelection (tool_kwargs)
+    CallKeys("tool_name", ("tool_input", "tool_arguments", "tool_kwargs")),
     CallKeys("function_name", ("arguments",)),
     CallKeys("function", ("params",)),  # MemGPT / Letta: the name itself under "function"
     CallKeys("action", ("action_input",)),  # ReAct JSON blobs
 )
-ID_KEYS: Final = ("id", "tool_call_id")
+ID_KEYS: Final = ("id", "tool_call_id", "tool_id")  # tool_id: LlamaIndex's ToolSelection
 # OpenAI's `{"id", "type": "function", "function": {"name", "arguments"}}`: the call is inside.
 WRAPPER_KEY: Final = "function"
 # Levels a payload may add above a call's arguments: `{"tool_calls": [{"function": {"name": ...,
@@ -75,7 +76,13 @@ def read_call_shape(obj: Mapping[str, Any]) -> CallShape:
     >>> read_call_shape({"tool_name": "f", "tool_input": {"q": 1}}).arguments
     {'q': 1}
     """
-    ident = next((value for key in ID_KEYS if isinstance(value := obj.get(key), str)), None)
+    # Plain loops, no generators: salvage reads every call-shaped payload here (about 1 us).
+    ident = None
+    for key in ID_KEYS:
+        value = obj.get(key)
+        if isinstance(value, str):
+            ident = value
+            break
     inner = obj.get(WRAPPER_KEY)
     # Unwrapped only when the inner mapping names a call: a "function" key may hold other data.
     # (dict first: ABC checks are slow, and decoded JSON holds dicts.)

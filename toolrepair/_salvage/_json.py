@@ -26,7 +26,6 @@ __all__ = [
     "arguments_payload",
     "call_from_object",
     "calls_from_value",
-    "common_call",
     "decode_at",
     "decode_payload",
     "may_nest_deeper",
@@ -217,17 +216,6 @@ def _arguments(raw: Any) -> tuple[dict[str, Any], tuple[RepairEvent, ...]] | Non
     return None
 
 
-def common_call(obj: dict[str, Any]) -> tuple[str, dict[str, Any], str | None] | None:
-    """(name, arguments, id) of a call in the common shape, ``{"name": str, "arguments":
-    {...}}`` (``parameters`` for ``arguments``, a string ``id`` kept, no ``function`` key);
-    None for any other object, which ``call_from_object`` reads in full."""
-    name, arguments = obj.get("name"), obj.get("arguments", obj.get("parameters"))
-    if type(name) is not str or type(arguments) is not dict or "function" in obj:
-        return None
-    ident = obj.get("id")
-    return name, arguments, ident if type(ident) is str else None
-
-
 def call_from_object(obj: Any, *, require_arguments: bool) -> RawCall | None:
     """A call from a call-shaped object, a refused RawCall, or None when not call-shaped.
 
@@ -236,11 +224,7 @@ def call_from_object(obj: Any, *, require_arguments: bool) -> RawCall | None:
     holding one. OpenAI's ``{"type": "function", "function": {...}}`` is unwrapped.
     ``{"name": "Alice", "age": 30}`` is not a call.
     """
-    if type(obj) is dict:  # the common shape, checked first
-        common = common_call(obj)
-        if common is not None:
-            return RawCall(*common)
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):  # dict first: ABC checks are slow
         return None
     shape = read_call_shape(obj)
     name, ident = shape.name, shape.id

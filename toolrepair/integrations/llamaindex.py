@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .._callshape import read_call_shape
 from .._registry import ToolRegistry
 from ._common import PendingMessages, Vetted, lazy_classes, require, stable_id, vet, vet_text
 
@@ -45,15 +46,11 @@ def _raw_calls(response: Any) -> list[tuple[str | None, str, Any, Any]] | None:
         data = item.model_dump() if hasattr(item, "model_dump") else item
         if not isinstance(data, dict):
             return None
-        if "tool_name" in data:  # already a ToolSelection
-            out.append((data.get("tool_id"), data["tool_name"], data.get("tool_kwargs"), None))
-        elif isinstance(data.get("function"), dict):  # OpenAI shape
-            fn = data["function"]
-            out.append((data.get("id"), fn.get("name") or "", fn.get("arguments"), None))
-        elif "name" in data:  # Anthropic / generic shape
-            out.append((data.get("id"), data["name"], data.get("input", data.get("arguments")), None))
-        else:
+        # ToolSelection, OpenAI's {"function": {...}}, Anthropic's {"name", "input"}: one table.
+        shape = read_call_shape(data)
+        if shape.name is None and not isinstance(data.get("function"), dict):
             return None
+        out.append((shape.id, shape.name or "", shape.arguments, None))
     return out
 
 
