@@ -79,3 +79,8 @@ def test_every_entry_point_reads_the_table(obj: dict[str, Any]) -> None:
     report = tr.audit_records([{"tool_calls": [obj]}], tools=[tool])
     assert (report.native_calls, report.clean_calls, report.unrepairable_calls) == (1, 1, 0)
     assert report == tr.audit_records([{"tool_calls": [{"name": "tool", "arguments": {"q": 1}}]}], tools=[tool])
+
+
+@pytest.mark.parametrize("obj", [[{"name": "f", "arguments": {}}], "f", 3, None])
+def test_salvage_reads_no_call_from_a_non_mapping(obj: Any) -> None:
+    assert call_from_object(obj, require_arguments=False) is None

@@ -798,7 +798,10 @@ def _decode_object(
         # An object is held to the depth its JSON text would be: one limit however a call
         # arrived. Its floats stay as the caller built them (finiteness is a rule of text).
         value = dict(raw)
-        check_nesting(value, max_depth, finite=False)
+        # A flat object is one level deep, within any limit: one C-level pass over its values
+        # (0.3 us) spares the walk's fixed cost (1 us) on the common call.
+        if not _CONTAINER_TYPES.isdisjoint(map(type, value.values())):
+            check_nesting(value, max_depth, finite=False)
         return value, ()
     else:
         text = _text_of(raw, max_chars)
