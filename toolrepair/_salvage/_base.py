@@ -26,6 +26,7 @@ __all__ = [
     "AnyTool",
     "Dialect",
     "Found",
+    "Gate",
     "NeedMore",
     "RawCall",
     "ReadContext",
@@ -125,6 +126,29 @@ class ReadContext:
     max_name_chars: int = DEFAULT_LIMITS.max_name_chars
 
 
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """Where a dialect's reader can accept one of its markers at all, checked by the marker
+    scan in C before any reader runs: an occurrence that fails the gate of every dialect of
+    its marker is never handed to a reader.
+
+    ``pattern``: a regex (``re`` syntax, case as written) that must match right after the
+    marker; a fixed-width lookbehind may look at the marker and before it (``(?<=\\s\\{)``).
+    ``lead``: a regex matched at the reply's first non-space character; the reader is called
+    only for the occurrence starting where it ends (``""``: only the first non-space one),
+    and then only if ``pattern`` (when given) matches too.
+
+    A gate must be *sound*: where it fails, the reader would answer ``None`` or refuse with
+    no effect beyond its own marker. And prefix-stable: wherever the text may end before the
+    reader decides, the pattern must match (add ``\\Z`` alternatives), so a stream that
+    has only part of a candidate does not skip it. Bounded quantifiers only: a gate runs at
+    every occurrence and must not backtrack beyond a few characters.
+    """
+
+    pattern: str | None = None
+    lead: str | None = None
+
+
 @runtime_checkable
 class Dialect(Protocol):
     """A text tool-call format: a name, literal opening markers, and a reader.
@@ -133,7 +157,9 @@ class Dialect(Protocol):
     character that is not a letter or digit. ``reasoning`` lists extra (open, close) pairs of
     reasoning markers that join the mask (open may be None: a close alone masks what precedes);
     a third element ``False`` says a close with no opener is not forced-open reasoning (a close
-    marker shared with other messages, like harmony's ``<|end|>``).
+    marker shared with other messages, like harmony's ``<|end|>``). ``gates`` (optional, a
+    mapping from marker to ``Gate``) lets the scan skip occurrences the reader would refuse
+    anyway; a marker with no gate is handed to the reader at every occurrence.
     """
 
     @property

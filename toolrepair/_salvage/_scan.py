@@ -14,8 +14,8 @@ import heapq
 import re
 from collections.abc import Sequence
 
-from ._base import skip_ws_match
-from ._marks import Hit, Role
+from ._base import Dialect, Gate, skip_ws_match
+from ._marks import Hit, Kind, Role
 
 __all__ = ["MarkerFinder", "MarkerScan", "anchor_of"]
 
@@ -98,11 +98,13 @@ def _shared_uncased_run(markers: set[str], offset: int) -> tuple[str, int]:
 
 
 class _Subgroup:
-    """The markers sharing one anchor character at one offset, and how to find them at a start."""
+    """The markers sharing one anchor character at one offset (and, for a gated marker, that
+    marker alone), and how to find them at a start."""
 
-    __slots__ = ("_match", "anchor", "entries", "lead", "needle", "offset", "table")
+    __slots__ = ("_match", "_plain", "_search", "anchor", "entries", "leads", "offset", "table")
 
-    def __init__(self, offset: int, entries: list[tuple[int, str, int, Role]]) -> None:
+    def __init__(self, offset: int, entries: list[tuple[int, str, int, Role]],
+                 gates: Sequence[Gate] = ()) -> None:
         self.offset = offset
         self.entries = [(m, order, role) for _, m, order, role in entries]
         # Marker -> every entry matching wherever it does: its own and its prefixes'.
@@ -111,25 +113,42 @@ class _Subgroup:
         }
         markers = {m for m, _, _ in self.entries}
         self._match = re.compile(_longest_first(markers), re.IGNORECASE).match
-        # The next possible start: the anchor found by ``str.find`` (memchr speed: a text
-        # without it costs one call), then the longest run around it that every marker here
-        # holds at the same place and that has no cased character, compared exactly in place:
-        # "```" skips inline code, "<｜" a lone `｜`, each at one `startswith`. (``find`` of
-        # the whole run would be exact too, but CPython searches a short multi-character
-        # needle at a few ns a character, slower than ``lower()`` of the text.)
         self.anchor = next(iter(markers))[offset]
-        self.needle, self.lead = _shared_uncased_run(markers, offset)
+        # The next possible start, in C: ``str.find`` of the anchor (memchr speed: a text
+        # without it costs one call), then from there one regex search for the anchor with what
+        # every marker here holds before it (a fixed-width lookbehind) and after it, so a
+        # `:` that is not in `call:` or a backtick that does not start "```" costs no Python.
+        # A superset of the markers (prefixes and suffixes of different markers may pair up):
+        # ``markers_at`` verifies. Literal alternatives and bounded gates: no backtracking
+        # beyond a marker's length and a gate's bound per anchor occurrence.
+        before = {m[:offset] for m in markers}
+        after = _longest_first({m[offset + 1:] for m in markers})
+        look = "(?<=" + _longest_first(before) + re.escape(self.anchor) + ")" if offset else ""
+        pattern = re.escape(self.anchor) + look + after
+        # Gates (one marker alone here): the pattern gates go into the search; a lead gate's
+        # one position per scan is checked by the scan (``MarkerScan._lead``).
+        follows = [g.pattern or "" for g in gates if g.lead is None]
+        self.leads = tuple((g.lead, None if g.pattern is None else re.compile(g.pattern).match)
+                           for g in gates if g.lead is not None)
+        self._plain = re.compile(pattern, re.IGNORECASE).search
+        if gates:
+            pattern += "(?:" + "|".join(f"(?-i:{f})" for f in follows) + ")" if follows else "(?!)"
+        self._search = re.compile(pattern, re.IGNORECASE).search
 
-    def next_start(self, text: str, i: int) -> int:
-        """The first ``s >= i`` where one of these markers may start (``markers_at`` checks),
-        or -1. O(n) over a text: the search only moves forward."""
-        anchor, needle, offset, lead = self.anchor, self.needle, self.offset, self.lead
-        q = text.find(anchor, i + offset)
-        if len(needle) == 1:
-            return q if q == -1 else q - offset
-        while q != -1 and not text.startswith(needle, q - offset + lead):
-            q = text.find(anchor, q + 1)
-        return q if q == -1 else q - offset
+    def marker_end(self, start: int) -> int:
+        """Where a gated subgroup's one marker ends if it starts at ``start``."""
+        return start + len(self.entries[0][0])
+
+    def next_start(self, text: str, i: int, gated: bool = True) -> int:
+        """The first ``s >= i`` where one of these markers may start and pass its pattern
+        gates (``gated``; ``markers_at`` checks the marker), or -1; lead gates' positions are
+        the scan's to add. O(n) over a text in C: the search only moves forward."""
+        offset = self.offset
+        q = text.find(self.anchor, i + offset)
+        if q == -1:
+            return -1
+        m = (self._search if gated else self._plain)(text, q)
+        return -1 if m is None else m.start() - offset
 
     def markers_at(self, text: str, i: int) -> list[tuple[str, int, Role]]:
         """The entries whose marker starts at ``text[i]``, ignoring case exactly as
@@ -145,12 +164,31 @@ class _Subgroup:
         return [e for e in self.entries if text[i : i + len(e[0])].lower() == e[0]]
 
 
+def _gates_of(marker: str, role: Role) -> tuple[Gate, ...] | None:
+    """The gates of a dialect marker when every dialect reading it has one, else None."""
+    if role.kind is not Kind.DIALECT:
+        return None
+    gates: list[Gate] = []
+    for d in role.dialects:
+        gate = _dialect_gates(d).get(marker)
+        if gate is None:
+            return None
+        gates.append(gate)
+    return tuple(gates)
+
+
+def _dialect_gates(dialect: Dialect) -> dict[str, Gate]:
+    given = getattr(dialect, "gates", None) or {}
+    return {m.lower(): g for m, g in given.items()}
+
+
 class MarkerFinder:
     """The compiled table of markers: built once per configuration, shared by every scan."""
 
-    __slots__ = ("anchor_re", "anchors", "at", "firsts", "groups", "max_len", "max_offset", "prefixes", "subgroups")
+    __slots__ = ("anchor_re", "anchors", "at", "firsts", "groups", "lead_re", "leads", "max_len", "max_offset",
+                 "prefixes", "subgroups")
 
-    def __init__(self, entries: Sequence[tuple[str, Role]]) -> None:
+    def __init__(self, entries: Sequence[tuple[str, Role]], gated: bool = True) -> None:
         groups: dict[str, list[tuple[int, str, int, Role]]] = {}
         for order, (given, role) in enumerate(entries):
             if not given:
@@ -159,12 +197,30 @@ class MarkerFinder:
             k = anchor_of(marker)
             groups.setdefault(marker[k], []).append((k, marker, order, role))
         self.groups = groups
-        # anchor -> its markers by the anchor's offset in them, each set compiled to a trie
-        # regex matched at the marker's would-be start: the work per anchor occurrence is one
-        # C-level match of O(marker length), however many markers share an anchor (dozens
-        # share `<`).
-        self.at = {c: [_Subgroup(k, [e for e in g if e[0] == k]) for k in sorted({e[0] for e in g})]
-                   for c, g in groups.items()}
+        # anchor -> its markers by the anchor's offset in them, each set compiled to one search
+        # and one trie regex matched at the marker's would-be start: the work per marker found
+        # is one C-level match of O(marker length), however many markers share an anchor
+        # (dozens share `<`). A marker every one of whose dialects gates it (``Gate``) is a
+        # subgroup of its own, searched with its gates.
+        self.at: dict[str, list[_Subgroup]] = {}
+        for c, g in groups.items():
+            subs = self.at[c] = []
+            for k in sorted({e[0] for e in g}):
+                plain = []
+                for e in g:
+                    if e[0] != k:
+                        continue
+                    gates = _gates_of(e[1], e[3]) if gated else None
+                    if gates is None:
+                        plain.append(e)
+                    else:
+                        subs.append(_Subgroup(k, [e], gates))
+                if plain:
+                    subs.append(_Subgroup(k, plain))
+        # Every lead gate's regex, matched once per scan at the reply's first non-space.
+        self.leads = {lead: j for j, lead in enumerate(
+            {lead: None for subs in self.at.values() for sub in subs for lead, _ in sub.leads})}
+        self.lead_re = tuple(re.compile(lead).match for lead in self.leads)
         self.anchors = tuple(groups)
         self.subgroups = tuple(sub for subs in self.at.values() for sub in subs)
         self.max_offset = max((k for g in groups.values() for k, *_ in g), default=0)
@@ -208,7 +264,7 @@ class MarkerScan:
     are offsets in the whole text: ``text`` holds the text from ``base`` on.
     """
 
-    __slots__ = ("_finder", "_heap", "_idle", "_next", "_parts", "_pending", "_seq", "base", "copied",
+    __slots__ = ("_finder", "_heap", "_idle", "_lead_at", "_next", "_parts", "_pending", "_seq", "base", "copied",
                  "first_nonspace", "stall", "text")
 
     def __init__(self, finder: MarkerFinder, text: str) -> None:
@@ -222,8 +278,12 @@ class MarkerScan:
         # `sync` brings more text.
         self._next: list[tuple[int, int]] = []
         self._idle: list[int] = []
-        for k, sub in enumerate(finder.subgroups):
-            q = sub.next_start(text, 0)
+        lead = skip_ws_match(text, 0).end()
+        self.first_nonspace = lead if lead < len(text) else -1
+        # Where each lead gate's regex ends (whole-text offset), -1 nowhere, None not yet known.
+        self._lead_at: list[int | None] = [None] * len(finder.leads)
+        for k in range(len(finder.subgroups)):
+            q = self._start(k, text, 0)
             if q == -1:
                 self._idle.append(k)
             else:
@@ -233,8 +293,43 @@ class MarkerScan:
         self._seq = 0
         self.copied = len(text)  # characters copied into the window: a cost counter
         self.stall = -1  # where a marker cut by the text's end may start (non-final pops), or -1
-        lead = skip_ws_match(text, 0).end()
-        self.first_nonspace = lead if lead < len(text) else -1
+
+    def _lead(self, j: int) -> int | None:
+        """Where lead gate ``j``'s regex ends, matched at the first non-space character: -1
+        when it does not match, None while that is not yet known (it reaches the text's end,
+        or no non-space has come). One C-level match per scan."""
+        got = self._lead_at[j]
+        if got is not None:
+            return got
+        first, base, text = self.first_nonspace, self.base, self.text
+        if first == -1 or first < base:
+            return None
+        m = self._finder.lead_re[j](text, first - base)
+        if m is None:
+            got = -1
+        elif m.end() < len(text):
+            got = m.end() + base
+        else:
+            return None  # may go on: decided when more text comes
+        self._lead_at[j] = got
+        return got
+
+    def _start(self, k: int, text: str, i: int) -> int:
+        """Subgroup ``k``'s next possible start at or after window offset ``i``, with its lead
+        gates' one position each. O(1) Python work per call beyond the subgroup's search."""
+        sub = self._finder.subgroups[k]
+        if not sub.leads:
+            return sub.next_start(text, i)
+        q = sub.next_start(text, i)
+        leads, base = self._finder.leads, self.base
+        for lead, pattern in sub.leads:
+            end = self._lead(leads[lead])
+            if end is None:  # not known yet: every occurrence may be the one
+                return sub.next_start(text, i, gated=False)
+            w = end - base
+            if w >= i and (q == -1 or w < q) and (pattern is None or pattern(text, sub.marker_end(w))):
+                q = w
+        return q
 
     @property
     def end(self) -> int:
@@ -275,12 +370,12 @@ class MarkerScan:
                 self.first_nonspace = self.base + old + len(more) - len(stripped)
         self.text += more
         self.copied += len(self.text)
-        base, text, subgroups = self.base, self.text, self._finder.subgroups
+        base, text = self.base, self.text
         # A marker cut by the old end may be completed by the new text: look from its start.
         lo = max(0, old - self._finder.max_len)
         idle, self._idle = self._idle, []
         for k in idle:
-            q = subgroups[k].next_start(text, lo)
+            q = self._start(k, text, lo)
             if q == -1:
                 self._idle.append(k)
             else:
@@ -320,7 +415,7 @@ class MarkerScan:
             # Bring the earliest subgroup's next start up to `pos` (stale ones are re-found there).
             while nxt and nxt[0][0] < pos:
                 k = nxt[0][1]
-                q = subgroups[k].next_start(text, pos - base)
+                q = self._start(k, text, pos - base)
                 if q == -1:
                     heapq.heappop(nxt)
                     self._idle.append(k)
@@ -343,7 +438,7 @@ class MarkerScan:
             k = nxt[0][1]
             sub = subgroups[k]
             found = sub.markers_at(text, best - base)
-            q = sub.next_start(text, best - base + 1)
+            q = self._start(k, text, best - base + 1)
             if q == -1:
                 heapq.heappop(nxt)
                 self._idle.append(k)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import ClassVar, Final
 
-from ._base import NEED_MORE, Found, NeedMore, ReadContext, skip_ws
+from ._base import NEED_MORE, Found, Gate, NeedMore, ReadContext, skip_ws
 from ._json import _PARTIAL_TAIL, JsonFailure, calls_from_value, decode_at
 
 __all__ = ["BARE_JSON", "nested_run"]
@@ -36,6 +36,9 @@ _JSON_WS: Final[Callable[[str, int], re.Match[str]]] = re.compile(r"[ \t\n\r]*")
 class _BareJson:
     name: str = "json"
     markers: tuple[str, ...] = ("{", "[")
+    # Sound gates (see Gate): a `{` whose next token is not a key, `}` or an opener is refused
+    # at that token (``nested_run`` needs an opener or a key there too); `[` only opens the reply.
+    gates: ClassVar[Mapping[str, Gate]] = {"{": Gate(r'\s*+(?:["}\[{]|\Z)'), "[": Gate(lead="")}
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         if text[start] == "[" and start != ctx.first_nonspace:

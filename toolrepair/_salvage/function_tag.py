@@ -9,9 +9,11 @@ intact ``</function>`` must follow the arguments; without it the text is prose).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ._base import LOOKBEHIND, NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
+from ._base import LOOKBEHIND, NEED_MORE, Found, Gate, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
 from ._json import JsonFailure, arguments_payload
 
 __all__ = ["FUNCTION_TAG", "read_tag_name"]
@@ -42,6 +44,8 @@ def read_tag_name(text: str, i: int, ctx: ReadContext, stop: str = ">") -> tuple
 class _FunctionTag:
     name: str = "function_tag"
     markers: tuple[str, ...] = ("<function=", "{")
+    # A headless `{` follows its name directly (see _headless).
+    gates: ClassVar[Mapping[str, Gate]] = {"{": Gate(r"(?<=[\w.:\-]\{)")}
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         if text[start] == "{":

@@ -8,9 +8,11 @@ tool called with the JSON object that follows.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
+from ._base import NEED_MORE, Found, Gate, NeedMore, RawCall, ReadContext, skip_ws
 from ._json import calls_from_value
 from .function_tag import read_tag_name
 from .json_blocks import arguments_at
@@ -61,6 +63,8 @@ def _first_call(text: str, start: int, ctx: ReadContext) -> Found | NeedMore | N
 class _Functionary:
     name: str = "functionary"
     markers: tuple[str, ...] = (PREFIX, "{")
+    # The first call's `{` opens the line after a recipient name opening the reply (_first_call).
+    gates: ClassVar[Mapping[str, Gate]] = {"{": Gate(lead=r"[\w.\-]+(?:\s*\n\s*|\s*\Z)")}
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(ctx.max_name_chars + payload); python code runs to the next `>>>`, which the next

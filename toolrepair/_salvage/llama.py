@@ -10,9 +10,11 @@ left to other dialects. Bare JSON without the tag is the ``json`` dialect's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
+from ._base import NEED_MORE, Found, Gate, NeedMore, RawCall, ReadContext, skip_ws
 from ._json import JsonFailure, call_from_object, calls_from_value, decode_at
 from .json_blocks import refused
 
@@ -88,6 +90,7 @@ def _envelope(value: object) -> tuple[RawCall, ...] | None:
 class _GenericJson:
     name: str = "generic_json"
     markers: tuple[str, ...] = ("{",)
+    gates: ClassVar[Mapping[str, Gate]] = {"{": Gate(lead="")}  # the envelope is the whole reply
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(1) except at the first non-space character, where it is O(the object): the grammar

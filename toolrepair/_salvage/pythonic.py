@@ -17,13 +17,13 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .._args._decode import read_float
 from .._safe_text import int_fits_text
-from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws, startswith_ci
+from ._base import NEED_MORE, Found, Gate, NeedMore, RawCall, ReadContext, expect_literal, skip_ws, startswith_ci
 
 __all__ = ["LFM2_PYTHONIC", "LLAMA4_PYTHONIC", "OLMO3", "PYTHONIC", "literal_value"]
 
@@ -311,6 +311,9 @@ class _Pythonic:
 
     name: str = "pythonic"
     markers: tuple[str, ...] = ("[",)
+    # _TRIGGER or, mid-stream, _TRIGGER_PREFIX after the marker (possessive: linear).
+    gates: ClassVar[Mapping[str, Gate]] = {
+        "[": Gate(r"[ \t\r\n]{0,8}+(?:[^\W\d][\w.]{0,255}+[ \t]{0,8}+(?:\(|\Z)|\Z)")}
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(name) unless `[name(` follows; then O(walk) (module doc).

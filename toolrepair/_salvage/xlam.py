@@ -9,9 +9,11 @@ a ```` ```json ```` fence is never read, as every fence.)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ._base import NEED_MORE, Found, NeedMore, ReadContext, skip_ws
+from ._base import NEED_MORE, Found, Gate, NeedMore, ReadContext, skip_ws
 from ._json import JsonFailure, calls_from_value, decode_at
 
 __all__ = ["XLAM"]
@@ -33,6 +35,8 @@ def _after_reasoning(text: str, start: int) -> bool:
 class _Xlam:
     name: str = "xlam"
     markers: tuple[str, ...] = ("[",)
+    # After `</think>` and whitespace (_after_reasoning), then an object or the text's end.
+    gates: ClassVar[Mapping[str, Gate]] = {"[": Gate(r"(?<=[>\s]\[)\s*+(?:\{|\Z)")}
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(MAX_GAP_CHARS) for a `[` anywhere else; O(the array) after `</think>`.
