@@ -426,15 +426,15 @@ class MarkerScan:
             if heap and (best == -1 or heap[0][0] < best):
                 s, _, _, _, marker, role = heapq.heappop(heap)
                 return Hit(s, marker, role)
-            if best == -1:
-                # A marker cut by the end whose anchor is still to come needs no stall: the
-                # text completing it holds its anchor (``frontier`` holds its prefix back).
-                return None
-            if not final and best + finder.max_len > n:
+            if not final and (best == -1 or best + finder.max_len > n):
+                # The searches find whole markers only: one cut by the end stalls the scan
+                # there, so the text completing it (which may hold no anchor) is searched.
                 cut = base + finder.partial_start(text, max(0, pos - base))
-                if cut <= best:
+                if cut < n and (best == -1 or cut <= best):
                     self.stall = cut  # a marker may start there: come back when the text is longer
                     return None
+            if best == -1:
+                return None
             k = nxt[0][1]
             sub = subgroups[k]
             found = sub.markers_at(text, best - base)
