@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import ANY_TOOL, NEED_MORE, AnyTool, Dialect, Found, NeedMore, RawCall, ReadContext
+from ._base import ANY_TOOL, NEED_MORE, AnyTool, Dialect, Found, Gate, NeedMore, RawCall, ReadContext
 from ._engine import SalvagePass, config_for, salvage_text
 from ._registry import BUILTIN, DIALECTS
 from ._stream import StreamSalvager, TextDelta, ToolCallReady
@@ -16,6 +16,7 @@ __all__ = [
     "AnyTool",
     "Dialect",
     "Found",
+    "Gate",
     "NeedMore",
     "RawCall",
     "ReadContext",

@@ -89,7 +89,10 @@ def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect
 
 
 @functools.lru_cache(maxsize=64)
-def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bool) -> SalvageConfig:
+def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bool,
+            gated: bool = True) -> SalvageConfig:
+    """``gated=False`` hands every marker occurrence to its readers, ignoring the dialects'
+    ``Gate``s: the same answers by the gates' contract (tested), only slower."""
     entries: list[tuple[str, Role]] = []
     by_marker: dict[str, list[Dialect]] = {}
     for d in dialects:
@@ -110,7 +113,7 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
                 entries.append((open_.lower(), Role(Kind.REASON_OPEN, pair=i)))
             entries.append((close.lower(), Role(Kind.REASON_CLOSE, pair=i)))
     unforced = frozenset(i for i, f in enumerate(forced) if not f)
-    finder = MarkerFinder(entries)
+    finder = MarkerFinder(entries, gated)
     return SalvageConfig(dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced)
 
 
