@@ -247,6 +247,9 @@ def test_lone_surrogate_stays_escaped() -> None:
     assert report.records_changed == 1
     assert "\\ud800" in fixed
     fixed.encode("utf-8")
+    # A bytes line gives the same line as bytes (encoded once), its ending kept.
+    raw, _ = tr.fix_record((line + "\r\n").encode(), tools=TOOLS)
+    assert raw == (fixed + "\r\n").encode("ascii")
 
 
 def test_tools_forms() -> None:

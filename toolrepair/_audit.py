@@ -59,13 +59,15 @@ def fixer_for(tools: Any) -> RecordFixer:
     return fixer
 
 
-def _dumps(obj: Any) -> str:
+def _dumps(obj: Any, binary: bool) -> str | bytes:
+    """The record as one JSON line's body, UTF-8 bytes when ``binary`` (encoded once)."""
     text = json.dumps(obj, ensure_ascii=False)
     try:
-        text.encode("utf-8")
+        data = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate (an escaped half pair) has no UTF-8: keep it escaped
         text = json.dumps(obj)
-    return text
+        data = text.encode("ascii")
+    return data if binary else text
 
 
 def _json_error(exc: ValueError | RecursionError) -> LineError:
@@ -106,8 +108,8 @@ def fix_line(fixer: RecordFixer, line: R, tally: Tally, *, write: bool = True) -
         return None, LineError(str(exc)[:200])
     if not changed or not write:
         return None, None
-    out = _dumps(obj) + ending
-    fixed: Any = out.encode("utf-8") if binary else out
+    out: Any = _dumps(obj, binary)
+    fixed: Any = out + (ending.encode("ascii") if binary else ending)
     return fixed, None
 
 
