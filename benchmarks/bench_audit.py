@@ -7,7 +7,10 @@ fix run in turn, best of N each, so a busy spell of a shared machine slows all t
 Peak RSS is measured in child processes on the log and on a log four times its size: flat
 memory means the two peaks are about equal.
 
-    python benchmarks/bench_audit.py [--lines 100000] [--repeat 3] [--ray]
+    python benchmarks/bench_audit.py [--lines 100000] [--repeat 3] [--ray] [--stages]
+
+With ``--stages`` it splits ``audit --tools-file`` into the floor, salvage, call repair (and
+jsonschema within it) and the record walk, each timed alone in turn.
 
 With ``--ray`` (extra ``ray``) it also fixes the log with Ray Data on a local Ray of two CPUs,
 with one and two ``FixBatches`` actors, against one process, and splits Ray's time into its
@@ -87,6 +90,56 @@ def best_in_turn(fns: list[Callable[[], object]], repeat: int) -> list[float]:
     return bests
 
 
+def stages(log: Path, tools: object, repeat: int) -> list[tuple[str, float]]:
+    """Seconds of each stage of ``audit`` on ``log`` alone, best of ``repeat`` in turn: the floor,
+    the whole audit, salvage of every text it salvages, the repair of every call (native and
+    salvaged) and, within that repair, jsonschema's validation of the repaired arguments.
+    What is left of the audit is the record walk. Results are dropped as they come, as the
+    audit drops them (keeping 30k results would bill the garbage collector to a stage)."""
+    from toolrepair import salvage_text
+    from toolrepair._audit import process_lines
+    from toolrepair._records import RecordFixer, _read, _turns
+    from toolrepair._repair import coerce_call
+
+    fixer = RecordFixer(tools)
+    tables = fixer._default
+    assert tables.index is not None
+    texts: list[str] = []
+    calls: list[object] = []
+    with log.open("rb") as handle:
+        for line in handle:
+            for turn in _turns(json.loads(line)):
+                native, text = _read(turn)
+                if native:
+                    calls.extend(native)
+                elif text:
+                    texts.append(text)
+    calls.extend(c for t in texts for c in salvage_text(t, tables.allowed).calls)
+    checks = [(tables.index.schema(r.call.name), r.call.arguments)
+              for r in (coerce_call(tables.index, c)[0] for c in calls) if r.call is not None]  # type: ignore[arg-type]
+
+    def audit_lines(path: Path, fixer: RecordFixer) -> None:
+        with path.open("rb") as handle:
+            process_lines(handle, fixer)
+
+    def each(fn: Callable[[object], object], items: list[object]) -> Callable[[], None]:
+        def run() -> None:
+            for item in items:
+                fn(item)
+        return run
+
+    index, allowed = tables.index, tables.allowed
+    runs: list[tuple[str, Callable[[], object]]] = [
+        ("floor: read + json.loads", lambda: floor(log)),
+        ("audit (process_lines)", lambda: audit_lines(log, fixer)),
+        (f"  salvage_text ({len(texts):,} texts)", each(lambda t: salvage_text(t, allowed), texts)),  # type: ignore[arg-type]
+        (f"  coerce_call ({len(calls):,} calls)", each(lambda c: coerce_call(index, c), calls)),  # type: ignore[arg-type]
+        ("    of which jsonschema", each(lambda sa: sa[0]._validator.is_valid(sa[1]), checks)),  # type: ignore[index]
+    ]
+    times = best_in_turn([fn for _, fn in runs], repeat)
+    return [(label, t) for (label, _), t in zip(runs, times, strict=True)]
+
+
 def peak_rss_kib(argv: list[str]) -> int:
     """Peak RSS of the command run in a fresh child (KiB, as getrusage reports on Linux)."""
     code = ("import resource, sys; from toolrepair.cli import main; "
@@ -136,6 +189,7 @@ def main_bench() -> None:
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--ray", action="store_true", help="also time Ray Data with 1 and 2 actors")
+    parser.add_argument("--stages", action="store_true", help="also split audit --tools-file into its stages")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         log, big, out = Path(tmp, "log.jsonl"), Path(tmp, "big.jsonl"), Path(tmp, "out.jsonl")
@@ -156,6 +210,13 @@ def main_bench() -> None:
         print(f"{'':<34} {'seconds':>9} {'lines/s':>11} {'vs floor':>9}")
         for (label, _), t in zip(runs, times, strict=True):
             print(f"{label:<34} {t:9.3f} {opts.lines / t:11,.0f} {t / times[0]:8.2f}x")
+        if opts.stages:
+            split = stages(log, TOOLS, opts.repeat)
+            base = split[0][1]
+            walk = split[1][1] - base - split[2][1] - split[3][1]
+            print(f"# audit --tools-file by stage (us per line; x floor), {opts.lines:,} lines")
+            for label, t in [*split, ("  record walk (the rest)", walk)]:
+                print(f"{label:<34} {t / opts.lines * 1e6:9.2f} {t / base:8.2f}x")
         if opts.ray:
             one = times[[label for label, _ in runs].index("fix --tools-file")]
             bench_ray(log, out, TOOLS, opts.lines, one)
