@@ -306,7 +306,10 @@ class CompiledSchema:
         ``enum``, ``constraint`` or ``too-deep``); the message has no parameter hint.
         """
         args = dict(arguments)
-        if self._vacuous:  # nothing to rename, coerce or reject (see ``_vacuous``)
+        if self._vacuous:
+            # Nothing to rename, coerce or reject, and jsonschema would accept the dict (see
+            # ``_vacuous``): its answer is known since compile time, which saves its fixed
+            # cost per call (several us) and the coercion walk for name-only tools.
             return args, ()
         try:
             if self._known.issuperset(args) and self._is_valid(args):
@@ -340,11 +343,7 @@ class CompiledSchema:
         return coerced, tuple(events)
 
     def _is_valid(self, args: dict[str, Any]) -> bool:
-        """Validity as jsonschema sees it. ``args`` is always a dict here, which a schema that
-        constrains nothing but ``type: object`` accepts: its answer is known since compile time,
-        and skipping it saves jsonschema's fixed cost per call (several us) for name-only tools."""
-        if self._vacuous:
-            return True
+        """Validity as jsonschema sees it."""
         try:
             return bool(self._validator.is_valid(args))
         except RecursionError:
