@@ -123,3 +123,40 @@ class _First(_Braces):
 def test_custom_gates_skip_what_they_rule_out() -> None:
     assert [c.name for c in tr.salvage_text("{ f } {g}", ["f", "g"], dialects=[_Letters()]).calls] == ["g"]
     assert [c.name for c in tr.salvage_text("  {f} {g}", ["f", "g"], dialects=[_First()]).calls] == ["f"]
+
+
+@dataclass(frozen=True)
+class _FirstLetter(_Braces):
+    # Both: the reply's first non-space `{`, and only right before a letter.
+    gates: ClassVar[Mapping[str, tr.Gate]] = {"{": tr.Gate(r"(?=[a-z])", lead="")}
+
+
+def test_lead_and_pattern_both_hold() -> None:
+    def names(text: str) -> list[str]:
+        return [c.name for c in tr.salvage_text(text, ["f", "g"], dialects=[_FirstLetter()]).calls]
+
+    assert (names("{f} {g}"), names("{ f} {g}")) == (["f"], [])
+
+
+@pytest.mark.parametrize("cut", [1, 5, 11, 12, 13, 20])
+def test_lead_decided_only_once_its_text_has_come(cut: int) -> None:
+    """functionary's recipient line may still be growing when a delta ends: not decided then."""
+    text = 'get_weather\n{"city": "Paris"}'
+    stream = tr.StreamSalvager(["get_weather"], dialects=("functionary",))
+    events = [*stream.feed(text[:cut]), *stream.feed(text[cut:]), *stream.close()]
+    calls = [e.call for e in events if isinstance(e, tr.ToolCallReady)]
+    assert calls == list(tr.salvage_text(text, ["get_weather"], dialects=("functionary",)).calls)
+    assert [(c.name, c.arguments) for c in calls] == [("get_weather", {"city": "Paris"})]
+
+
+@dataclass(frozen=True)
+class _AfterPreamble(_Braces):
+    gates: ClassVar[Mapping[str, tr.Gate]] = {"{": tr.Gate(lead=r"[^{]*")}  # the first `{` only
+
+
+def test_lead_reaching_the_text_end_waits() -> None:
+    # `<` (a reasoning tag's anchor) makes the stream look while the lead still reaches the end.
+    stream = tr.StreamSalvager(["f", "g"], dialects=[_AfterPreamble()])
+    events = [*stream.feed("ab<"), *stream.feed("{f} {g}"), *stream.close()]
+    assert [e.call.name for e in events if isinstance(e, tr.ToolCallReady)] == ["f"]
+    assert [c.name for c in tr.salvage_text("ab<{f} {g}", ["f", "g"], dialects=[_AfterPreamble()]).calls] == ["f"]

@@ -80,23 +80,6 @@ def _trie(words: set[str]) -> str:
     return "(?:" + "|".join(alternatives) + ")"
 
 
-def _exact(ch: str) -> bool:
-    """Only ``ch`` itself matches ``ch`` ignoring case (ASCII, not a letter)."""
-    return ch.isascii() and not ch.isalpha()
-
-
-def _shared_uncased_run(markers: set[str], offset: int) -> tuple[str, int]:
-    """(run, where it starts in each marker): the longest ``m[a:b]`` around ``m[offset]`` (the
-    anchor, always exact) equal in every marker and made of ``_exact`` characters."""
-    a, b = offset, offset + 1
-    while a > 0 and len({m[a - 1] for m in markers}) == 1 and _exact(next(iter(markers))[a - 1]):
-        a -= 1
-    while (all(len(m) > b for m in markers) and len({m[b] for m in markers}) == 1
-           and _exact(next(iter(markers))[b])):
-        b += 1
-    return next(iter(markers))[a:b], a
-
-
 class _Subgroup:
     """The markers sharing one anchor character at one offset (and, for a gated marker, that
     marker alone), and how to find them at a start."""
