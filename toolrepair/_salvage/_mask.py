@@ -27,10 +27,14 @@ opens nothing).
 
 Where the reference implementation (markdown-it-py) departs from the spec, the mask takes
 its reading when that masks more: a quote continues after any indentation before ``>``; tabs
-after a list marker inside quotes may leave a fence. Known gaps: raw inline HTML and
-autolinks, which bind as tightly as code spans, are not parsed (a backtick inside ``<!-- …
--->`` still counts as a run), and tab stops after list markers inside quotes are counted as
-the spec says, which the reference does not always do.
+after a list marker inside quotes may leave a fence. Where a reading is uncertain the mask
+fails closed (masking text that may be plain, never running a call that may be code): a tab
+after ``>`` or a list marker in a quote's lines, where the spec's tab stops and the
+reference's part, makes each paragraph up to the next blank line code from its first pairing
+backtick run to its end (and such indented code masked); raw inline HTML or an autolink
+holding a backtick, or left open by a line's end, does the same from the first pairing run
+after it (one without a backtick changes no pairing). Known gap: link destinations and
+titles, which also hide backticks, are not parsed.
 
 Bounds, so that ``salvage_text`` and a stream agree and a stream holds no more than
 ``head`` (``max_call_chars``) past a marker: a line longer than ``head`` makes everything
@@ -47,6 +51,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
+
+import regex
 
 from ._base import NEED_MORE, NeedMore
 
@@ -74,6 +80,8 @@ _ORDERED = re.compile(r"[0-9]{1,9}[.)]")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*")
 _BREAK = {c: re.compile(r"(?:" + re.escape(c) + r"[ \t]*){3,}") for c in "*-_"}
 _ATX = re.compile(r"#{1,6}(?=[ \t]|$)")
+# A line's container prefix: a tab in it is where tab readings part (see ``_classify``).
+_PREFIX = re.compile(r"[ \t>\-+*.)0-9]*")
 _CAP = 32  # columns of indentation ever needed: list item widths stay below this
 
 # HTML block start conditions, as the reference implementation spells them (kind, start, end
@@ -96,6 +104,18 @@ _HTML: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
     (re.compile(r"(?:<[A-Za-z][A-Za-z0-9\-]*" + _ATTR + r"*+\s*+/?>|</[A-Za-z][A-Za-z0-9\-]*\s*>)\s*$"), None),
 )
 
+# Raw inline HTML and autolinks (CommonMark 0.31): where one may start, and the whole of one.
+# Matched with `partial`, so a construct the line's end leaves open is told apart.
+_INLINE_START = re.compile(r"<[A-Za-z/!?]|<[A-Za-z0-9.!#$%&'*+=?^_`{|}~-]+@")
+_INLINE_HTML = regex.compile(
+    r"<[A-Za-z][A-Za-z0-9-]*" + _ATTR + r"*+\s*+/?>|</[A-Za-z][A-Za-z0-9-]*+\s*+>"
+    r"|<!--(?:-?>|(?:[^-]|-[^-]|--[^>])*+-->)|<\?.*?\?>|<![A-Za-z][^>]*+>|<!\[CDATA\[.*?\]\]>"
+    r"|<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\x00-\x20]*+>"
+    r"|<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]++@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*+>",
+    regex.DOTALL,
+)
+
 # Leaf blocks that matter here.
 _NONE, _PARA, _FENCE, _ICODE, _HTML_BLOCK = range(5)
 
@@ -104,6 +124,17 @@ def first_trigger(text: str, start: int = 0) -> int:
     """The first offset from ``start`` where code could begin, or ``len(text)``. O(n) in C."""
     m = _TRIGGER.search(text, start)
     return len(text) if m is None else m.start()
+
+
+def _fence_at(t: str, k: int, b: int) -> bool:
+    """Does ``t[k:b]`` open a fence (its first non-space character at ``k``)? O(b - k)."""
+    ch = t[k] if k < b else ""
+    if ch not in ("`", "~"):
+        return False
+    e = k
+    while e < b and t[e] == ch:
+        e += 1
+    return e - k >= 3 and (ch == "~" or t.find("`", e, b) == -1)
 
 
 def _indent(t: str, i: int, b: int, col: int, part: int) -> tuple[int, int, int]:
@@ -184,6 +215,8 @@ class CodeMask:
         "fch",
         "fed",
         "flen",
+        "fog",
+        "fog_at",
         "head",
         "html_end",
         "leaf",
@@ -228,6 +261,11 @@ class CodeMask:
         self.rn: list[int] = []
         self.waiting: dict[int, list[int]] = {}
         self.walk = 0
+        # Fail closed where readings part: from the first run at or after `fog_at` (-1: none)
+        # the open paragraph is code to its end; `fog` puts every paragraph up to the next blank
+        # line under it (tabs in container indentation).
+        self.fog_at = -1
+        self.fog = False
         self.work = 0  # characters looked at, for linear-time tests
         # A stream's text (``feed``): joined from `buf_base` on, pieces not yet joined, whether
         # a line ending may wait in them, and all that was fed.
@@ -387,6 +425,15 @@ class CodeMask:
         character)."""
         stack = self.stack
         fresh, self.empty_item = self.empty_item, False
+        # Tab stops in container indentation are counted one way by the spec and another by
+        # the reference implementation; where a tab follows a `>` or list marker in a quote's
+        # lines the readings may part, so paragraphs up to the next blank line fail closed.
+        # O(prefix) (`-1 in stack` is O(containers)).
+        pre = _PREFIX.match(t, a, b)
+        mark = _NONWS.search(t, a, pre.end()) if pre is not None else None
+        if (mark is not None and t.find("\t", mark.start(), mark.endpos) != -1
+                and (-1 in stack or t.find(">", a, mark.endpos) != -1)):
+            self.fog = True  # a tab after a `>` or list marker, in or under a block quote
         i, col, part = a, 0, 0
         n = len(stack)
         matched = 0
@@ -437,6 +484,8 @@ class CodeMask:
             ind, j, _ = _indent(t, i, b, col, part)
             blank = _blank(t, i, j, b)
             if every and (blank or ind >= 4):
+                if self.fog and not blank:
+                    self._code(base + a, base + b)  # another tab reading may see a paragraph
                 return
             self.leaf = leaf = _NONE
         elif leaf == _HTML_BLOCK:
@@ -456,6 +505,7 @@ class CodeMask:
             if j == -1:
                 j = -1 if _NONWS.search(t, i, b) is not None else b
             if j == b:  # blank
+                self.fog = False
                 del stack[matched:]
                 self._end_para(r)
                 self.leaf = _NONE
@@ -467,6 +517,8 @@ class CodeMask:
                     return
                 del stack[matched:]
                 self.leaf = _ICODE  # code, yet not masked: see the module docstring
+                if self.fog:
+                    self._code(base + a, base + b)  # another tab reading may see a paragraph
                 return
             ch = t[j]
             if ch == ">" and len(stack) < MAX_CONTAINERS:
@@ -480,10 +532,10 @@ class CodeMask:
                     i, col, part = _consume(t, i, col, 0, 1)
                 continue
             if ch in "`~":
-                k = j
-                while k < b and t[k] == ch:
-                    k += 1
-                if k - j >= 3 and (ch == "~" or t.find("`", k, b) == -1):
+                if _fence_at(t, j, b):
+                    k = j
+                    while k < b and t[k] == ch:
+                        k += 1
                     del stack[matched:]
                     self._close_para(r)
                     self.leaf, self.fch, self.flen = _FENCE, ch, k - j
@@ -506,13 +558,13 @@ class CodeMask:
                     m = _ORDERED.match(t, j, b)
                     if m is not None:
                         mlen = m.end() - j
-                        if para and not lazy and int(t[j : m.end() - 1]) != 1:
+                        if para and int(t[j : m.end() - 1]) != 1:
                             mlen = 0
                 if mlen and (j + mlen == b or t[j + mlen] in " \t"):
                     mcol = jcol + mlen
                     sp, k, _ = _indent(t, j + mlen, b, mcol, 0)
                     empty = _blank(t, j + mlen, k, b)
-                    if not (empty and para and not lazy):
+                    if not (empty and para):
                         del stack[matched:]
                         self._close_para(r)
                         para = False
@@ -524,7 +576,7 @@ class CodeMask:
                         if k != -1 and sp <= 4:
                             stack.append(mcol + sp - col)
                             i, col, part = k, mcol + sp, 0
-                        elif k != -1 and t.find("\t", j + mlen, k) != -1 and t.startswith(("```", "~~~"), k):
+                        elif k != -1 and t.find("\t", j + mlen, k) != -1 and _fence_at(t, k, b):
                             # Tabs after a marker inside quotes are counted differently by the
                             # reference implementation, which may find a fence here: take the
                             # fence, and the narrowest item (masking more, never less).
@@ -570,6 +622,10 @@ class CodeMask:
     def _runs(self, t: str, base: int, j: int, b: int) -> None:
         """Record a paragraph line's backtick runs. O(line) in C, O(1) per run."""
         self.leaf = _PARA if self.leaf == _NONE else self.leaf
+        if self.fog:
+            self.fog_at = 0
+        elif self.fog_at == -1:
+            self._inline_html(t, base, j, b)
         ro, ro_len, re_, rn, waiting = self.ro, self.ro_len, self.re_, self.rn, self.waiting
         lo = j
         for m in _BACKTICKS.finditer(t, j, b):
@@ -590,13 +646,48 @@ class CodeMask:
                 waiting.setdefault(q - p - escaped, []).append(index)
         self._pair(-1)
 
+    def _inline_html(self, t: str, base: int, j: int, b: int) -> None:
+        """Raw HTML and autolinks bind as tightly as code spans (leftmost start wins) and hide
+        the backticks in them. The mask does not pair them with runs: from one holding a
+        backtick, or left open by the line's end, the paragraph fails closed (``fog_at``). One
+        without a backtick changes no pairing. Each attempt stops at the first quote, ``>`` or
+        terminator past its start, or at the line's end, which ends the search."""
+        h = j
+        while True:
+            m = _INLINE_START.search(t, h, b)
+            if m is None:
+                return
+            h = m.start()
+            full = _INLINE_HTML.match(t, h, b, partial=True)
+            if full is None:
+                h += 1
+                continue
+            self.work += full.end() - h
+            if full.partial or t.find("`", h, full.end()) != -1:
+                self.fog_at = base + h
+                return
+            h = full.end()
+
     def _pair(self, ended: int) -> None:
         """Advance the pairing walk as far as is decided; ``ended`` (the offset where the
         paragraph's end was known) decides the openers left without a closer."""
         ro, ro_len, re_, rn = self.ro, self.ro_len, self.re_, self.rn
         w = self.walk
+        fog = self.fog_at
         while w < len(ro):
-            if ro_len[w] == 0:
+            if fog != -1 and ro[w] >= fog and ro_len[w]:
+                # Failing closed: from the first run that pairs, code to the paragraph's end
+                # (once known); a run left without a pair is decided as below.
+                if rn[w] >= 0 and ended >= 0:
+                    self._code(ro[w], ended)
+                    w = len(ro)
+                elif rn[w] < 0 and ended >= 0:
+                    if ended - self.head > ro[w]:
+                        self._code(ro[w], ended - self.head)
+                    w += 1
+                else:
+                    break
+            elif ro_len[w] == 0:
                 w += 1
             elif rn[w] >= 0:
                 self._code(ro[w], re_[rn[w]])
@@ -623,5 +714,6 @@ class CodeMask:
             self.rn.clear()
             self.waiting.clear()
             self.walk = 0
+        self.fog_at = -1
         if self.leaf == _PARA:
             self.leaf = _NONE
