@@ -558,13 +558,13 @@ class CodeMask:
                     m = _ORDERED.match(t, j, b)
                     if m is not None:
                         mlen = m.end() - j
-                        if para and int(t[j : m.end() - 1]) != 1:
+                        if para and not lazy and int(t[j : m.end() - 1]) != 1:
                             mlen = 0
                 if mlen and (j + mlen == b or t[j + mlen] in " \t"):
                     mcol = jcol + mlen
                     sp, k, _ = _indent(t, j + mlen, b, mcol, 0)
                     empty = _blank(t, j + mlen, k, b)
-                    if not (empty and para):
+                    if not (empty and para and not lazy):
                         del stack[matched:]
                         self._close_para(r)
                         para = False
