@@ -426,14 +426,12 @@ class CodeMask:
         stack = self.stack
         fresh, self.empty_item = self.empty_item, False
         # Tab stops in container indentation are counted one way by the spec and another by
-        # the reference implementation; where a tab follows a `>` or list marker in a quote's
-        # lines the readings may part, so paragraphs up to the next blank line fail closed.
-        # O(prefix) (`-1 in stack` is O(containers)).
+        # the reference implementation; where a tab is in a line's container prefix the
+        # readings may part, so paragraphs up to the next blank line fail closed. O(prefix).
         pre = _PREFIX.match(t, a, b)
-        mark = _NONWS.search(t, a, pre.end()) if pre is not None else None
-        if (mark is not None and t.find("\t", mark.start(), mark.endpos) != -1
-                and (-1 in stack or t.find(">", a, mark.endpos) != -1)):
-            self.fog = True  # a tab after a `>` or list marker, in or under a block quote
+        pend = a if pre is None else pre.end()
+        if t.find("\t", a, pend) != -1 and (stack or _NONWS.search(t, a, pend) is not None):
+            self.fog = True  # a tab in container indentation
         i, col, part = a, 0, 0
         n = len(stack)
         matched = 0
