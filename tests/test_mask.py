@@ -82,8 +82,8 @@ SPANS = [
 ]
 
 TABS_IN_QUOTES = [
-    # Tabs after `>` or a list marker in a quote: the spec's tab stops and markdown-it-py's
-    # may part, so the paragraphs there fail closed (found by fuzz/mask_differential.py).
+    # Tabs in container indentation: the spec's tab stops and markdown-it-py's may part, so
+    # the paragraphs there fail closed (found by fuzz/mask_differential.py).
     (f">\t> > \t`{CALL}`", 0),  # markdown-it-py: a code span; the spec: indented code
     (f">>\t-\t `\n`{CALL}`{CALL}", 0),  # one in a code span; the other lost, failing closed
     (f"> -\t```\n>\t {CALL}\n", 0),  # a fence in markdown-it-py's reading

@@ -29,9 +29,9 @@ Where the reference implementation (markdown-it-py) departs from the spec, the m
 its reading when that masks more: a quote continues after any indentation before ``>``; tabs
 after a list marker inside quotes may leave a fence. Where a reading is uncertain the mask
 fails closed (masking text that may be plain, never running a call that may be code): a tab
-after ``>`` or a list marker in a quote's lines, where the spec's tab stops and the
-reference's part, makes each paragraph up to the next blank line code from its first pairing
-backtick run to its end (and such indented code masked); raw inline HTML or an autolink
+in a line's container indentation, where the spec's tab stops and the reference's part,
+makes each paragraph up to the next blank line code from its first pairing backtick run to
+its end (and such indented code masked); raw inline HTML or an autolink
 holding a backtick, or left open by a line's end, does the same from the first pairing run
 after it (one without a backtick changes no pairing). Known gap: link destinations and
 titles, which also hide backticks, are not parsed.
