@@ -9,15 +9,16 @@ their own, so the profile decides.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
-import sys
 from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from toolrepair import ToolRepairError
+from toolrepair.testing import _count_calls
 
 settings.register_profile(
     "default",
@@ -59,21 +60,12 @@ def tools() -> list[object]:
 def count_calls(fn: Callable[[], object]) -> int:
     """Function calls (Python and C) made while ``fn`` runs: counted work, the same on any
     machine however busy, where a time would not be. A documented error is an answer too."""
-    count = 0
 
-    def profile(frame: object, event: str, arg: object) -> None:
-        nonlocal count
-        count += 1
+    def run() -> None:
+        with contextlib.suppress(ToolRepairError):
+            fn()
 
-    previous = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        fn()
-    except ToolRepairError:
-        pass
-    finally:
-        sys.setprofile(previous)
-    return count
+    return _count_calls(run)
 
 
 # Linear work doubles with the input; quadratic work quadruples. The margin absorbs fixed costs.
