@@ -311,7 +311,6 @@ def _read_string(s: str, i: int, notes: _Notes, object_value: bool, element: boo
     opener = s[i]
     closers = _CLOSERS[opener]
     chunk = _CHUNKS[opener].match
-    ws = _JSON_WS.match
     if opener == "'":
         notes.add("Replaced single quotes with double quotes", i, "'", '"')
     elif opener != '"':
@@ -332,69 +331,74 @@ def _read_string(s: str, i: int, notes: _Notes, object_value: bool, element: boo
             raise _truncated(f"unterminated string starting at {i}", n)
         if s[k] == "\\":
             parts.append(s[start:k])
-            esc = s[k + 1 : k + 2]
-            simple = _ESCAPES.get(esc)
-            if opener == "'" and esc in _PYTHON_ESCAPES:
-                decoded, j = _read_python_escape(s, k)
-                parts.append(decoded)
-            elif simple is not None:
-                parts.append(simple)
-                j = k + 2
-            elif esc == "u":
-                char, j = _read_unicode_escape(s, k)
-                if char is None:
-                    notes.add("Kept invalid escape as literal text", k, s[k : k + 2], s[k : k + 2])
-                    parts.append("\\")
-                else:
-                    parts.append(char)
-            elif not esc:
-                raise _truncated(f"unterminated string starting at {i}", n)
-            elif esc in closers or esc in "'’":
-                if esc != opener:
-                    notes.add("Replaced invalid escape of a quote with the quote", k, "\\" + esc, esc)
-                parts.append(esc)
-                j = k + 2
-            else:
-                # "C:\Users": an invalid escape is kept, backslash and all; then the next
-                # character is read normally.
-                notes.add("Kept invalid escape as literal text", k, "\\" + esc, "\\" + esc)
-                parts.append("\\")
-                j = k + 1
-            start = j
-            continue
-        # s[k] is a closing-quote character: does it end the string?
-        p = ws(s, k + 1).end()  # type: ignore[union-attr]
-        if p >= n or s[p] in ",}]:":
+            decoded, start = _read_escape(s, k, i, notes)
+            parts.append(decoded)
+            j = start
+        elif _quote_ends_string(s, k, closers, object_value):
             parts.append(s[start:k])
             return "".join(parts), k + 1
-        nxt = s[p]
-        if nxt in _QUOTE_CHARS:
-            if nxt in closers:
-                q = ws(s, p + 1).end()  # type: ignore[union-attr]
-                if q >= n or s[q] in ",}]:":
-                    # 'He said "hi""}': this quote is content; the next one ends the string.
-                    _refuse_kept_quote(i, k, element)
-                    notes.add("Kept unescaped quote as string content", k, s[k], "\\" + s[k])
-                    kept = k if kept < 0 else kept
-                    j = k + 1
-                    continue
-            if object_value and nxt in _CLOSERS:
-                end = _string_end(s, p)
-                if end < 0:
-                    raise _truncated(f"unterminated string starting at {p}", n)
-                after = ws(s, end).end()  # type: ignore[union-attr]
-                if s.startswith(":", after):
-                    parts.append(s[start:k])
-                    return "".join(parts), k + 1
-            raise ArgumentError(
-                f"Ambiguous quote at {k}: it may end the string or be part of it",
-                reason="ambiguous",
-                position=k,
-            )
-        _refuse_kept_quote(i, k, element)
-        notes.add("Kept unescaped quote as string content", k, s[k], "\\" + s[k])
-        kept = k if kept < 0 else kept
-        j = k + 1
+        else:
+            _refuse_kept_quote(i, k, element)
+            notes.add("Kept unescaped quote as string content", k, s[k], "\\" + s[k])
+            kept = k if kept < 0 else kept
+            j = k + 1
+
+
+def _read_escape(s: str, k: int, opened: int, notes: _Notes) -> tuple[str, int]:
+    """The text the backslash at ``s[k]`` stands for, in the string opened at ``s[opened]``,
+    and the index where reading resumes. O(escape length)."""
+    opener = s[opened]
+    esc = s[k + 1 : k + 2]
+    if opener == "'" and esc in _PYTHON_ESCAPES:
+        return _read_python_escape(s, k)
+    simple = _ESCAPES.get(esc)
+    if simple is not None:
+        return simple, k + 2
+    if esc == "u":
+        char, j = _read_unicode_escape(s, k)
+        if char is None:
+            notes.add("Kept invalid escape as literal text", k, s[k : k + 2], s[k : k + 2])
+            return "\\", j
+        return char, j
+    if not esc:
+        raise _truncated(f"unterminated string starting at {opened}", len(s))
+    if esc in _CLOSERS[opener] or esc in "'’":
+        if esc != opener:
+            notes.add("Replaced invalid escape of a quote with the quote", k, "\\" + esc, esc)
+        return esc, k + 2
+    # "C:\Users": an invalid escape is kept, backslash and all; then the next character is
+    # read normally.
+    notes.add("Kept invalid escape as literal text", k, "\\" + esc, "\\" + esc)
+    return "\\", k + 1
+
+
+def _quote_ends_string(s: str, k: int, closers: str, object_value: bool) -> bool:
+    """Whether the closing-quote character at ``s[k]`` ends its string (False: it is content,
+    see ``_read_string``); raises ``ambiguous`` where both readings hold. O(whitespace after
+    it, plus the one look-ahead string when the next token is a quote)."""
+    n = len(s)
+    ws = _JSON_WS.match
+    p = ws(s, k + 1).end()  # type: ignore[union-attr]
+    if p >= n or s[p] in ",}]:":
+        return True
+    nxt = s[p]
+    if nxt not in _QUOTE_CHARS:
+        return False
+    if nxt in closers:
+        q = ws(s, p + 1).end()  # type: ignore[union-attr]
+        if q >= n or s[q] in ",}]:":
+            return False  # 'He said "hi""}': this quote is content; the next one ends the string.
+    if object_value and nxt in _CLOSERS:
+        end = _string_end(s, p)
+        if end < 0:
+            raise _truncated(f"unterminated string starting at {p}", n)
+        if s.startswith(":", ws(s, end).end()):  # type: ignore[union-attr]
+            return True  # the next string is a key: a missing comma
+    raise ArgumentError(
+        f"Ambiguous quote at {k}: it may end the string or be part of it",
+        reason="ambiguous",
+        position=k,
+    )
 
 
 def _refuse_kept_quote(opened: int, k: int, element: bool) -> None:
@@ -501,135 +505,174 @@ def _parse_lenient(s: str, start: int, max_depth: int, notes: _Notes, doubled: b
     recursion. ``doubled`` reads ``{{``/``}}`` as ``{``/``}`` (template leakage). ``raw``
     stops after the value and returns ``(value, index after it)`` (``raw_decode``'s way).
     """
+    parser = _Lenient(s, max_depth, notes, doubled)
+    steps = _STEPS
     n = len(s)
-    stack: list[Any] = []
-    state = _S_VALUE
-    comma_at = -1  # position of the comma just read, for trailing-comma notes
-    key = ""
-    result: Any = None
     i = start
     while True:
-        if raw and state == _S_END:
-            return result, i
+        if raw and parser.state == _S_END:
+            return parser.result, i
         i = _skip_space(s, i, notes)
         if i >= n:
             break
+        i = steps[parser.state](parser, i)
+    if parser.state == _S_END:
+        return parser.result
+    raise parser.ended_early(start)
+
+
+class _Lenient:
+    """The lenient parser's state between tokens; each step reads one token at ``s[i]`` (not
+    whitespace) and returns the index after it. Every step is O(its token)."""
+
+    __slots__ = ("comma_at", "doubled", "key", "max_depth", "notes", "result", "s", "stack", "state")
+
+    def __init__(self, s: str, max_depth: int, notes: _Notes, doubled: bool) -> None:
+        self.s = s
+        self.max_depth = max_depth
+        self.notes = notes
+        self.doubled = doubled
+        self.stack: list[Any] = []  # the open containers, innermost last
+        self.state = _S_VALUE
+        self.comma_at = -1  # position of the comma just read, for trailing-comma notes
+        self.key = ""  # the key whose value comes next
+        self.result: Any = None
+
+    def read_value(self, i: int) -> int:
+        s = self.s
         c = s[i]
-        if state in (_S_VALUE, _S_KEY):
-            top = stack[-1] if stack else None
-            if (c == "]" and state == _S_VALUE and type(top) is list) or (c == "}" and state == _S_KEY):
-                if comma_at >= 0:
-                    notes.add("Removed trailing comma", comma_at, ",", "")
-                i = _close(s, i, c, doubled)
-                stack.pop()
-                state = _S_AFTER if stack else _S_END
-                comma_at = -1
-                continue
-        if state == _S_VALUE:
-            opened: Any = _MISSING
-            if c in "{[":
-                if len(stack) >= max_depth:
-                    raise ArgumentError(
-                        f"Arguments nest deeper than {max_depth} levels at {i}",
-                        reason="too-deep",
-                        position=i,
-                    )
-                if c == "{" and doubled:
-                    if not s.startswith("{{", i):
-                        raise _undecodable(f"Single '{{' at {i} among doubled braces", i)
-                    i += 2
-                else:
-                    i += 1
-                opened = {} if c == "{" else []
-                value: Any = opened
-            elif c in _CLOSERS:
-                top = stack[-1] if stack else None
-                value, i = _read_string(s, i, notes, type(top) is dict, type(top) is list)
-            elif c == "-" or "0" <= c <= "9":
-                value, i = _read_number(s, i)
-            else:
-                value, i = _read_word(s, i, notes, top_level=not stack)
-            if stack:
-                top = stack[-1]
-                if type(top) is dict:
-                    top[key] = value
-                else:
-                    top.append(value)
-                state = _S_AFTER
-            else:
-                result = value
-                state = _S_END
-            if opened is not _MISSING:
-                stack.append(opened)
-                state = _S_KEY if type(opened) is dict else _S_VALUE
-            comma_at = -1
-        elif state == _S_KEY:
-            if c in _CLOSERS:
-                key, i = _read_string(s, i, notes, False)
-            else:
-                match = _BARE_KEY.match(s, i)
-                if match is None:
-                    raise _undecodable(f"Expected a quoted key at {i}, got {c!r}", i)
-                key = match.group()
-                notes.add("Quoted bare key", i, key, json.dumps(key, ensure_ascii=False))
-                i = match.end()
-            state = _S_COLON
-        elif state == _S_COLON:
-            if c != ":":
-                raise _undecodable(f"Expected ':' after key {key!r} at {i}, got {c!r}", i)
+        stack = self.stack
+        if c in "{[":
+            return self._open(c, i)
+        top = stack[-1] if stack else None
+        if c == "]" and type(top) is list:  # '[]', or a trailing comma: '[1,]'
+            return self._close(c, i)
+        value: Any
+        if c in _CLOSERS:
+            value, i = _read_string(s, i, self.notes, type(top) is dict, type(top) is list)
+        elif c == "-" or "0" <= c <= "9":
+            value, i = _read_number(s, i)
+        else:
+            value, i = _read_word(s, i, self.notes, top_level=not stack)
+        self._store(value)
+        return i
+
+    def read_key(self, i: int) -> int:
+        s = self.s
+        c = s[i]
+        if c == "}":  # '{}', or a trailing comma: '{"a": 1,}'
+            return self._close(c, i)
+        if c in _CLOSERS:
+            self.key, i = _read_string(s, i, self.notes, False)
+        else:
+            match = _BARE_KEY.match(s, i)
+            if match is None:
+                raise _undecodable(f"Expected a quoted key at {i}, got {c!r}", i)
+            self.key = key = match.group()
+            self.notes.add("Quoted bare key", i, key, json.dumps(key, ensure_ascii=False))
+            i = match.end()
+        self.state = _S_COLON
+        return i
+
+    def read_colon(self, i: int) -> int:
+        c = self.s[i]
+        if c != ":":
+            raise _undecodable(f"Expected ':' after key {self.key!r} at {i}, got {c!r}", i)
+        self.state = _S_VALUE
+        self.comma_at = -1
+        return i + 1
+
+    def read_after(self, i: int) -> int:
+        c = self.s[i]
+        is_object = type(self.stack[-1]) is dict
+        if c == ",":
+            self.comma_at = i
+            self.state = _S_KEY if is_object else _S_VALUE
+            return i + 1
+        if c in "}]":
+            if (c == "}") != is_object:
+                raise _undecodable(f"Mismatched {c!r} at {i}", i)
+            return self._close(c, i)
+        if is_object and (c in _CLOSERS or c == "$" or c.isalpha() or c == "_") and not self.s[i - 1].isalnum():
+            # {"a": 1 "b": 2}: the key reading needs a ':' next, which read_colon() insists on.
+            self.notes.add("Inserted missing comma", i, "", ",")
+            self.state = _S_KEY
+            return i
+        if not is_object and (c in _CLOSERS or c in "-[{" or c.isalnum()):
+            raise ArgumentError(
+                f"Missing comma between array elements at {i}: the elements cannot be told apart",
+                reason="ambiguous",
+                position=i,
+            )
+        closer = "}" if is_object else "]"
+        raise _undecodable(f"Expected ',' or {closer!r} at {i}, got {c!r}", i)
+
+    def read_end(self, i: int) -> int:
+        raise _undecodable(f"Unexpected text after the arguments at {i}", i)
+
+    def _open(self, c: str, i: int) -> int:
+        if len(self.stack) >= self.max_depth:
+            raise ArgumentError(
+                f"Arguments nest deeper than {self.max_depth} levels at {i}", reason="too-deep", position=i
+            )
+        if c == "[":
+            opened: Any = []
+        elif not self.doubled:
+            opened = {}
+        elif self.s.startswith("{{", i):
+            opened = {}
             i += 1
-            state = _S_VALUE
-            comma_at = -1
-        elif state == _S_AFTER:
+        else:
+            raise _undecodable(f"Single '{{' at {i} among doubled braces", i)
+        self._store(opened)
+        self.stack.append(opened)
+        self.state = _S_KEY if c == "{" else _S_VALUE
+        return i + 1
+
+    def _close(self, c: str, i: int) -> int:
+        if self.comma_at >= 0:
+            self.notes.add("Removed trailing comma", self.comma_at, ",", "")
+            self.comma_at = -1
+        if c == "}" and self.doubled:
+            if not self.s.startswith("}}", i):
+                raise _undecodable(f"Single '}}' at {i} among doubled braces", i)
+            i += 1
+        self.stack.pop()
+        self.state = _S_AFTER if self.stack else _S_END
+        return i + 1
+
+    def _store(self, value: Any) -> None:
+        """Put a value read where the grammar expected one: a member, an element or the whole."""
+        stack = self.stack
+        if not stack:
+            self.result = value
+            self.state = _S_END
+        else:
             top = stack[-1]
-            if c == ",":
-                comma_at = i
-                i += 1
-                state = _S_KEY if type(top) is dict else _S_VALUE
-            elif c in "}]":
-                if (c == "}") != (type(top) is dict):
-                    raise _undecodable(f"Mismatched {c!r} at {i}", i)
-                i = _close(s, i, c, doubled)
-                stack.pop()
-                state = _S_AFTER if stack else _S_END
-            elif (
-                type(top) is dict and (c in _CLOSERS or c == "$" or c.isalpha() or c == "_") and not s[i - 1].isalnum()
-            ):
-                # {"a": 1 "b": 2}: the key reading needs a ':' next, which _S_COLON insists on.
-                notes.add("Inserted missing comma", i, "", ",")
-                state = _S_KEY
-            elif type(top) is list and (c in _CLOSERS or c in "-[{" or c.isalnum()):
-                raise ArgumentError(
-                    f"Missing comma between array elements at {i}: the elements cannot be told apart",
-                    reason="ambiguous",
-                    position=i,
-                )
+            if type(top) is dict:
+                top[self.key] = value
             else:
-                closer = "}" if type(top) is dict else "]"
-                raise _undecodable(f"Expected ',' or {closer!r} at {i}, got {c!r}", i)
-        else:  # _S_END
-            raise _undecodable(f"Unexpected text after the arguments at {i}", i)
+                top.append(value)
+            self.state = _S_AFTER
+        self.comma_at = -1
 
-    if state == _S_END:
-        return result
-    if not stack:
-        raise ArgumentError("Arguments are empty", reason="empty", position=start)
-    if state == _S_COLON:
-        raise _truncated(f"the text ends after key {key!r}", n)
-    if state == _S_VALUE and type(stack[-1]) is dict:
-        raise _truncated(f"the text ends after the ':' of key {key!r}", n)
-    if comma_at >= 0:
-        raise _truncated(f"the text ends after the ',' at {comma_at}", n)
-    unclosed = len(stack)
-    raise _truncated(f"the text ends with {unclosed} unclosed bracket{'s' if unclosed > 1 else ''}", n)
+    def ended_early(self, start: int) -> ArgumentError:
+        """The error for a text that ends before its value does."""
+        n = len(self.s)
+        if not self.stack:
+            return ArgumentError("Arguments are empty", reason="empty", position=start)
+        if self.state == _S_COLON:
+            return _truncated(f"the text ends after key {self.key!r}", n)
+        if self.state == _S_VALUE and type(self.stack[-1]) is dict:
+            return _truncated(f"the text ends after the ':' of key {self.key!r}", n)
+        if self.comma_at >= 0:
+            return _truncated(f"the text ends after the ',' at {self.comma_at}", n)
+        unclosed = len(self.stack)
+        return _truncated(f"the text ends with {unclosed} unclosed bracket{'s' if unclosed > 1 else ''}", n)
 
 
-def _close(s: str, i: int, c: str, doubled: bool) -> int:
-    if c == "}" and doubled:
-        if not s.startswith("}}", i):
-            raise _undecodable(f"Single '}}' at {i} among doubled braces", i)
-        return i + 2
-    return i + 1
+# One step per token, chosen by what the grammar expects next (indexed by the state).
+_STEPS: Final = (_Lenient.read_value, _Lenient.read_key, _Lenient.read_colon, _Lenient.read_after, _Lenient.read_end)
 
 
 def _read_word(s: str, i: int, notes: _Notes, *, top_level: bool) -> tuple[Any, int]:
