@@ -121,61 +121,122 @@ def _type_schema(tp: Any, depth: int = 0) -> dict[str, Any]:
         return {}
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
-    if origin is typing.Annotated:
-        inner = _type_schema(args[0], depth + 1)
-        doc = next((a for a in args[1:] if isinstance(a, str)), None)
-        return {**inner, "description": doc} if doc else inner
+    special = _SPECIAL_FORMS.get(origin)
+    if special is not None:
+        return special(args, depth)
     if tp is None or tp is type(None):
         return {"type": "null"}
-    if origin is Literal:
-        return {"enum": list(args)}
-    if origin in (typing.Union, types.UnionType):
-        branches = [_type_schema(a, depth + 1) for a in args]
-        return {} if any(b == {} for b in branches) else {"anyOf": branches}
-    simple = {bool: "boolean", int: "integer", float: "number", str: "string", bytes: "string"}
-    if tp in simple:
-        return {"type": simple[tp]}
-    if tp in (_dt.datetime,):
-        return {"type": "string", "format": "date-time"}
-    if tp in (_dt.date,):
-        return {"type": "string", "format": "date"}
-    if isinstance(tp, type) and issubclass(tp, pathlib.PurePath):
-        return {"type": "string"}
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return {"enum": [m.value for m in tp]}
-    container = origin or tp
-    if container in (list, set, frozenset, tuple) or (
-        isinstance(container, type) and container.__module__ == "collections.abc"
-        and container.__name__ in ("Sequence", "MutableSequence", "Set", "MutableSet", "Iterable",
-                                   "Collection")
-    ):
-        item = _type_schema(args[0], depth + 1) if (args and args[-1] is not Ellipsis) or len(args) == 2 else {}
-        return {"type": "array", "items": item} if item else {"type": "array"}
-    if container in (dict,) or (
-        isinstance(container, type) and container.__module__ == "collections.abc"
-        and container.__name__ in ("Mapping", "MutableMapping")
-    ):
-        value = _type_schema(args[1], depth + 1) if len(args) == 2 else {}
-        return {"type": "object", "additionalProperties": value} if value else {"type": "object"}
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        hints = _safe_hints(tp)
-        fields = dataclasses.fields(tp)
-        props = {f.name: _type_schema(hints.get(f.name, Any), depth + 1) for f in fields}
-        req = [f.name for f in fields
-               if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
-        return {"type": "object", "properties": props, "required": req}
-    if isinstance(tp, type) and typing.is_typeddict(tp):
-        hints = _safe_hints(tp)
-        return {"type": "object", "properties": {k: _type_schema(v, depth + 1) for k, v in hints.items()},
-                "required": sorted(getattr(tp, "__required_keys__", ()))}
+    scalar = _SCALARS.get(tp)
+    if scalar is not None:
+        return dict(scalar)
+    shape = _container_shape(origin or tp)
+    if shape is not None:
+        return shape(args, depth)
+    return _class_schema(tp, depth)
+
+
+def _annotated_schema(args: tuple[Any, ...], depth: int) -> dict[str, Any]:
+    """``Annotated[T, "doc"]``: T's schema, the first string annotation as its description."""
+    inner = _type_schema(args[0], depth + 1)
+    doc = next((a for a in args[1:] if isinstance(a, str)), None)
+    return {**inner, "description": doc} if doc else inner
+
+
+def _literal_schema(args: tuple[Any, ...], depth: int) -> dict[str, Any]:
+    return {"enum": list(args)}
+
+
+def _union_schema(args: tuple[Any, ...], depth: int) -> dict[str, Any]:
+    """One branch that takes anything makes the union take anything."""
+    branches = [_type_schema(a, depth + 1) for a in args]
+    return {} if any(b == {} for b in branches) else {"anyOf": branches}
+
+
+# typing's special forms, by the origin typing.get_origin reports for them.
+_SPECIAL_FORMS: dict[Any, Callable[[tuple[Any, ...], int], dict[str, Any]]] = {
+    typing.Annotated: _annotated_schema,
+    Literal: _literal_schema,
+    typing.Union: _union_schema,
+    types.UnionType: _union_schema,
+}
+# Exact types (not subclasses: an IntEnum is an enum, not an integer).
+_SCALARS: dict[Any, dict[str, str]] = {
+    bool: {"type": "boolean"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    str: {"type": "string"},
+    bytes: {"type": "string"},
+    _dt.datetime: {"type": "string", "format": "date-time"},
+    _dt.date: {"type": "string", "format": "date"},
+}
+
+
+def _array_schema(args: tuple[Any, ...], depth: int) -> dict[str, Any]:
+    # tuple[int, ...] and tuple[int, str] give the first item's schema, a bare tuple none.
+    item = _type_schema(args[0], depth + 1) if (args and args[-1] is not Ellipsis) or len(args) == 2 else {}
+    return {"type": "array", "items": item} if item else {"type": "array"}
+
+
+def _mapping_schema(args: tuple[Any, ...], depth: int) -> dict[str, Any]:
+    value = _type_schema(args[1], depth + 1) if len(args) == 2 else {}
+    return {"type": "object", "additionalProperties": value} if value else {"type": "object"}
+
+
+_CONTAINERS: dict[Any, Callable[[tuple[Any, ...], int], dict[str, Any]]] = {
+    list: _array_schema,
+    set: _array_schema,
+    frozenset: _array_schema,
+    tuple: _array_schema,
+    dict: _mapping_schema,
+}
+# collections.abc classes by name (bare, or the origin of a subscripted one).
+_ABC_CONTAINERS: dict[str, Callable[[tuple[Any, ...], int], dict[str, Any]]] = {
+    **dict.fromkeys(("Sequence", "MutableSequence", "Set", "MutableSet", "Iterable", "Collection"), _array_schema),
+    **dict.fromkeys(("Mapping", "MutableMapping"), _mapping_schema),
+}
+
+
+def _container_shape(container: Any) -> Callable[[tuple[Any, ...], int], dict[str, Any]] | None:
+    """The schema maker for a container class (``list``, ``collections.abc.Mapping``...), if it is one."""
+    if isinstance(container, type) and container.__module__ == "collections.abc":
+        return _ABC_CONTAINERS.get(container.__name__)
+    return _CONTAINERS.get(container)
+
+
+def _class_schema(tp: Any, depth: int) -> dict[str, Any]:
+    """A class that is none of the above: a path, an enum, a dataclass, a TypedDict or a model
+    with ``model_json_schema`` (pydantic); anything else gives `{}`."""
+    if isinstance(tp, type):
+        if issubclass(tp, pathlib.PurePath):
+            return {"type": "string"}
+        if issubclass(tp, enum.Enum):
+            return {"enum": [m.value for m in tp]}
+        if dataclasses.is_dataclass(tp):
+            return _dataclass_schema(tp, depth)
+        if typing.is_typeddict(tp):
+            return _typeddict_schema(tp, depth)
     model_schema = getattr(tp, "model_json_schema", None)
-    if callable(model_schema):
-        try:
-            schema = model_schema()
-        except Exception:
-            return {"type": "object"}
-        return dict(schema) if isinstance(schema, Mapping) else {"type": "object"}
-    return {}
+    if not callable(model_schema):
+        return {}
+    try:
+        schema = model_schema()
+    except Exception:  # a model whose schema cannot be built is still an object
+        return {"type": "object"}
+    return dict(schema) if isinstance(schema, Mapping) else {"type": "object"}
+
+
+def _dataclass_schema(tp: type[Any], depth: int) -> dict[str, Any]:
+    hints = _safe_hints(tp)
+    fields = dataclasses.fields(tp)
+    props = {f.name: _type_schema(hints.get(f.name, Any), depth + 1) for f in fields}
+    req = [f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    return {"type": "object", "properties": props, "required": req}
+
+
+def _typeddict_schema(tp: type[Any], depth: int) -> dict[str, Any]:
+    hints = _safe_hints(tp)
+    return {"type": "object", "properties": {k: _type_schema(v, depth + 1) for k, v in hints.items()},
+            "required": sorted(getattr(tp, "__required_keys__", ()))}
 
 
 def _safe_hints(tp: Any) -> dict[str, Any]:
@@ -294,11 +355,7 @@ def inspect_tool(obj: Any) -> ToolInfo:
     if isinstance(obj, ToolInfo):
         return obj
     if isinstance(obj, ToolSpec):
-        fn = obj.fn
-        sig = _maybe_signature(fn) if fn is not None else None
-        schema = dict(obj.parameters) if obj.parameters else {"type": "object"}
-        return ToolInfo(obj.name, schema, sig, fn, "kwargs" if fn is not None else "none",
-                        _is_async_callable(fn) if fn is not None else False, obj, obj.description)
+        return _spec_info(obj)
     if not is_tool(obj):
         raise TypeError(f"not a tool: {obj!r} (expected a function, callable, BaseTool-like or ToolSpec)")
     llama = _maybe_llama_index_tool(obj)
@@ -306,42 +363,58 @@ def inspect_tool(obj: Any) -> ToolInfo:
         return llama
     name = tool_name_of(obj)
     given = _pydantic_schema(obj)
-    invoke = getattr(obj, "invoke", None)
-    if given is not None and callable(invoke) and not inspect.isfunction(obj):
-        # LangChain BaseTool: args_schema is the contract; invoke(dict) runs callbacks and validation.
-        inner = getattr(obj, "_run", None)
-        sig = None
-        if callable(inner):
-            raw = _maybe_signature(inner)
-            if raw is not None:
-                sig = raw.replace(parameters=[p for p in raw.parameters.values()
-                                              if p.name not in ("run_manager", "callbacks", "config")])
-            if sig is not None and not _plain_parameters(sig):
-                # StructuredTool._run(*args, **kwargs) names nothing: the schema says more.
-                sig = None
-        ainvoke = getattr(obj, "ainvoke", None)
-        return ToolInfo(name, given, sig, invoke, "dict", False, obj, _description(obj),
-                        async_target=ainvoke if callable(ainvoke) else None)
-    run = getattr(obj, "run", None)
-    if isinstance(getattr(obj, "name", None), str) and callable(run) and not inspect.isfunction(obj):
-        inner = getattr(obj, "_run", None)
-        if callable(inner):
-            sig = _maybe_signature(inner)
-            run_sig = _maybe_signature(run)
-            style: CallStyle = "kwargs"
-            target: Callable[..., Any] = inner
-            if run_sig is not None and len(_plain_parameters(run_sig)) >= 1 and (
-                _plain_parameters(run_sig)[0].name == "tool_input"
-            ):
-                target, style = run, "dict"
-        else:
-            sig, target, style = _maybe_signature(run), run, "kwargs"
-        source: Callable[..., Any] = target if style == "kwargs" or not callable(inner) else inner
-        schema = given if given is not None else schema_for_callable(source, sig)
-        return ToolInfo(name, schema, sig, target, style, _is_async_callable(target), obj, _description(obj))
+    if given is not None and callable(getattr(obj, "invoke", None)) and not inspect.isfunction(obj):
+        return _langchain_info(obj, name, given)
+    named = isinstance(getattr(obj, "name", None), str)
+    if named and callable(getattr(obj, "run", None)) and not inspect.isfunction(obj):
+        return _run_method_info(obj, name, given)
     sig = _maybe_signature(obj)
     schema = given if given is not None else schema_for_callable(obj, sig)
     return ToolInfo(name, schema, sig, obj, "kwargs", _is_async_callable(obj), obj, _description(obj))
+
+
+def _spec_info(spec: ToolSpec) -> ToolInfo:
+    fn = spec.fn
+    schema = dict(spec.parameters) if spec.parameters else {"type": "object"}
+    if fn is None:
+        return ToolInfo(spec.name, schema, None, None, "none", False, spec, spec.description)
+    return ToolInfo(spec.name, schema, _maybe_signature(fn), fn, "kwargs", _is_async_callable(fn), spec,
+                    spec.description)
+
+
+def _langchain_info(obj: Any, name: str, given: dict[str, Any]) -> ToolInfo:
+    """A LangChain BaseTool: args_schema is the contract; invoke(dict) runs callbacks and
+    validation. The signature of ``_run`` (without LangChain's own parameters) serves bind
+    checks where it names the arguments."""
+    inner = getattr(obj, "_run", None)
+    sig = _maybe_signature(inner) if callable(inner) else None
+    if sig is not None:
+        sig = sig.replace(parameters=[p for p in sig.parameters.values()
+                                      if p.name not in ("run_manager", "callbacks", "config")])
+        if not _plain_parameters(sig):
+            sig = None  # StructuredTool._run(*args, **kwargs) names nothing: the schema says more.
+    ainvoke = getattr(obj, "ainvoke", None)
+    return ToolInfo(name, given, sig, obj.invoke, "dict", False, obj, _description(obj),
+                    async_target=ainvoke if callable(ainvoke) else None)
+
+
+def _run_method_info(obj: Any, name: str, given: dict[str, Any] | None) -> ToolInfo:
+    """A named object with ``run`` (smolagents-, older LangChain-style): ``_run(**kwargs)`` when
+    it has one, unless ``run`` takes the whole input as ``tool_input``."""
+    run = obj.run
+    inner = getattr(obj, "_run", None)
+    style: CallStyle = "kwargs"
+    if callable(inner):
+        sig = _maybe_signature(inner)
+        run_sig = _maybe_signature(run)
+        target: Callable[..., Any] = inner
+        if run_sig is not None and [p.name for p in _plain_parameters(run_sig)][:1] == ["tool_input"]:
+            target, style = run, "dict"
+    else:
+        sig, target = _maybe_signature(run), run
+    source: Callable[..., Any] = target if style == "kwargs" or not callable(inner) else inner
+    schema = given if given is not None else schema_for_callable(source, sig)
+    return ToolInfo(name, schema, sig, target, style, _is_async_callable(target), obj, _description(obj))
 
 
 def _maybe_llama_index_tool(obj: Any) -> ToolInfo | None:
