@@ -81,6 +81,106 @@ def _scalar(text: str, j: int, ctx: ReadContext) -> tuple[Any, int] | JsonFailur
     return JsonFailure("undecodable", j)
 
 
+def _key(text: str, j: int, quote: str, ctx: ReadContext, limit: int) -> tuple[str, int] | JsonFailure | NeedMore:
+    """A key at ``j`` (quoted, or bare up to ``ctx.max_name_chars``) and the index after its
+    colon."""
+    n = len(text)
+    if text[j] == '"' or text.startswith(quote, j):
+        got = _string(text, j, quote, ctx, limit)
+        if not isinstance(got, tuple):
+            return got
+        key, j = got
+    else:
+        m = _BARE_KEY.match(text, j, min(n, j + ctx.max_name_chars + 1))
+        if m is None or m.end() - j > ctx.max_name_chars:
+            return JsonFailure("undecodable", j)
+        key, j = m.group(), m.end()
+    j = skip_ws(text, j)
+    if j >= n:
+        return _short(ctx, n)
+    if text[j] != ":":
+        return JsonFailure("undecodable", j)
+    return key, j + 1
+
+
+class _LooseObject:
+    """One ``{key:value,…}`` being read: the open containers, each one's pending key, and
+    what may come next (``_KEY``, ``_VALUE`` or ``_AFTER`` a value). Each step reads one
+    token at ``j`` and answers the index after it, or the outcome of the whole read."""
+
+    __slots__ = ("ctx", "keys", "limit", "quote", "stack", "state", "text")
+
+    def __init__(self, text: str, ctx: ReadContext, quote: str, limit: int) -> None:
+        self.text = text
+        self.ctx = ctx
+        self.quote = quote
+        self.limit = limit
+        self.stack: list[dict[str, Any] | list[Any]] = [{}]
+        self.keys: list[str] = [""]
+        self.state = _KEY
+
+    def key(self, j: int, c: str) -> _Step:
+        if c == "}":
+            return self.close(j, c)
+        got = _key(self.text, j, self.quote, self.ctx, self.limit)
+        if not isinstance(got, tuple):
+            return got
+        self.keys[-1], j = got
+        self.state = _VALUE
+        return j
+
+    def value(self, j: int, c: str) -> _Step:
+        if c == "]":
+            return self.close(j, c)
+        if c in "{[":
+            return self.open(j, c)
+        text, quote = self.text, self.quote
+        got = _string(text, j, quote, self.ctx, self.limit) if c == '"' or text.startswith(quote, j) else _scalar(
+            text, j, self.ctx)
+        if not isinstance(got, tuple):
+            return got
+        self.put(got[0])
+        return got[1]
+
+    def after(self, j: int, c: str) -> _Step:
+        if c != ",":
+            return self.close(j, c)
+        self.state = _KEY if isinstance(self.stack[-1], dict) else _VALUE
+        return j + 1
+
+    def open(self, j: int, c: str) -> _Step:
+        if len(self.stack) >= self.ctx.max_depth:
+            return JsonFailure("too-deep", j)
+        self.stack.append({} if c == "{" else [])
+        self.keys.append("")
+        self.state = _KEY if c == "{" else _VALUE
+        return j + 1
+
+    def close(self, j: int, c: str) -> _Step:
+        top = self.stack[-1]
+        if c != ("}" if isinstance(top, dict) else "]"):
+            return JsonFailure("undecodable", j)
+        self.stack.pop()
+        self.keys.pop()
+        if not self.stack:
+            assert isinstance(top, dict)  # the root is the object the read began with
+            return top, j + 1
+        self.put(top)
+        return j + 1
+
+    def put(self, value: Any) -> None:
+        top = self.stack[-1]
+        if isinstance(top, dict):
+            top[self.keys[-1]] = value
+        else:
+            top.append(value)
+        self.state = _AFTER
+
+
+# A step's answer: the index after its token, or the read's outcome.
+_Step = int | tuple[dict[str, Any], int] | JsonFailure | NeedMore
+
+
 def read_loose_object(
     text: str, i: int, ctx: ReadContext, quote: str
 ) -> tuple[dict[str, Any], int] | JsonFailure | NeedMore:
@@ -91,73 +191,19 @@ def read_loose_object(
     """
     n = len(text)
     limit = min(n, i + ctx.max_call_chars)
-    root: dict[str, Any] = {}
-    stack: list[dict[str, Any] | list[Any]] = [root]
-    keys: list[str] = [""]  # the pending key of each open object
-    state = _KEY
+    read = _LooseObject(text, ctx, quote, limit)
+    steps = (read.key, read.value, read.after)  # indexed by state
     j = i + 1
     while True:
         j = skip_ws(text, j)
         if j >= limit:
             return JsonFailure("too-large", i) if limit < n else _short(ctx, n)
-        c = text[j]
-        if n - j < len(quote) and quote.startswith(text[j:]) and state != _AFTER:
+        if read.state != _AFTER and n - j < len(quote) and quote.startswith(text[j:]):
             return _short(ctx, n)  # the text ends inside what may be a quote token
-        top = stack[-1]
-        value: Any
-        if state == _AFTER or (c == "}" and state == _KEY) or (c == "]" and state == _VALUE):
-            if c == "," and state == _AFTER:
-                state = _KEY if isinstance(top, dict) else _VALUE
-                j += 1
-                continue
-            if (c == "}" and isinstance(top, dict)) or (c == "]" and isinstance(top, list)):
-                j += 1
-                value = stack.pop()
-                keys.pop()
-                if not stack:
-                    return root, j
-                top = stack[-1]
-            else:
-                return JsonFailure("undecodable", j)
-        elif state == _KEY:
-            if c == '"' or text.startswith(quote, j):
-                got = _string(text, j, quote, ctx, limit)
-                if not isinstance(got, tuple):
-                    return got
-                key, j = got
-            else:
-                m = _BARE_KEY.match(text, j, min(n, j + ctx.max_name_chars + 1))
-                if m is None or m.end() - j > ctx.max_name_chars:
-                    return JsonFailure("undecodable", j)
-                key, j = m.group(), m.end()
-            j = skip_ws(text, j)
-            if j >= n:
-                return _short(ctx, n)
-            if text[j] != ":":
-                return JsonFailure("undecodable", j)
-            keys[-1] = key
-            state = _VALUE
-            j += 1
-            continue
-        elif c in "{[":
-            if len(stack) >= ctx.max_depth:
-                return JsonFailure("too-deep", j)
-            stack.append({} if c == "{" else [])
-            keys.append("")
-            state = _KEY if c == "{" else _VALUE
-            j += 1
-            continue
-        else:
-            got2 = _string(text, j, quote, ctx, limit) if c == '"' or text.startswith(quote, j) else _scalar(
-                text, j, ctx)
-            if not isinstance(got2, tuple):
-                return got2
-            value, j = got2
-        if isinstance(top, dict):
-            top[keys[-1]] = value
-        else:
-            top.append(value)
-        state = _AFTER
+        got = steps[read.state](j, text[j])
+        if not isinstance(got, int):
+            return got  # not an index: the read's outcome
+        j = got
 
 
 def _read_name(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:
@@ -202,10 +248,7 @@ class _CallToken:
         """O(ctx.max_name_chars + arguments)."""
         n = len(text)
         if self.after is not None and text[start : start + len(_BARE)].lower() == _BARE:
-            k = start
-            while k > max(0, start - 64) and text[k - 1].isspace():
-                k -= 1
-            if text[max(0, k - len(self.after)) : k].lower() != self.after:
+            if not _follows(text, start, self.after):
                 return None  # `call:` in prose
             marker_end = start  # `call:` is the payload's own start
         i = skip_ws(text, marker_end)
@@ -218,19 +261,30 @@ class _CallToken:
             return head
         name, k = head
         got = read_loose_object(text, k, ctx, self.quote)
-        if got is NEED_MORE:
-            return NEED_MORE
         if isinstance(got, JsonFailure):
             return Found(max(got.pos, k + 1), error=got.reason)
-        assert isinstance(got, tuple)
-        arguments, j = got
-        e = skip_ws(text, j)
-        if e >= n and not ctx.final:
-            return NEED_MORE
-        closed = expect_literal(text, e, self.close, ctx)
-        if closed is NEED_MORE:
-            return NEED_MORE
-        return Found(e + len(self.close) if closed else j, (RawCall(name, arguments),))
+        if not isinstance(got, tuple):
+            return got
+        return _closed(text, got[1], self.close, ctx, RawCall(name, got[0]))
+
+
+def _follows(text: str, i: int, token: str) -> bool:
+    """``token`` ends right before ``text[i]``, but for up to 64 whitespace characters."""
+    k = i
+    while k > max(0, i - 64) and text[k - 1].isspace():
+        k -= 1
+    return text[max(0, k - len(token)) : k].lower() == token
+
+
+def _closed(text: str, j: int, close: str, ctx: ReadContext, call: RawCall) -> Found | NeedMore:
+    """The call whose arguments end at ``j``, spanning its closing token when one follows."""
+    e = skip_ws(text, j)
+    if e >= len(text) and not ctx.final:
+        return NEED_MORE
+    closed = expect_literal(text, e, close, ctx)
+    if closed is NEED_MORE:
+        return NEED_MORE
+    return Found(e + len(close) if closed else j, (call,))
 
 
 GEMMA4 = _CallToken("gemma4", "<|tool_call>", "<tool_call|>", '<|"|>', (("<|channel>", "<channel|>"),),
