@@ -64,13 +64,22 @@ class InvokeDialect:
             cdata=self.cdata,
         )
 
+    @property
+    def _tokens(self) -> tuple[str, ...]:
+        return self.fillers + ((self.prelude,) if self.prelude else ())
+
     def _invoke(
         self, text: str, i: int, ctx: ReadContext, spec: ValueSpec, budget: list[int]
     ) -> tuple[RawCall, int] | Found | NeedMore | None:
-        """The invoke whose `<` is at ``i``: (call, end). ``budget[0]`` carries the markers
-        crossed in values across the whole read. O(invoke length)."""
-        n = len(text)
-        head = read_attrs(text, i + 1 + len(self.invoke), ctx)
+        """The invoke whose `<` is at ``i``: (call, end); None when no invoke opens there.
+        ``budget[0]`` carries the markers crossed in values across the whole read.
+        O(invoke length)."""
+        p = i + 1 + len(self.invoke)
+        if p >= len(text):
+            return NEED_MORE if not ctx.final else None
+        if not text[p].isspace():
+            return None
+        head = read_attrs(text, p, ctx)
         if head is None or head is NEED_MORE:
             return head
         assert isinstance(head, tuple)
@@ -78,25 +87,37 @@ class InvokeDialect:
         name = attrs.get("name")
         if not name:
             return None
-        end_invoke = f"</{self.invoke}>"
-        open_param = f"<{self.param}"
         k = skip_ws(text, j)
-        if k < n and text[k] == "{":  # one JSON object of arguments
-            got = decode_at(text, k, ctx)
-            if isinstance(got, NeedMore):
-                return NEED_MORE
-            if isinstance(got, JsonFailure):
-                return Found(max(got.pos, k + 1), error=got.reason)
-            assert isinstance(got, tuple)
-            if not isinstance(got[0], dict):
-                return Found(got[1], error="undecodable-arguments")
-            k = skip_ws(text, got[1])
-            if k >= n:
-                return NEED_MORE if not ctx.final else (RawCall(name, got[0]), got[1])
-            closed = any_at(text, k, (end_invoke,), ctx)
-            if isinstance(closed, NeedMore):
-                return NEED_MORE
-            return RawCall(name, got[0]), k + len(end_invoke) if closed else got[1]
+        if k < len(text) and text[k] == "{":
+            return self._json_invoke(text, k, name, ctx)
+        return self._params(text, j, name, ctx, spec=spec, budget=budget)
+
+    def _json_invoke(self, text: str, k: int, name: str, ctx: ReadContext) -> tuple[RawCall, int] | Found | NeedMore:
+        """An invoke holding one JSON object of arguments at ``k``."""
+        got = decode_at(text, k, ctx)
+        if isinstance(got, NeedMore):
+            return NEED_MORE
+        if isinstance(got, JsonFailure):
+            return Found(max(got.pos, k + 1), error=got.reason)
+        arguments, j = got
+        if not isinstance(arguments, dict):
+            return Found(j, error="undecodable-arguments")
+        k = skip_ws(text, j)
+        if k >= len(text):
+            return NEED_MORE if not ctx.final else (RawCall(name, arguments), j)
+        end_invoke = f"</{self.invoke}>"
+        closed = any_at(text, k, (end_invoke,), ctx)
+        if isinstance(closed, NeedMore):
+            return NEED_MORE
+        return RawCall(name, arguments), k + len(end_invoke) if closed else j
+
+    def _params(
+        self, text: str, j: int, name: str, ctx: ReadContext, *, spec: ValueSpec, budget: list[int]
+    ) -> tuple[RawCall, int] | Found | NeedMore:
+        """The parameters from ``j`` up to the invoke's closing tag (or whatever else ends them)."""
+        n = len(text)
+        end_invoke = f"</{self.invoke}>"
+        literals = (end_invoke, f"<{self.param}")
         arguments: dict[str, Any] = {}
         while True:
             k = skip_ws(text, j)
@@ -106,43 +127,58 @@ class InvokeDialect:
                 if not ctx.final:
                     return NEED_MORE
                 return (RawCall(name, arguments), j) if arguments else Found(n, error="truncated")
-            lit = any_at(text, k, (end_invoke, open_param), ctx)
+            lit = any_at(text, k, literals, ctx)
             if isinstance(lit, NeedMore):
                 return NEED_MORE
-            if lit == end_invoke:
-                return RawCall(name, arguments), k + len(lit)
             if lit is None:
                 return RawCall(name, arguments), j  # the block's end, or junk: stop here
-            p = k + len(lit)
-            if p >= n:
-                return NEED_MORE if not ctx.final else Found(n, error="truncated")
-            if not text[p].isspace():
-                return Found(k, error="undecodable")
-            ph = read_attrs(text, p, ctx)
-            if isinstance(ph, NeedMore):
-                return NEED_MORE
-            if ph is None or "name" not in ph[0]:
-                return Found(k + 1, error="undecodable")
-            pattrs, v = ph
-            got_value = read_value(text, v, spec, ctx, budget[0])
-            if isinstance(got_value, NeedMore):
-                return NEED_MORE
-            if isinstance(got_value, str):
-                return Found(n if got_value == "truncated" else v, error=got_value)
-            assert isinstance(got_value, tuple)
-            value, j, _, budget[0] = got_value
-            typed = self.typed and pattrs.get("string", "true").lower() == "false"
-            arguments[pattrs["name"]] = json_value(value, ctx) if typed else value
+            if lit == end_invoke:
+                return RawCall(name, arguments), k + len(lit)
+            got = self._param(text, k, k + len(lit), ctx, spec=spec, budget=budget)
+            if not isinstance(got, tuple):
+                return got
+            key, arguments[key], j = got
+
+    def _param(
+        self, text: str, k: int, p: int, ctx: ReadContext, *, spec: ValueSpec, budget: list[int]
+    ) -> tuple[str, Any, int] | Found | NeedMore:
+        """The parameter whose tag opens at ``k`` (its name ending at ``p``): (key, value, end)."""
+        n = len(text)
+        if p >= n:
+            return NEED_MORE if not ctx.final else Found(n, error="truncated")
+        if not text[p].isspace():
+            return Found(k, error="undecodable")
+        head = read_attrs(text, p, ctx)
+        if isinstance(head, NeedMore):
+            return NEED_MORE
+        if head is None or "name" not in head[0]:
+            return Found(k + 1, error="undecodable")
+        attrs, v = head
+        got = read_value(text, v, spec, ctx, budget[0])
+        if isinstance(got, NeedMore):
+            return NEED_MORE
+        if isinstance(got, str):
+            return Found(n if got == "truncated" else v, error=got)
+        value, j, _, budget[0] = got
+        return attrs["name"], self._typed(value, attrs, ctx), j
+
+    def _typed(self, value: str, attrs: dict[str, str], ctx: ReadContext) -> Any:
+        """A DSML ``string="false"`` value is JSON; every other value is the raw text."""
+        if self.typed and attrs.get("string", "true").lower() == "false":
+            return json_value(value, ctx)
+        return value
 
     def _skip_fillers(self, text: str, j: int, ctx: ReadContext) -> int | NeedMore:
         """Past whitespace, filler tokens and a prelude. O(what is skipped)."""
+        tokens = self._tokens
+        if not tokens:
+            return skip_ws(text, j)
         n = len(text)
         while True:
             k = skip_ws(text, j)
             if k >= n:
                 return k
-            tokens = self.fillers + ((self.prelude,) if self.prelude else ())
-            lit = any_at(text, k, tokens, ctx) if tokens else None
+            lit = any_at(text, k, tokens, ctx)
             if isinstance(lit, NeedMore):
                 return NEED_MORE
             if lit is None:
@@ -157,44 +193,41 @@ class InvokeDialect:
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(block length); values crossing more than MAX_CROSSINGS of our markers are refused.
-        n = len(text)
-        opener = f"<{self.invoke}"
         if not self.blocks:
             got = self._invoke(text, start, ctx, self._spec(None), [0])
-            if not isinstance(got, tuple):
-                return got
-            return Found(got[1], (got[0],))
+            return Found(got[1], (got[0],)) if isinstance(got, tuple) else got
         marker = text[start:marker_end].lower()
         close = next(c for o, c in self.blocks if o == marker)
+        return self._block(text, marker_end, close, ctx)
+
+    def _block(self, text: str, j: int, close: str, ctx: ReadContext) -> Found | NeedMore | None:
+        """The invokes from ``j`` up to the block's ``close``. O(block length)."""
+        n = len(text)
+        literals = (close, f"<{self.invoke}")
         spec = self._spec(close)
         calls: list[RawCall] = []
         budget = [0]
-        j = marker_end
         while True:
             k = self._skip_fillers(text, j, ctx)
             if isinstance(k, NeedMore):
                 return NEED_MORE
-            assert isinstance(k, int)
             if k >= n:
-                if not ctx.final:
-                    return NEED_MORE
-                return Found(j, tuple(calls)) if calls else Found(n, error="truncated")
-            lit = any_at(text, k, (close, opener), ctx)
+                return NEED_MORE if not ctx.final else _so_far(j, calls) or Found(n, error="truncated")
+            lit = any_at(text, k, literals, ctx)
             if isinstance(lit, NeedMore):
                 return NEED_MORE
             if lit == close:
                 return Found(k + len(close), tuple(calls))  # no calls: a silent skip
-            if lit is None or k + len(opener) >= n or not text[k + len(opener)].isspace():
-                if k + len(opener) >= n and lit is not None and not ctx.final:
-                    return NEED_MORE
-                return Found(j, tuple(calls)) if calls else None
-            got = self._invoke(text, k, ctx, spec, budget)
-            if got is None:
-                return Found(j, tuple(calls)) if calls else None
+            got = None if lit is None else self._invoke(text, k, ctx, spec, budget)
             if not isinstance(got, tuple):
-                return got
+                return _so_far(j, calls) if got is None else got
             calls.append(got[0])
             j = got[1]
+
+
+def _so_far(j: int, calls: list[RawCall]) -> Found | None:
+    """The calls read before ``j``, ending the block there (None: no call, not this dialect)."""
+    return Found(j, tuple(calls)) if calls else None
 
 
 MINIMAX_M2 = InvokeDialect(
@@ -253,7 +286,6 @@ class _MinimaxM3:
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(block length): every scan stops at the next NS token.
-        n = len(text)
         calls: list[RawCall] = []
         j = marker_end
         name: str | None = None
@@ -263,37 +295,55 @@ class _MinimaxM3:
             if isinstance(tag, NeedMore):
                 return NEED_MORE
             if tag is None:
-                if skip_ws(text, j) >= n and ctx.final and calls and name is None:
-                    return Found(j, tuple(calls))
-                return Found(max(j, marker_end), error="truncated" if skip_ws(text, j) >= n else "undecodable")
-            assert isinstance(tag, tuple)
+                return _m3_stopped(text, j, marker_end, ctx, calls if name is None else [])
             body, after = tag
             low = body.strip().lower()
-            if low == "/tool_call" and name is None:
-                return Found(after, tuple(calls))
-            if low.startswith("invoke") and name is None:
-                head = read_attrs(body + ">", len("invoke"), ctx)
-                if not isinstance(head, tuple) or not head[0].get("name"):
+            if name is None:  # between invokes: the block's end, or an invoke's head
+                if low == "/tool_call":
+                    return Found(after, tuple(calls))
+                name = _m3_invoke_name(body, low, ctx)
+                if name is None:
                     return Found(after, error="undecodable")
-                name, arguments, j = head[0]["name"], {}, after
-                continue
-            if low == "/invoke" and name is not None:
+                arguments, j = {}, after
+            elif low == "/invoke":
                 calls.append(RawCall(name, arguments))
                 name, j = None, after
-                continue
-            if name is None or not body or body.startswith("/"):
-                return Found(after, error="undecodable")
-            key = body.strip()
-            v_end = text.find(_NS, after)
-            if v_end == -1:
-                return NEED_MORE if not ctx.final else Found(n, error="truncated")
-            closing = self._tag(text, v_end, ctx)
-            if isinstance(closing, NeedMore):
-                return NEED_MORE
-            if closing is None or closing[0].strip() != "/" + key:
-                return Found(v_end, error="undecodable")  # nested values: not supported
-            arguments[key] = text[after:v_end]
-            j = closing[1]
+            else:
+                got = self._value(text, body, after, ctx)
+                if not isinstance(got, tuple):
+                    return got
+                key, arguments[key], j = got
+
+    def _value(self, text: str, body: str, after: int, ctx: ReadContext) -> tuple[str, str, int] | Found | NeedMore:
+        """The value of the parameter tag ``body`` ending at ``after``: (key, value, end)."""
+        if not body or body.startswith("/"):
+            return Found(after, error="undecodable")
+        key = body.strip()
+        v_end = text.find(_NS, after)
+        if v_end == -1:
+            return NEED_MORE if not ctx.final else Found(len(text), error="truncated")
+        closing = self._tag(text, v_end, ctx)
+        if isinstance(closing, NeedMore):
+            return NEED_MORE
+        if closing is None or closing[0].strip() != "/" + key:
+            return Found(v_end, error="undecodable")  # nested values: not supported
+        return key, text[after:v_end], closing[1]
+
+
+def _m3_invoke_name(body: str, low: str, ctx: ReadContext) -> str | None:
+    """The name in an ``invoke name="N"`` tag body, or None when the tag is not one."""
+    if not low.startswith("invoke"):
+        return None
+    head = read_attrs(body + ">", len("invoke"), ctx)
+    return head[0].get("name") or None if isinstance(head, tuple) else None
+
+
+def _m3_stopped(text: str, j: int, marker_end: int, ctx: ReadContext, calls: list[RawCall]) -> Found:
+    """Where no tag follows ``j``: the complete calls when the reply ended between invokes."""
+    ended = skip_ws(text, j) >= len(text)
+    if ended and ctx.final and calls:
+        return Found(j, tuple(calls))
+    return Found(max(j, marker_end), error="truncated" if ended else "undecodable")
 
 
 MINIMAX_M3 = _MinimaxM3()
