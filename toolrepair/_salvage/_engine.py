@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Union
 
 from .._args import check_nesting
 from .._callshape import WRAPPER_DEPTH
@@ -161,6 +162,11 @@ def _within_depth(arguments: object, max_depth: int) -> bool:
     return True
 
 
+# What a blocked dialect marker's try left for the next (``SalvagePass._marker``): the reader's
+# settled answer waiting for the mask, NEED_MORE (both undecided), or nothing.
+Pending = Union[tuple[Dialect, Found], NeedMore, None]  # noqa: UP007 (a runtime alias on Python 3.10)
+
+
 def _allowlist(allowed: Collection[str] | AnyTool | NameTable) -> NameTable | None:
     if type(allowed) is not list:  # a list, the usual allowlist, goes straight to the table
         if isinstance(allowed, AnyTool):
@@ -186,6 +192,7 @@ class SalvagePass:
     __slots__ = (
         "_ctx_at",
         "_ctx_cache",
+        "_pending",
         "_retry",
         "blocked",
         "calls",
@@ -232,6 +239,7 @@ class SalvagePass:
         self._ctx_at: int | None = None  # the cached context's first_nonspace, once known
         self.blocked: int | None = None  # start of a marker waiting for more text
         self._retry: Hit | None = None
+        self._pending: Pending = None  # see `_marker`
         self.settling = False  # blocked on a decided candidate that reaches the text's end
         self.resets = 0  # forced-open reasoning closes taken (each cleared calls and cuts)
         # Cost counters for linear-time tests (see ``work``): plain ints, one add each.
@@ -270,18 +278,24 @@ class SalvagePass:
         return ctx
 
     def advance(self, final: bool) -> None:
-        """Handle markers until the text ends or one needs more text (``blocked``)."""
+        """Handle markers until the text ends or one needs more text (``blocked``).
+
+        The code mask is asked about a dialect marker only when the reader's answer depends
+        on it (``_marker``): most markers in ordinary Markdown are read and found to be no
+        call, and classifying every line before them would cost more than all the reads."""
         self.blocked = None
         self.settling = False
         scan = self.scan
         scan.sync()
-        text, base = scan.text, scan.base
         while True:
-            retried = self._retry is not None
-            item = self._retry or scan.pop(self.pos, final)
-            self._retry = None
+            item = self._retry
+            pending = self._pending
+            retried = item is not None
+            self._retry = self._pending = None
             if item is None:
-                return
+                item = scan.pop(self.pos, final)
+                if item is None:
+                    return
             self.markers += 1
             s, marker, role = item
             kind = role.kind
@@ -290,42 +304,92 @@ class SalvagePass:
                 if kind is Kind.REASON_CLOSE and role.pair == mode.pair:
                     self.mode, self.pos = None, s + len(marker)
                 continue
-            if kind is Kind.DIALECT and s < self.skip_until:
-                continue
-            if self.mask is not None:
-                code = self.mask.covers(text, base, s, final)
-                if code is NEED_MORE:
-                    self._block(item)
-                    return
-                if code:  # text, as a refused marker is: the scan goes on past its start
-                    self.pos = max(self.pos, s + 1)
+            if kind is Kind.DIALECT:
+                if s < self.skip_until:
                     continue
+                if not self._marker(item, final, retried, pending):
+                    return
+                continue
+            # A reasoning marker asks the mask first: one in code neither opens nor resets.
+            code = self._covers(s, final)
+            if code is NEED_MORE:
+                self._block(item, None)
+                return
+            if code:
+                self.pos = max(self.pos, s + 1)
+                continue
+            self.seen.add(role.pair)
             if kind is Kind.REASON_OPEN:
-                self.seen.add(role.pair)
                 self.mode, self.pos = InReasoning(role.pair), s + len(marker)
                 continue
-            if kind is Kind.REASON_CLOSE:
-                self.seen.add(role.pair)
-                if role.pair not in self.config.unforced:
-                    # A close with nothing open: the reply began inside reasoning, whatever
-                    # pairs came before (a quoted `<think>…</think>` is no reason to trust it).
-                    self.cuts.clear()
-                    self.calls.clear()
-                    self.rejected.clear()
-                    self.floor = s + len(marker)
-                    self.resets += 1
-                self.pos = max(self.pos, s + len(marker))
+            if role.pair not in self.config.unforced:
+                # A close with nothing open: the reply began inside reasoning, whatever
+                # pairs came before (a quoted `<think>…</think>` is no reason to trust it).
+                self.cuts.clear()
+                self.calls.clear()
+                self.rejected.clear()
+                self.floor = s + len(marker)
+                self.resets += 1
+            self.pos = max(self.pos, s + len(marker))
+
+    def _covers(self, s: int, final: bool) -> bool | NeedMore:
+        """Does offset ``s`` lie in Markdown code? Asked in increasing ``s`` (the mask's rule)."""
+        mask = self.mask
+        if mask is None:
+            return False
+        scan = self.scan
+        return mask.covers(scan.text, scan.base, s, final)
+
+    def _marker(self, item: Hit, final: bool, retried: bool, pending: Pending) -> bool:
+        """Read dialect marker ``item``; False when it needs more text (``blocked``).
+
+        The reader reads first and the mask is asked only when the answer is a call, a
+        rejection or a wait: a call in code is never taken (safety), a rejection in code is
+        not reported, and a wait in code is no wait (the stream releases code as text). An
+        answer of None needs no mask, and neither does a silent skip: it moves ``skip_until``
+        whether its marker was in code or not (asking would classify every line before every
+        data brace). The one difference from asking first is recall in a contrived text: a
+        value read as data from inside code on into the text hides the markers it spans, as
+        it already does when it starts in text; no call is ever taken from code.
+        ``pending`` is what a stream's previous try left when the mask could not yet say: the
+        reader's settled answer, kept so that only the mask is asked again (a long candidate
+        is not re-read per delta), or ``NEED_MORE`` when the reader was undecided too."""
+        s, marker, role = item
+        marker_end = s + len(marker)
+        checked = False  # the mask has said `s` is text
+        if pending is not None:
+            code = self._covers(s, final)
+            if code is NEED_MORE:
+                self._block(item, pending)
+                return False
+            if code:
+                self.pos = max(self.pos, s + 1)
+                return True
+            checked = True
+            if isinstance(pending, tuple):
+                self._take(pending[0], s, marker_end, pending[1])
+                return True
+        for dialect in role.dialects:
+            found = self._read(dialect, s, marker_end, final, retried)
+            if found is None:
                 continue
-            for dialect in role.dialects:
-                found = self._read(dialect, s, s + len(marker), final, retried)
-                if found is None:
-                    continue
-                if found is NEED_MORE:
-                    self._block(item)
-                    return
-                assert isinstance(found, Found)
-                self._take(dialect, s, s + len(marker), found)
-                break
+            if not checked and _needs_mask(found):
+                code = self._covers(s, final)
+                if code is NEED_MORE:
+                    self.settling = False  # the mask waits for a line's end, not a character
+                    self._block(item, (dialect, found) if isinstance(found, Found) else NEED_MORE)
+                    return False
+                if code:  # text, as a refused marker is: the scan goes on past its start
+                    self.settling = False
+                    self.pos = max(self.pos, s + 1)
+                    return True
+            if found is NEED_MORE:
+                self._block(item, None)
+                return False
+            assert isinstance(found, Found)
+            self._take(dialect, s, marker_end, found)
+            return True
+        return True
 
     def _read(self, dialect: Dialect, s: int, marker_end: int, final: bool,
               retried: bool) -> Found | NeedMore | None:
@@ -369,9 +433,10 @@ class SalvagePass:
                 return Found(s + limit, error="too-large", resume=s + limit)
             size = min(8 * size, limit)
 
-    def _block(self, item: Hit) -> None:
+    def _block(self, item: Hit, pending: Pending) -> None:
         self.blocked = item.start
         self._retry = item
+        self._pending = pending
 
     def _take(self, dialect: Dialect, s: int, marker_end: int, found: Found) -> None:
         end = max(found.end, marker_end)
@@ -426,6 +491,11 @@ class SalvagePass:
 
     def result(self) -> SalvageResult:
         return SalvageResult(tuple(self.calls), build_content(self.text, self.cuts), tuple(self.rejected))
+
+
+def _needs_mask(found: Found | NeedMore) -> bool:
+    """Whether a reader's answer depends on the code mask: a wait, a call or a rejection."""
+    return not isinstance(found, Found) or bool(found.calls) or found.error is not None
 
 
 def _settled(found: Found | NeedMore | None, text: str) -> Found | NeedMore | None:
