@@ -111,6 +111,41 @@ INLINE_HTML = [
     (f"x <?a ` ` {CALL} `", 0),  # left open by the paragraph's end: fails closed
 ]
 
+LINKS = [
+    # A link's destination and title, and a reference definition, hide their backticks
+    # (markdown-it-py: code spans after them; found by fuzz/mask_differential.py). The mask
+    # does not pair through them: it fails closed from the first pairing run after one.
+    (f"[a](x`y) `{CALL}`", 0),
+    (f"[a](<x`y>) `{CALL}`", 0),
+    (f'[a](x "t`") `{CALL}`', 0),
+    (f'[a](x "t\n`") `{CALL}`', 0),  # a title over two lines
+    (f"![i](x`y) `{CALL}`", 0),  # an image
+    (f"[a](x\n`{CALL}`", 0),  # left open by the line's end
+    (f"[a]: /u`v\n`{CALL}`", 0),  # a reference definition
+    (f"[a]: <x`y> 't`'\n`{CALL}`", 0),
+    (f"[a](x) {CALL} `y`", 1),  # no backtick in the tail: pairing unchanged
+    (f"see [docs](http://x.y/z) and use `foo`:\n{CALL}", 1),
+    (f"`[a](x`) {CALL}", 1),  # the code span starts first: no link
+    (f"[a] (x`y) ` {CALL}", 1),  # `] (` is no link: the runs pair as usual
+    (f"[1] see `x` {CALL}", 1),  # no `]:`: no definition
+]
+
+NESTED_QUOTE_LAZY = [
+    # A lazy line indented four or more inside nested quotes: the spec continues the paragraph;
+    # markdown-it-py ends both quotes there when the line starts a block (the outer quote marks
+    # it lazy, the inner one no longer sees its indentation), and re-reads it as indented code.
+    # The paragraphs up to the next blank line fail closed (found by fuzz/mask_differential.py).
+    (f">>``\r    - `\n`{CALL}`", 0),
+    (f"> > \f\r\n    </div> `x\n`{CALL}`", 0),  # a line of a form feed is a paragraph
+    (f"> - > a `\n     # b\n`{CALL}`", 0),  # a list between the quotes
+    (f"> > a `\n     2. x\n`{CALL}`", 0),
+    (f"> > a `\n    -\n`{CALL}`", 0),
+    (f"> > a `\n    x\n`{CALL}`", 1),  # no block start: one paragraph in both readings
+    (f"> a `\n    - b\n`{CALL}`", 1),  # one quote: the spec's reading
+    (f"> > a `\n    - b\n\n`{CALL}`", 0),  # a span on its own after the blank line
+    (f"> > a `\n    - b\n\n{CALL}", 1),
+]
+
 INDENTED = [
     # Indented code blocks are code in CommonMark but are not masked: real replies indent
     # calls (see the module docstring of toolrepair._salvage._mask).
@@ -133,7 +168,8 @@ REASONING = [
 ]
 
 
-@pytest.mark.parametrize(("text", "n"), CONTAINERS + LINE_ENDINGS + WHITESPACE + HTML + SPANS + TABS_IN_QUOTES + INLINE_HTML + INDENTED
+@pytest.mark.parametrize(("text", "n"), CONTAINERS + LINE_ENDINGS + WHITESPACE + HTML + SPANS + TABS_IN_QUOTES + INLINE_HTML + LINKS
+                         + NESTED_QUOTE_LAZY + INDENTED
                          + REASONING)
 def test_mask_table(text: str, n: int) -> None:
     assert calls(text) == n

@@ -3,7 +3,7 @@
 Shared by ``test_mask_oracle.py`` (a bounded sample, through the test profile) and
 ``fuzz/mask_differential.py`` (a long run). A text is generated line by line from pieces that
 make CommonMark's constructs (containers, fences, HTML blocks, code spans, indented code,
-headings, every line ending, Unicode whitespace), with a Hermes call planted among them.
+headings, links and reference definitions, every line ending, Unicode whitespace), with a Hermes call planted among them.
 
 The referee's answer per planted marker: markdown-it-py's block tokens carry ``map`` line
 ranges (line numbers count LF, CR and CRLF, as it normalises them), so a marker's line tells
@@ -35,6 +35,8 @@ PIECES = [
     "<div>", "</div>", "<details>", "</details>", "<pre>", "</pre>", "<!--", "-->", "<?x", "?>", "<!X",
     "<![CDATA[", "]]>", "<span>", '<a href="x">', "<script>", "</script>", "<think >",
     "# h", "## ", "---", "***", "===", "- - -", "text", "para", "x", "", " ", "\t", "   ",
+    "[a](x`y)", "[a](<x`y>)", '[a](x "t`")', "[a](x)", "[a]", "[a]: /u`v", "[a]:", "](", "(x`", '"t`")',
+    "![i](`)",
     *UNICODE_WS,
 ]
 ENDINGS = ["\n", "\r", "\r\n"]

@@ -116,6 +116,16 @@ _INLINE_HTML = regex.compile(
     regex.DOTALL,
 )
 
+# A link's tail from its `(`: destination and title (CommonMark 0.31), matched with `partial`.
+# Looser than the reference (any whitespace, any nesting of parentheses), so where this does
+# not match, no link hides anything.
+_LINK_TAIL = regex.compile(
+    r"""\(\s*+(?:<(?:[^<>\n\\]|\\.)*+>"""
+    r"""|(?:[^\x00-\x20\x7f()\\]++|\\.|(\((?:[^\x00-\x20\x7f()\\]++|\\.|(?1))*+\)))*+)"""
+    r"""(?:\s++(?:"(?:[^"\\]|\\.)*+"|'(?:[^'\\]|\\.)*+'|\((?:[^()\\]|\\.)*+\)))?\s*+\)""",
+    regex.DOTALL,
+)
+
 # Leaf blocks that matter here.
 _NONE, _PARA, _FENCE, _ICODE, _HTML_BLOCK = range(5)
 
@@ -174,6 +184,31 @@ def _blank(t: str, i: int, j: int, b: int) -> bool:
     if j == -1:
         return _NONWS.search(t, i, b) is None
     return j >= b
+
+
+# What may start a block: a lazy line starting so ends nested quotes in the reference
+# implementation however far it is indented (see ``_splits_quotes``).
+_BLOCK_START = frozenset("`~*-_+#<0123456789")
+
+
+def _splits_quotes(t: str, i: int, b: int, stack: list[int], matched: int) -> bool:
+    """Does a lazy paragraph line ``t[i:b]``, indented four columns or more, end the paragraph
+    in the reference implementation? The spec continues the paragraph (nothing interrupts
+    one from four columns in). markdown-it-py marks the line lazy for the outermost quote left
+    open (indentation -1), so a quote nested in it no longer sees the indentation, reads the
+    line as a block start (fence, break, list item, HTML block, heading), and both quotes end
+    there. O(MAX_CONTAINERS + line)."""
+    if stack[matched:].count(-1) < 2:  # O(MAX_CONTAINERS)
+        return False
+    m = _NONWS.search(t, i, b)
+    return m is not None and t[m.start()] in _BLOCK_START
+
+
+def _maybe_definition(t: str, j: int, b: int) -> bool:
+    """May a paragraph starting ``[`` at ``j`` be a link reference definition (whose label,
+    destination and title hide backticks)? Its label ends ``]:``, here or on a later line."""
+    k = t.find("]", j + 1, b)
+    return k == -1 or t.find("]:", k, b) != -1
 
 
 def _consume(t: str, i: int, col: int, part: int, k: int) -> tuple[int, int, int]:
@@ -511,6 +546,8 @@ class CodeMask:
             lazy = para and matched < len(stack)
             if j == -1 or ind >= 4:
                 if para:
+                    if lazy and _splits_quotes(t, i, b, stack, matched):
+                        self.fog = True
                     self._runs(t, base, i, b)  # a paragraph's continuation, lazy or not
                     return
                 del stack[matched:]
@@ -606,7 +643,7 @@ class CodeMask:
                 return
             del stack[matched:]
             self.leaf = _PARA
-            self._runs(t, base, j, b)
+            self._runs(t, base, j, b, first=True)
             return
 
     def _code(self, s: int, e: int) -> None:
@@ -617,13 +654,18 @@ class CodeMask:
             regions.append((s, e))
 
     # -- code spans -----------------------------------------------------------------------
-    def _runs(self, t: str, base: int, j: int, b: int) -> None:
-        """Record a paragraph line's backtick runs. O(line) in C, O(1) per run."""
+    def _runs(self, t: str, base: int, j: int, b: int, first: bool = False) -> None:
+        """Record a paragraph line's backtick runs (``first``: the paragraph's first line).
+        O(line) in C, O(1) per run."""
         self.leaf = _PARA if self.leaf == _NONE else self.leaf
         if self.fog:
             self.fog_at = 0
         elif self.fog_at == -1:
-            self._inline_html(t, base, j, b)
+            if first and t.startswith("[", j) and _maybe_definition(t, j, b):
+                self.fog_at = base + j
+            else:
+                self._links(t, base, j, b)
+                self._inline_html(t, base, j, b)
         ro, ro_len, re_, rn, waiting = self.ro, self.ro_len, self.re_, self.rn, self.waiting
         lo = j
         for m in _BACKTICKS.finditer(t, j, b):
@@ -644,6 +686,25 @@ class CodeMask:
                 waiting.setdefault(q - p - escaped, []).append(index)
         self._pair(-1)
 
+    def _links(self, t: str, base: int, j: int, b: int) -> None:
+        """A link's destination and title hide their backticks (the link is read at its ``[``,
+        before a run inside it). From a ``](`` whose tail may hold a backtick, or may go on
+        past the line's end, the paragraph fails closed (``fog_at``), as for raw HTML. Each
+        attempt reads at most to the next backtick; past twice the line's length in all, the
+        paragraph fails closed too: O(line)."""
+        budget = 2 * (b - j) + 64
+        h = t.find("](", j, b)
+        while h != -1:
+            r = t.find("`", h, b)
+            stop = b if r == -1 else r + 1
+            budget -= stop - h
+            self.work += stop - h
+            tail = _LINK_TAIL.match(t, h + 1, stop, partial=True)
+            if budget < 0 or (tail is not None and tail.partial):
+                self.fog_at = base + h
+                return
+            h = t.find("](", h + 2, b)
+
     def _inline_html(self, t: str, base: int, j: int, b: int) -> None:
         """Raw HTML and autolinks bind as tightly as code spans (leftmost start wins) and hide
         the backticks in them. The mask does not pair them with runs: from one holding a
@@ -662,7 +723,8 @@ class CodeMask:
                 continue
             self.work += full.end() - h
             if full.partial or t.find("`", h, full.end()) != -1:
-                self.fog_at = base + h
+                if self.fog_at == -1 or base + h < self.fog_at:
+                    self.fog_at = base + h
                 return
             h = full.end()
 
