@@ -82,42 +82,68 @@ def _is_type(value: object, name: str) -> bool:
 def _coerce_to(value: object, name: str) -> Any:
     """``value`` converted to JSON type ``name`` where that is lossless, else ``_MISSING``."""
     if isinstance(value, str):
-        text = value.strip()
-        if name in ("integer", "number"):
-            if len(text) > _MAX_NUMBER_CHARS or not _NUMBER.fullmatch(text):
-                return _MISSING
-            whole = _INT_TEXT.fullmatch(text)
-            if whole is not None:  # "5", and "5.0" for an integer: no rounding, no exponent
-                return int(whole.group(1))
-            if name == "integer":
-                return _MISSING
-            number = float(text)
-            return number if number - number == 0.0 else _MISSING
-        if name == "boolean":
-            folded = text.casefold()
-            return True if folded == "true" else False if folded == "false" else _MISSING
-        if name == "null":
-            return None if text.casefold() == "null" else _MISSING
-        if name in ("array", "object"):
-            try:
-                decoded = decode_value(value)
-            except ArgumentError:
-                return _MISSING
-            return decoded if _is_type(decoded, name) else _MISSING
-        return _MISSING
+        convert = _FROM_TEXT.get(name)
+        return _MISSING if convert is None else convert(value, name)
     if isinstance(value, bool):
         return _MISSING
     if name == "integer" and isinstance(value, float):
         return _exact_int(value)
     if name == "string" and isinstance(value, int | float):
-        # The model's own spelling: `1.10` stays '1.10', `1e3` '1e3' (a float's repr is the
-        # spelling of every float not kept as a SpelledFloat).
-        if isinstance(value, SpelledFloat):
-            return value.text
-        if isinstance(value, int):
-            return str(value) if int_fits_text(value) else _MISSING
-        return float.__repr__(value) if math.isfinite(value) else _MISSING
+        return _number_text(value)
     return _MISSING
+
+
+def _text_to_number(value: str, name: str) -> Any:
+    """``"5"`` (and ``"5.0"`` for an integer: no rounding, no exponent); a fraction for a number."""
+    text = value.strip()
+    if len(text) > _MAX_NUMBER_CHARS or not _NUMBER.fullmatch(text):
+        return _MISSING
+    whole = _INT_TEXT.fullmatch(text)
+    if whole is not None:
+        return int(whole.group(1))
+    if name == "integer":
+        return _MISSING
+    number = float(text)
+    return number if number - number == 0.0 else _MISSING
+
+
+def _text_to_boolean(value: str, name: str) -> Any:
+    folded = value.strip().casefold()
+    return True if folded == "true" else False if folded == "false" else _MISSING
+
+
+def _text_to_null(value: str, name: str) -> Any:
+    return None if value.strip().casefold() == "null" else _MISSING
+
+
+def _text_to_json(value: str, name: str) -> Any:
+    """An array or object written as JSON text (double-encoded)."""
+    try:
+        decoded = decode_value(value)
+    except ArgumentError:
+        return _MISSING
+    return decoded if _is_type(decoded, name) else _MISSING
+
+
+# Target type -> the conversion of a string towards it (none towards "string": it is one).
+_FROM_TEXT: Final[dict[str, Callable[[str, str], Any]]] = {
+    "integer": _text_to_number,
+    "number": _text_to_number,
+    "boolean": _text_to_boolean,
+    "null": _text_to_null,
+    "array": _text_to_json,
+    "object": _text_to_json,
+}
+
+
+def _number_text(value: float) -> Any:
+    """The model's own spelling: `1.10` stays '1.10', `1e3` '1e3' (a float's repr is the
+    spelling of every float not kept as a SpelledFloat)."""
+    if isinstance(value, SpelledFloat):
+        return value.text
+    if isinstance(value, int):
+        return str(value) if int_fits_text(value) else _MISSING
+    return float.__repr__(value) if math.isfinite(value) else _MISSING
 
 
 def _exact_int(value: float) -> Any:
@@ -202,6 +228,33 @@ def _coerced(path: str, before: Any, after: Any, tool: str) -> RepairEvent:
         after=after,
         path=path or None,
     )
+
+
+def _coerce_type(value: Any, types: Any, path: str, run: _Run) -> Any:
+    """``value`` converted to the first of ``types`` it converts to losslessly, unless it has
+    one of them already."""
+    # check_schema has already made "type" a name or a list of names.
+    names = [types] if isinstance(types, str) else types if isinstance(types, list) else []
+    if not names or any(_is_type(value, name) for name in names):
+        return value
+    for name in names:
+        new = _coerce_to(value, name)
+        if new is not _MISSING:
+            run.events.append(_coerced(path, value, new, run.tool))
+            return new
+    return value
+
+
+def _coerce_enum(value: Any, enum: Any, path: str, run: _Run) -> Any:
+    """A string ``value`` as the one ``enum`` member it equals but for case and surrounding space."""
+    if not isinstance(enum, list) or not isinstance(value, str) or value in enum:
+        return value
+    folded = value.strip().casefold()
+    matches = [item for item in enum if isinstance(item, str) and item.casefold() == folded]
+    if len(matches) != 1:
+        return value
+    run.events.append(_coerced(path, value, matches[0], run.tool))
+    return matches[0]
 
 
 class CompiledSchema:
@@ -350,30 +403,10 @@ class CompiledSchema:
             raise ArgumentError("Arguments nest too deeply to validate", reason="too-deep") from None
 
     def _rename(self, args: dict[str, Any], tool: str, events: list[RepairEvent]) -> dict[str, Any]:
-        known = self._known
         renamed: dict[str, Any] = {}
         source: dict[str, str] = {}  # property -> the key that supplied it
         for key, value in args.items():
-            target = key
-            if key not in known:
-                candidates = (
-                    self._normalized.get(_normalize_key(key))
-                    if isinstance(key, str) and len(key) <= _MAX_KEY_CHARS
-                    else None
-                )
-                if candidates is not None and len(candidates) > 1:
-                    raise ArgumentError(
-                        f"Argument {key!r} is ambiguous: it could mean "
-                        + " or ".join(repr(name) for name in candidates),
-                        reason="ambiguous",
-                        path=key,
-                    )
-                if candidates is not None:
-                    target = candidates[0]
-                elif not self.allows_additional and not any(
-                    pattern.search(key) for pattern in self._patterns if isinstance(key, str)
-                ):
-                    raise ArgumentError(f"Unexpected argument {key!r}", reason="unknown-key", path=str(key))
+            target = self._property_named(key)
             if target in source:
                 raise ArgumentError(
                     f"Arguments {source[target]!r} and {key!r} both name {target!r}",
@@ -395,10 +428,45 @@ class CompiledSchema:
                 )
         return renamed
 
+    def _property_named(self, key: str) -> str:
+        """The property ``key`` names: itself, or the one property with its normalised spelling,
+        or itself where additional keys are allowed. Raises ``ambiguous`` or ``unknown-key``."""
+        if key in self._known:
+            return key
+        candidates = (
+            self._normalized.get(_normalize_key(key)) if isinstance(key, str) and len(key) <= _MAX_KEY_CHARS else None
+        )
+        if candidates is not None:
+            if len(candidates) > 1:
+                raise ArgumentError(
+                    f"Argument {key!r} is ambiguous: it could mean " + " or ".join(repr(name) for name in candidates),
+                    reason="ambiguous",
+                    path=key,
+                )
+            return candidates[0]
+        if not self.allows_additional and not any(
+            pattern.search(key) for pattern in self._patterns if isinstance(key, str)
+        ):
+            raise ArgumentError(f"Unexpected argument {key!r}", reason="unknown-key", path=str(key))
+        return key
+
     def _coerce(self, value: Any, schema: Any, path: str, depth: int, run: _Run) -> Any:
-        """``value`` coerced towards ``schema``; recursive, bounded by the coercion depth limit."""
+        """``value`` coerced towards ``schema``; recursive, bounded by the coercion depth limit.
+
+        In the order jsonschema's verdict depends on them: the schemas this one composes
+        (``$ref``, unions, ``allOf``), then its ``type``, its ``enum``, then the members."""
         if depth > _MAX_COERCE_DEPTH or not isinstance(schema, Mapping):
             return value
+        value = self._coerce_composed(value, schema, path, depth, run)
+        value = _coerce_type(value, schema.get("type"), path, run)
+        value = _coerce_enum(value, schema.get("enum"), path, run)
+        if isinstance(value, dict):
+            return self._coerce_properties(value, schema, path, depth, run)
+        if isinstance(value, list):
+            return self._coerce_items(value, schema, path, depth, run)
+        return value
+
+    def _coerce_composed(self, value: Any, schema: Mapping[str, Any], path: str, depth: int, run: _Run) -> Any:
         ref = schema.get("$ref")
         if isinstance(ref, str):
             target = self._resolve(ref)
@@ -412,46 +480,36 @@ class CompiledSchema:
         if isinstance(all_of, list):
             for branch in all_of:
                 value = self._coerce(value, branch, path, depth + 1, run)
-        types = schema.get("type")
-        # check_schema has already made "type" a name or a list of names.
-        names = [types] if isinstance(types, str) else types if isinstance(types, list) else []
-        if names and not any(_is_type(value, name) for name in names):
-            for name in names:
-                new = _coerce_to(value, name)
-                if new is not _MISSING:
-                    run.events.append(_coerced(path, value, new, run.tool))
-                    value = new
-                    break
-        enum = schema.get("enum")
-        if isinstance(enum, list) and isinstance(value, str) and value not in enum:
-            folded = value.strip().casefold()
-            matches = [item for item in enum if isinstance(item, str) and item.casefold() == folded]
-            if len(matches) == 1:
-                run.events.append(_coerced(path, value, matches[0], run.tool))
-                value = matches[0]
-        if isinstance(value, dict):
-            properties = schema.get("properties")
-            additional = schema.get("additionalProperties")
-            if isinstance(properties, Mapping) or isinstance(additional, Mapping):
-                properties = properties if isinstance(properties, Mapping) else {}
-                extra = additional if isinstance(additional, Mapping) else None
-                out: dict[str, Any] = {}
-                for key, item in value.items():
-                    sub = properties.get(key, extra)
-                    out[key] = item if sub is None else self._coerce(item, sub, _join(path, key), depth + 1, run)
-                value = out
-        elif isinstance(value, list):
-            prefix = schema.get("prefixItems")
-            items = schema.get("items")
-            prefix = prefix if isinstance(prefix, list) else items if isinstance(items, list) else []
-            rest = items if isinstance(items, Mapping) else None
-            if prefix or rest is not None:
-                result: list[Any] = []
-                for index, item in enumerate(value):
-                    sub = prefix[index] if index < len(prefix) else rest
-                    result.append(item if sub is None else self._coerce(item, sub, _join(path, index), depth + 1, run))
-                value = result
         return value
+
+    def _coerce_properties(self, value: dict[str, Any], schema: Mapping[str, Any], path: str, depth: int,
+                           run: _Run) -> dict[str, Any]:
+        properties = schema.get("properties")
+        additional = schema.get("additionalProperties")
+        if not (isinstance(properties, Mapping) or isinstance(additional, Mapping)):
+            return value
+        properties = properties if isinstance(properties, Mapping) else {}
+        extra = additional if isinstance(additional, Mapping) else None
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            sub = properties.get(key, extra)
+            out[key] = item if sub is None else self._coerce(item, sub, _join(path, key), depth + 1, run)
+        return out
+
+    def _coerce_items(self, value: list[Any], schema: Mapping[str, Any], path: str, depth: int,
+                      run: _Run) -> list[Any]:
+        prefix = schema.get("prefixItems")
+        items = schema.get("items")
+        # Draft 2020-12's prefixItems, or the older array form of items.
+        prefix = prefix if isinstance(prefix, list) else items if isinstance(items, list) else []
+        rest = items if isinstance(items, Mapping) else None
+        if not prefix and rest is None:
+            return value
+        result: list[Any] = []
+        for index, item in enumerate(value):
+            sub = prefix[index] if index < len(prefix) else rest
+            result.append(item if sub is None else self._coerce(item, sub, _join(path, index), depth + 1, run))
+        return result
 
     def _coerce_union(self, value: Any, branches: list[Any], path: str, depth: int, run: _Run) -> Any:
         checks = [self._branch_check(branch) for branch in branches]
@@ -479,57 +537,88 @@ class CompiledSchema:
 
 def _describe(error: jsonschema.exceptions.ValidationError) -> ArgumentError:
     """An error message a model can act on: the argument path and what was expected."""
-    # A union of plain types fails as "must be an integer or null", not as one branch's error.
+    union = _maybe_type_union(error)
+    if union is not None:
+        return union
+    path = _path_of(error)
+    describe = _DESCRIBERS.get(str(error.validator))
+    if describe is not None:
+        return describe(error, path)
+    subject = f"Argument {path!r}" if path else "Arguments"
+    verb = "is" if path else "are"
+    return ArgumentError(f"{subject} {verb} invalid: {error.message}", reason="constraint", path=path or None)
+
+
+def _maybe_type_union(error: jsonschema.exceptions.ValidationError) -> ArgumentError | None:
+    """A union of plain types fails as "must be an integer or null", not as one branch's error."""
     union = error if error.validator in ("anyOf", "oneOf") else error.parent
-    if (
+    if not (
         isinstance(union, jsonschema.exceptions.ValidationError)
         and union.validator in ("anyOf", "oneOf")
         and union.context
         and all(sub.validator == "type" and not sub.relative_path for sub in union.context)
     ):
-        wanted: list[str] = []
-        for sub in union.context:
-            declared: Any = sub.validator_value
-            kinds = declared if isinstance(declared, list) else [declared]
-            wanted += [kind for kind in kinds if kind not in wanted]
-        return _type_error(union, wanted)
+        return None
+    wanted: list[str] = []
+    for sub in union.context:
+        declared: Any = sub.validator_value
+        kinds = declared if isinstance(declared, list) else [declared]
+        wanted += [kind for kind in kinds if kind not in wanted]
+    return _type_error(union, wanted)
+
+
+def _path_of(error: jsonschema.exceptions.ValidationError) -> str:
     path = ""
     for part in error.absolute_path:
         path = _join(path, part)
-    validator = error.validator
+    return path
+
+
+def _missing_error(error: jsonschema.exceptions.ValidationError, path: str) -> ArgumentError:
+    required: Any = error.validator_value
     instance = error.instance
-    if validator == "required":
-        required: Any = error.validator_value
-        missing = [name for name in required if isinstance(instance, dict) and name not in instance]
-        name = _join(path, missing[0]) if missing else path
-        return ArgumentError(f"Missing required argument {name!r}", reason="missing", path=name)
-    if validator in ("additionalProperties", "unevaluatedProperties"):
-        # jsonschema names each unexpected key by its repr in the message; keep instance order.
-        keys = instance if isinstance(instance, dict) else {}
-        extras = [key for key in keys if repr(key) in error.message]
-        name = _join(path, extras[0]) if extras else path
-        return ArgumentError(f"Unexpected argument {name!r}", reason="unknown-key", path=name)
-    if validator == "type":
-        kinds = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        return _type_error(error, list(kinds))
+    missing = [name for name in required if isinstance(instance, dict) and name not in instance]
+    name = _join(path, missing[0]) if missing else path
+    return ArgumentError(f"Missing required argument {name!r}", reason="missing", path=name)
+
+
+def _unexpected_error(error: jsonschema.exceptions.ValidationError, path: str) -> ArgumentError:
+    # jsonschema names each unexpected key by its repr in the message; keep instance order.
+    keys = error.instance if isinstance(error.instance, dict) else {}
+    extras = [key for key in keys if repr(key) in error.message]
+    name = _join(path, extras[0]) if extras else path
+    return ArgumentError(f"Unexpected argument {name!r}", reason="unknown-key", path=name)
+
+
+def _enum_error(error: jsonschema.exceptions.ValidationError, path: str) -> ArgumentError:
     subject = f"Argument {path!r}" if path else "Arguments"
-    if validator == "enum":
-        return ArgumentError(
-            f"{subject} must be one of {error.validator_value!r}, got {_show(instance)}",
-            reason="enum",
-            path=path or None,
-        )
-    verb = "is" if path else "are"
-    return ArgumentError(f"{subject} {verb} invalid: {error.message}", reason="constraint", path=path or None)
+    return ArgumentError(
+        f"{subject} must be one of {error.validator_value!r}, got {_show(error.instance)}",
+        reason="enum",
+        path=path or None,
+    )
 
 
 def _type_error(error: jsonschema.exceptions.ValidationError, kinds: list[Any]) -> ArgumentError:
-    path = ""
-    for part in error.absolute_path:
-        path = _join(path, part)
+    path = _path_of(error)
     words = " or ".join(_TYPE_WORDS.get(kind, repr(kind)) for kind in kinds)
     subject = f"Argument {path!r}" if path else "Arguments"
     return ArgumentError(f"{subject} must be {words}, got {_show(error.instance)}", reason="type", path=path or None)
+
+
+def _declared_type_error(error: jsonschema.exceptions.ValidationError, path: str) -> ArgumentError:
+    declared: Any = error.validator_value
+    return _type_error(error, list(declared) if isinstance(declared, list) else [declared])
+
+
+# The failing keyword -> its message; every other keyword is a "constraint".
+_DESCRIBERS: Final[dict[str, Callable[[jsonschema.exceptions.ValidationError, str], ArgumentError]]] = {
+    "required": _missing_error,
+    "additionalProperties": _unexpected_error,
+    "unevaluatedProperties": _unexpected_error,
+    "type": _declared_type_error,
+    "enum": _enum_error,
+}
 
 
 def compile_schema(schema: Mapping[str, Any]) -> CompiledSchema:
