@@ -10,6 +10,7 @@ import httpx
 
 from ._config import ProxyConfig
 from ._errors import ProxyError
+from ._pool import transport as pooled_transport
 
 __all__ = ["Upstream", "forwarded_headers", "json_object", "returned_headers", "timeout_error"]
 
@@ -45,11 +46,10 @@ class Upstream:
         self._base = config.upstream.rstrip("/")
         # One pool for every client: connections to the model server are reused, and the
         # timeout bounds connecting and each read (a stream may run long, a read may not).
+        # Idle connections are dropped before common servers' keep-alive (uvicorn: 5 s) drops them.
         self.client = httpx.AsyncClient(
             timeout=httpx.Timeout(config.timeout),
-            # Idle connections are dropped before common servers' keep-alive (uvicorn: 5 s) drops them.
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=256, keepalive_expiry=4.0),
-            transport=transport, trust_env=False,
+            transport=transport or pooled_transport(max_idle=256, keepalive_expiry=4.0), trust_env=False,
         )
 
     def url(self, path: str) -> str:
