@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeGuard
 
 from ._args import decode_arguments
@@ -473,12 +473,16 @@ def _write_call(call: dict[str, Any], fixed: ToolCall) -> None:
     body[key] = fixed.arguments if _is_map(shape.arguments) else json.dumps(fixed.arguments, ensure_ascii=False)
 
 
+def _sharegpt_calls(calls: list[Any]) -> str:
+    """A ShareGPT ``function_call`` value: one call as an object, several as a list."""
+    return json.dumps(calls if len(calls) > 1 else calls[0], ensure_ascii=False)
+
+
 def _write_native(turn: _Turn, calls: list[Any], fixed: list[ToolCall | None]) -> None:
     if turn.kind == "sharegpt_call":
         # ShareGPT's function_call value holds arguments as an object.
-        value = [c if f is None else {"name": f.name, "arguments": f.arguments}
-                 for c, f in zip(calls, fixed, strict=True)]
-        turn.msg["value"] = json.dumps(value if len(value) > 1 else value[0], ensure_ascii=False)
+        turn.msg["value"] = _sharegpt_calls([c if f is None else {"name": f.name, "arguments": f.arguments}
+                                             for c, f in zip(calls, fixed, strict=True)])
         return
     for call, repaired in zip(calls, fixed, strict=True):
         if repaired is not None:
@@ -486,39 +490,50 @@ def _write_native(turn: _Turn, calls: list[Any], fixed: list[ToolCall | None]) -
 
 
 def _write_salvaged(turn: _Turn, calls: list[ToolCall], ids: list[str], content: str) -> None:
+    """The salvaged calls into the turn in its own format, the text left around them as its content."""
+    write = _SALVAGED_WRITERS.get(turn.kind, _write_salvaged_openai)
+    write(turn, calls, ids, content)
+
+
+def _write_salvaged_sharegpt(turn: _Turn, calls: list[ToolCall], ids: list[str], content: str) -> None:
+    """A ``function_call`` turn after the reply (ShareGPT has no ids), which it replaces when no text is left."""
     msg = turn.msg
-    if turn.kind == "sharegpt":
-        value = [{"name": c.name, "arguments": c.arguments} for c in calls]
-        new = {"from": "function_call",
-               "value": json.dumps(value if len(value) > 1 else value[0], ensure_ascii=False)}
-        # Earlier turns may have grown the list: find this turn by identity.
-        pos = next(i for i, t in enumerate(turn.owner) if t is msg)
-        if content:
-            msg["value"] = content
-            turn.owner.insert(pos + 1, new)
-        else:
-            turn.owner[pos] = new
-        return
-    if turn.kind == "anthropic":
-        blocks = msg.get("content")
-        kept: list[Any] = []
-        text_at = None
-        for block in blocks if isinstance(blocks, list) else [blocks]:
-            is_text = isinstance(block, str) or (
-                _is_map(block) and block.get("type") == "text" and isinstance(block.get("text"), str))
-            if is_text:
-                if text_at is None:
-                    text_at = len(kept)
-                    if content:
-                        kept.append({"type": "text", "text": content})
-            else:
-                kept.append(block)
-        kept.extend({"type": "tool_use", "id": i, "name": c.name, "input": c.arguments}
-                    for c, i in zip(calls, ids, strict=True))
-        msg["content"] = kept
-        if msg.get("stop_reason") == "end_turn":
-            msg["stop_reason"] = "tool_use"
-        return
+    new = {"from": "function_call", "value": _sharegpt_calls([{"name": c.name, "arguments": c.arguments}
+                                                              for c in calls])}
+    # Earlier turns may have grown the list: find this turn by identity.
+    pos = next(i for i, t in enumerate(turn.owner) if t is msg)
+    if content:
+        msg["value"] = content
+        turn.owner.insert(pos + 1, new)
+    else:
+        turn.owner[pos] = new
+
+
+def _write_salvaged_anthropic(turn: _Turn, calls: list[ToolCall], ids: list[str], content: str) -> None:
+    """``tool_use`` blocks after the other blocks; the text blocks become one, where the first was."""
+    msg = turn.msg
+    blocks = msg.get("content")
+    kept: list[Any] = []
+    text_at = None
+    for block in blocks if isinstance(blocks, list) else [blocks]:
+        is_text = isinstance(block, str) or (
+            _is_map(block) and block.get("type") == "text" and isinstance(block.get("text"), str))
+        if not is_text:
+            kept.append(block)
+        elif text_at is None:
+            text_at = len(kept)
+            if content:
+                kept.append({"type": "text", "text": content})
+    kept.extend({"type": "tool_use", "id": i, "name": c.name, "input": c.arguments}
+                for c, i in zip(calls, ids, strict=True))
+    msg["content"] = kept
+    if msg.get("stop_reason") == "end_turn":
+        msg["stop_reason"] = "tool_use"
+
+
+def _write_salvaged_openai(turn: _Turn, calls: list[ToolCall], ids: list[str], content: str) -> None:
+    """``tool_calls`` (Ollama's arguments an object, OpenAI's a JSON string) and the text left as content."""
+    msg = turn.msg
     as_object = turn.kind == "ollama"
     msg["tool_calls"] = [
         {"id": i, "type": "function", "function": {
@@ -531,6 +546,12 @@ def _write_salvaged(turn: _Turn, calls: list[ToolCall], ids: list[str], content:
         msg["content"] = content or None
     if turn.choice is not None and turn.choice.get("finish_reason") == "stop":
         turn.choice["finish_reason"] = "tool_calls"
+
+
+_SALVAGED_WRITERS: dict[str, Callable[[_Turn, list[ToolCall], list[str], str], None]] = {
+    "sharegpt": _write_salvaged_sharegpt,
+    "anthropic": _write_salvaged_anthropic,
+}
 
 
 def _link_results(turn: _Turn, ids: list[str], *, write: bool) -> int:

@@ -10,7 +10,7 @@ import json
 import math
 import pathlib
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -40,38 +40,9 @@ def _readable(value: Any, depth: int = 0) -> Any:
     """A JSON-compatible stand-in for one value; containers are converted recursively."""
     if depth > _MAX_DEPTH:
         return "…"
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return exact_str(value)
-    if isinstance(value, int):
-        return safe_int(value)  # past the int-string limit: its hex spelling, not a ValueError
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)  # NaN/inf are not JSON
-    if isinstance(value, Mapping):
-        return {_key(k): _readable(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_readable(v, depth + 1) for v in value]
-    if isinstance(value, (set, frozenset)):
-        items = [_readable(v, depth + 1) for v in value]
-        try:
-            return sorted(items)
-        except TypeError:
-            return sorted(items, key=repr)
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return value.isoformat()
-    if isinstance(value, _dt.timedelta):
-        return value.total_seconds()
-    if isinstance(value, enum.Enum):
-        return _readable(value.value, depth + 1)
-    if isinstance(value, (pathlib.PurePath, uuid.UUID, Decimal, complex)):
-        return str(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        raw = bytes(value)
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return "base64:" + base64.b64encode(raw).decode("ascii")
+    for kinds, convert in _CONVERSIONS:
+        if isinstance(value, kinds):
+            return convert(value, depth + 1)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
         return _readable(fields, depth + 1)
@@ -82,6 +53,45 @@ def _readable(value: Any, depth: int = 0) -> Any:
         except Exception:
             pass
     return _plain(value)
+
+
+def _float(value: float, depth: int) -> Any:
+    return value if math.isfinite(value) else str(value)  # NaN/inf are not JSON
+
+
+def _set(value: set[Any] | frozenset[Any], depth: int) -> list[Any]:
+    """Sorted, so that the text does not depend on hashing; by repr where items do not order."""
+    items = [_readable(v, depth) for v in value]
+    try:
+        return sorted(items)
+    except TypeError:
+        return sorted(items, key=repr)
+
+
+def _bytes(value: bytes | bytearray | memoryview, depth: int) -> str:
+    raw = bytes(value)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "base64:" + base64.b64encode(raw).decode("ascii")
+
+
+# The first kind a value is an instance of says how it reads (order matters: bool before int,
+# datetime before date); each conversion gets the depth of the values inside.
+_CONVERSIONS: tuple[tuple[type[Any] | tuple[type[Any], ...], Callable[[Any, int], Any]], ...] = (
+    ((type(None), bool), lambda value, depth: value),
+    (str, lambda value, depth: exact_str(value)),
+    (int, lambda value, depth: safe_int(value)),  # past the int-string limit: hex, not a ValueError
+    (float, _float),
+    (Mapping, lambda value, depth: {_key(k): _readable(v, depth) for k, v in value.items()}),
+    ((list, tuple), lambda value, depth: [_readable(v, depth) for v in value]),
+    ((set, frozenset), _set),
+    ((_dt.datetime, _dt.date, _dt.time), lambda value, depth: value.isoformat()),
+    (_dt.timedelta, lambda value, depth: value.total_seconds()),
+    (enum.Enum, lambda value, depth: _readable(value.value, depth)),
+    ((pathlib.PurePath, uuid.UUID, Decimal, complex), lambda value, depth: str(value)),
+    ((bytes, bytearray, memoryview), _bytes),
+)
 
 
 def _key(key: Any) -> str:

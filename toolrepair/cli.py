@@ -15,14 +15,14 @@ import json
 import sys
 import zlib
 from collections.abc import Callable, Sequence
-from typing import IO, Any, NoReturn, TextIO
+from typing import IO, Any, NoReturn, Protocol, TextIO
 
 from . import __version__
 from ._audit import LineError, process_lines
 from ._limits import Limits
 from ._logio import Progress, counted, isatty, open_log, open_output, same_file
 from ._records import RecordFixer
-from ._report import format_report
+from ._report import AuditReport, format_report
 from ._salvage import ANY_TOOL, DIALECTS, salvage_text
 
 __all__ = ["VERBS", "build_parser", "main"]
@@ -171,30 +171,60 @@ def _tools_of(args: argparse.Namespace) -> Any:
     return args.tools
 
 
+def _fixer_of(args: argparse.Namespace) -> RecordFixer:
+    tools = _tools_of(args)
+    try:
+        return RecordFixer(tools)
+    except (TypeError, ValueError) as exc:
+        raise _Fatal(f"{args.tools_file or '--tools'}: {exc}") from None
+
+
+class _Sink(Protocol):
+    """Where ``fix`` writes its records (``open_output``'s file or stdout)."""
+
+    def write(self, line: bytes | str) -> None: ...
+
+    def close(self, *, ok: bool) -> None: ...
+
+
+def _fix_output(args: argparse.Namespace, stdout: TextIO) -> _Sink:
+    """Where ``fix`` writes, opened; never its own input."""
+    if same_file(args.file, args.output):
+        raise _Fatal(f"refusing to write {args.output} over its input")
+    try:
+        return open_output(args.output, stdout)
+    except OSError as exc:
+        raise _Fatal(f"cannot write {args.output}: {exc.strerror or exc}") from None
+
+
 def _run_log(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, *, fixing: bool) -> int:
-    err = sys.stderr
     source = "<stdin>" if args.file == "-" else args.file
     try:
-        tools = _tools_of(args)
-        fixer = RecordFixer(tools)
+        fixer = _fixer_of(args)
+        output = _fix_output(args, stdout) if fixing else None
     except _Fatal as exc:
         return fail(str(exc))
-    except (TypeError, ValueError) as exc:
-        return fail(f"{args.tools_file or '--tools'}: {exc}")
-    if fixing and same_file(args.file, args.output):
-        return fail(f"refusing to write {args.output} over its input")
-    output = None
-    if fixing:
-        try:
-            output = open_output(args.output, stdout)
-        except OSError as exc:
-            return fail(f"cannot write {args.output}: {exc.strerror or exc}")
+    try:
+        report, bad_numbers = _read_log(args, source, stdin, fixer, output)
+    except _Fatal as exc:
+        if output is not None:
+            output.close(ok=False)  # no half-written OUT
+        return fail(str(exc))
+    _write_report(args, source, report, bad_numbers, stdout, fixing=fixing)
+    if report.records and report.bad_records == report.records:
+        return fail(f"no record of {source} could be read ({report.bad_records:,} bad)")
+    return 0
+
+
+def _read_log(args: argparse.Namespace, source: str, stdin: TextIO, fixer: RecordFixer,
+              output: _Sink | None) -> tuple[AuditReport, list[int]]:
+    """Every record of the log through ``fixer`` (written to ``output`` when fixing, which is
+    closed once complete); the report and the first bad lines' numbers, each said on stderr."""
+    err = sys.stderr
     try:
         lines, raw, total = open_log(args.file, stdin)
     except OSError as exc:
-        if output is not None:
-            output.close(ok=False)
-        return fail(f"cannot read {source}: {exc.strerror or exc}")
+        raise _Fatal(f"cannot read {source}: {exc.strerror or exc}") from None
     progress = Progress(err, raw, total) if isatty(err) else None
     bad_numbers: list[int] = []
 
@@ -213,10 +243,8 @@ def _run_log(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, *, fixing:
     except (OSError, EOFError, zlib.error) as exc:  # unreadable or truncated gzip, I/O error
         if progress is not None:
             progress.clear()
-        if output is not None:
-            output.close(ok=False)
         message = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        return fail(f"cannot read {source}: {message}")
+        raise _Fatal(f"cannot read {source}: {message}") from None
     finally:
         close = getattr(lines, "close", None)
         if callable(close) and lines is not stdin:
@@ -225,7 +253,12 @@ def _run_log(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, *, fixing:
         output.close(ok=True)
     if progress is not None:
         progress.clear()
-    report = tally.freeze()
+    return tally.freeze(), bad_numbers
+
+
+def _write_report(args: argparse.Namespace, source: str, report: AuditReport, bad_numbers: list[int], stdout: TextIO,
+                  *, fixing: bool) -> None:
+    err = sys.stderr
     if report.bad_records > MAX_REPORTED_BAD_LINES:
         print(f"{PROG}: {source}: ... and {report.bad_records - MAX_REPORTED_BAD_LINES} more bad records", file=err)
     # fix -o - writes the records to stdout, so its report goes to stderr.
@@ -236,9 +269,6 @@ def _run_log(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, *, fixing:
     else:
         title = f"{PROG} fix: {source} -> {args.output}" if fixing else f"{PROG} audit: {source}"
         out.write(format_report(report, title))
-    if report.records and report.bad_records == report.records:
-        return fail(f"no record of {source} could be read ({report.bad_records:,} bad)")
-    return 0
 
 
 def _audit(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
