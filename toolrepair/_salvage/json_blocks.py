@@ -125,51 +125,64 @@ class JsonBlock:
     reasoning: tuple[tuple[str | None, str], ...] = ()
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
-        n = len(text)
-        if text[marker_end - 1] in "[{":
-            i = marker_end - 1
-        else:
-            body: int | NeedMore | None = marker_end
-            if self.lead:
-                marker = text[start:marker_end].lower()
-                lead = next((lit for m, lit in self.lead if m == marker), ())
-                body = read_lead(text, marker_end, lead, ctx)
-            if body is None or body is NEED_MORE:
-                return body
-            assert isinstance(body, int)
-            i = skip_ws(text, body)
-            if i >= n:
-                return NEED_MORE if not ctx.final else None
-        opener = text[i]
-        if opener not in "[{":
-            return None  # prose or another format after the token
-        if self.objects_only and opener == "[":
-            k = skip_ws(text, i + 1)
-            if k >= n:
-                return NEED_MORE if not ctx.final else None
-            if text[k] != "{":
-                return None  # `[f(x=1)]`: a pythonic list, not ours
-        wrong = (self.shape == "object" and opener == "[") or (self.shape == "array" and opener == "{")
+        i = self._payload_start(text, start, marker_end, ctx)
+        if not isinstance(i, int):
+            return i
+        wrong = _OTHER_OPENER.get(self.shape) == text[i]
         if wrong and self.other_shape == "none":
             return None
         decoded = payload_at(text, i, ctx, text[start:marker_end])
         if not isinstance(decoded, tuple):
             return decoded
         value, j, repairs = decoded
-        if wrong:
-            return Found(j, error="not-a-call", resume=j)
-        calls: tuple[RawCall, ...] | None
-        if self.name_as_key:
-            items = value if isinstance(value, list) else [value]
-            found = [_name_as_key(item) or RawCall("", {}, None, "not-a-call") for item in items]
-            calls = tuple(found) if any(c.error != "not-a-call" for c in found) else None
-        else:
-            calls = calls_from_value(value, require_arguments=self.require_arguments)
+        calls = None if wrong else self._calls(value)
         if calls is None:
             return Found(j, error="not-a-call", resume=j)
-        calls = with_repairs(calls, repairs)
         end = read_after_payload(text, j, self.close, ctx)
-        if end is NEED_MORE:
+        if isinstance(end, NeedMore):
             return NEED_MORE
-        assert isinstance(end, int)
-        return Found(end, calls)
+        return Found(end, with_repairs(calls, repairs))
+
+    def _payload_start(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> int | NeedMore | None:
+        """Index of the payload's opening bracket: in the marker, or after the lead and
+        whitespace. None when no payload of ours opens there."""
+        if text[marker_end - 1] in "[{":
+            return marker_end - 1
+        body = self._after_lead(text, start, marker_end, ctx)
+        if not isinstance(body, int):
+            return body
+        i = skip_ws(text, body)
+        if i >= len(text):
+            return NEED_MORE if not ctx.final else None
+        if text[i] not in "[{":
+            return None  # prose or another format after the token
+        if self.objects_only and text[i] == "[":
+            return _object_array(text, i, ctx)
+        return i
+
+    def _after_lead(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> int | NeedMore | None:
+        """Index after the literals this marker's lead wants (``read_lead``)."""
+        if not self.lead:
+            return marker_end
+        marker = text[start:marker_end].lower()
+        return read_lead(text, marker_end, next((lit for m, lit in self.lead if m == marker), ()), ctx)
+
+    def _calls(self, value: Any) -> tuple[RawCall, ...] | None:
+        """The calls a decoded payload holds, None when it holds none."""
+        if not self.name_as_key:
+            return calls_from_value(value, require_arguments=self.require_arguments)
+        items = value if isinstance(value, list) else [value]
+        found = [_name_as_key(item) or RawCall("", {}, None, "not-a-call") for item in items]
+        return tuple(found) if any(c.error != "not-a-call" for c in found) else None
+
+
+# The opener of a payload that is not of the dialect's shape.
+_OTHER_OPENER: dict[str, str] = {"object": "[", "array": "{"}
+
+
+def _object_array(text: str, i: int, ctx: ReadContext) -> int | NeedMore | None:
+    """``i`` when the array at ``text[i]`` opens with an object (``[{``), else None."""
+    k = skip_ws(text, i + 1)
+    if k >= len(text):
+        return NEED_MORE if not ctx.final else None
+    return i if text[k] == "{" else None  # `[f(x=1)]`: a pythonic list, not ours
