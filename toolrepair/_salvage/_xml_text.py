@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from ._base import NEED_MORE, NeedMore, ReadContext, skip_ws, startswith_ci
+from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws, startswith_ci
 
-__all__ = ["MAX_CROSSINGS", "ValueSpec", "any_at", "read_attrs", "read_value"]
+__all__ = ["MAX_CROSSINGS", "ValueSpec", "any_at", "call_at_end", "read_attrs", "read_value", "value_or_refusal"]
 
 MAX_CROSSINGS = 8
 MAX_HEAD_CHARS = 1024
@@ -112,6 +113,30 @@ def read_value(
             if crossings > MAX_CROSSINGS:
                 return "too-large"
         j = p + 1
+
+
+def value_or_refusal(
+    text: str, i: int, spec: ValueSpec, ctx: ReadContext, crossings: int, *, tag: int | None = None
+) -> tuple[str, int, bool, int] | Found | NeedMore:
+    """``read_value``, with a value that cannot be read refused as its candidate: up to the
+    end of the text when it is truncated, else up to ``tag`` (the value's opening tag;
+    default ``i``). O(value length)."""
+    got = read_value(text, i, spec, ctx, crossings)
+    if isinstance(got, str):
+        return Found(len(text) if got == "truncated" else i if tag is None else tag, error=got)
+    return got
+
+
+def call_at_end(text: str, name: str, arguments: dict[str, Any], j: int, ctx: ReadContext
+                ) -> tuple[RawCall, int] | Found | NeedMore:
+    """The call whose text ends after its arguments (the last ending at ``j``): the end of
+    the reply ate the closing tags after a complete value; with no value yet, the call may
+    have been cut short."""
+    if not ctx.final:
+        return NEED_MORE
+    if not arguments:
+        return Found(len(text), error="truncated")
+    return RawCall(name, arguments), j
 
 
 def _cdata_end(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
-from ._xml_text import ValueSpec, any_at, read_value
+from ._xml_text import ValueSpec, any_at, call_at_end, value_or_refusal
 
 __all__ = ["GLM"]
 
@@ -42,60 +42,74 @@ class _Glm:
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(block length); values crossing more than MAX_CROSSINGS `<tool_call>`s are refused.
-        n = len(text)
-        i = skip_ws(text, marker_end)
-        if i >= n:
-            return NEED_MORE if not ctx.final else None
-        if text[i] in "{[<":
-            return None
-        limit = min(n, i + ctx.max_name_chars + 1)
-        m = _NAME_END.search(text, i, limit)
-        if m is None:
-            return NEED_MORE if not ctx.final and limit == n else None
-        name = text[i : m.start()].strip()
-        if not _name_ok(name):
-            return None
-        arguments: dict[str, Any] = {}
-        crossings = 0
-        j = m.start()
-        while True:
-            k = skip_ws(text, j)
-            if k >= n:
-                if not ctx.final:
-                    return NEED_MORE
-                if not arguments:
-                    return Found(n, error="truncated")  # a bare name may be cut short
-                return Found(j, (RawCall(name, arguments),))
-            lit = any_at(text, k, (_KEY, _CLOSE), ctx)
-            if isinstance(lit, NeedMore):
-                return NEED_MORE
-            if lit == _CLOSE:
-                return Found(k + len(_CLOSE), (RawCall(name, arguments),))
-            if lit is None:
-                return None if not arguments else Found(k, error="undecodable")
-            key_start = k + len(_KEY)
-            key_limit = min(n, key_start + ctx.max_name_chars + len(_END_KEY))
-            key_end = _find_ci(text, _END_KEY, key_start, key_limit)
-            if key_end == -1:
-                if not ctx.final and key_limit == n:
-                    return NEED_MORE
-                return Found(k + 1, error="truncated" if key_limit == n else "undecodable")
-            key = text[key_start:key_end].strip()
-            v = skip_ws(text, key_end + len(_END_KEY))
-            if v >= n:
-                return NEED_MORE if not ctx.final else Found(n, error="truncated")
-            opened = expect_literal(text, v, _VALUE, ctx)
-            if isinstance(opened, NeedMore):
-                return NEED_MORE
-            if not opened:
-                return Found(v, error="undecodable")
-            got = read_value(text, v + len(_VALUE), _SPEC, ctx, crossings)
-            if isinstance(got, NeedMore):
-                return NEED_MORE
-            if isinstance(got, str):
-                return Found(n if got == "truncated" else v, error=got)
-            assert isinstance(got, tuple)
-            arguments[key], j, _, crossings = got
+        head = _head(text, marker_end, ctx)
+        if not isinstance(head, tuple):
+            return head
+        got = _pairs(text, head[1], head[0], ctx)
+        return Found(got[1], (got[0],)) if isinstance(got, tuple) else got
+
+
+def _head(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:
+    """The call's name after the marker and where it ends; None for a body that is not ours
+    (a JSON body, ``<function=``). O(ctx.max_name_chars)."""
+    n = len(text)
+    i = skip_ws(text, i)
+    if i >= n:
+        return NEED_MORE if not ctx.final else None
+    if text[i] in "{[<":
+        return None
+    limit = min(n, i + ctx.max_name_chars + 1)
+    m = _NAME_END.search(text, i, limit)
+    if m is None:
+        return NEED_MORE if not ctx.final and limit == n else None
+    name = text[i : m.start()].strip()
+    return (name, m.start()) if _name_ok(name) else None
+
+
+def _pairs(text: str, j: int, name: str, ctx: ReadContext) -> tuple[RawCall, int] | Found | NeedMore | None:
+    """The key/value pairs from ``j`` up to ``</tool_call>``: (call, end). O(block length)."""
+    n = len(text)
+    arguments: dict[str, Any] = {}
+    crossings = 0
+    while True:
+        k = skip_ws(text, j)
+        if k >= n:
+            return call_at_end(text, name, arguments, j, ctx)
+        lit = any_at(text, k, (_KEY, _CLOSE), ctx)
+        if isinstance(lit, NeedMore):
+            return NEED_MORE
+        if lit == _CLOSE:
+            return RawCall(name, arguments), k + len(_CLOSE)
+        if lit is None:
+            return None if not arguments else Found(k, error="undecodable")
+        key = _key(text, k, ctx)
+        if not isinstance(key, tuple):
+            return key
+        got = value_or_refusal(text, key[1] + len(_VALUE), _SPEC, ctx, crossings, tag=key[1])
+        if not isinstance(got, tuple):
+            return got
+        arguments[key[0]], j, _, crossings = got
+
+
+def _key(text: str, k: int, ctx: ReadContext) -> tuple[str, int] | Found | NeedMore:
+    """The key of the ``<arg_key>`` at ``k`` and the index of the ``<arg_value>`` after it."""
+    n = len(text)
+    key_start = k + len(_KEY)
+    key_limit = min(n, key_start + ctx.max_name_chars + len(_END_KEY))
+    key_end = _find_ci(text, _END_KEY, key_start, key_limit)
+    if key_end == -1:
+        if not ctx.final and key_limit == n:
+            return NEED_MORE
+        return Found(k + 1, error="truncated" if key_limit == n else "undecodable")
+    v = skip_ws(text, key_end + len(_END_KEY))
+    if v >= n:
+        return NEED_MORE if not ctx.final else Found(n, error="truncated")
+    opened = expect_literal(text, v, _VALUE, ctx)
+    if isinstance(opened, NeedMore):
+        return NEED_MORE
+    if not opened:
+        return Found(v, error="undecodable")
+    return text[key_start:key_end].strip(), v
 
 
 def _find_ci(text: str, literal: str, i: int, limit: int) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws, startswith_ci
 from ._json import JsonFailure, decode_at
-from ._xml_text import ValueSpec, any_at, read_attrs, read_value
+from ._xml_text import ValueSpec, any_at, call_at_end, read_attrs, value_or_refusal
 
 __all__ = ["DSML", "GLIMMER", "MINICPM5", "MINIMAX_M2", "MINIMAX_M3", "STEP3", "InvokeDialect", "json_value"]
 
@@ -122,11 +122,7 @@ class InvokeDialect:
         while True:
             k = skip_ws(text, j)
             if k >= n:
-                # The end of the reply ate the closing tags after a complete value; with no
-                # value yet, the call may have been cut short.
-                if not ctx.final:
-                    return NEED_MORE
-                return (RawCall(name, arguments), j) if arguments else Found(n, error="truncated")
+                return call_at_end(text, name, arguments, j, ctx)
             lit = any_at(text, k, literals, ctx)
             if isinstance(lit, NeedMore):
                 return NEED_MORE
@@ -154,11 +150,9 @@ class InvokeDialect:
         if head is None or "name" not in head[0]:
             return Found(k + 1, error="undecodable")
         attrs, v = head
-        got = read_value(text, v, spec, ctx, budget[0])
-        if isinstance(got, NeedMore):
-            return NEED_MORE
-        if isinstance(got, str):
-            return Found(n if got == "truncated" else v, error=got)
+        got = value_or_refusal(text, v, spec, ctx, budget[0])
+        if not isinstance(got, tuple):
+            return got
         value, j, _, budget[0] = got
         return attrs["name"], self._typed(value, attrs, ctx), j
 

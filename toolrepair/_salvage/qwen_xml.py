@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
-from ._xml_text import ValueSpec, any_at, read_value
+from ._xml_text import ValueSpec, any_at, call_at_end, value_or_refusal
 from .function_tag import read_tag_name
 
 __all__ = ["QWEN3_CODER", "SEED_OSS"]
@@ -56,51 +56,46 @@ def read_function(
     """
     n = len(text)
     head = read_tag_name(text, i + len(_FUNCTION), ctx)
-    if head is None or head is NEED_MORE:
+    if not isinstance(head, tuple):
         return head
-    assert isinstance(head, tuple)
     name, j = head
-    spec = ValueSpec(
-        close=_END_PARAMETER,
-        successors=(_PARAMETER, _END_FUNCTION, block_close),
-        stops=(_PARAMETER, _END_FUNCTION, block_close),
-        own=own,
-    )
+    ends = (_PARAMETER, _END_FUNCTION, block_close)
+    spec = ValueSpec(close=_END_PARAMETER, successors=ends, stops=ends, own=own)
     arguments: dict[str, Any] = {}
     while True:
         k = skip_ws(text, j)
         if k >= n:
-            if not ctx.final:
-                return NEED_MORE
-            if not arguments:  # cut short before a value, or a call without arguments?
-                return Found(n, error="truncated")
-            return RawCall(name, arguments), j  # the end of the reply ate the closing tags
-        lit = any_at(text, k, (_PARAMETER, _END_FUNCTION, block_close), ctx)
+            return call_at_end(text, name, arguments, j, ctx)
+        lit = any_at(text, k, ends, ctx)
         if isinstance(lit, NeedMore):
             return NEED_MORE
-        if lit == _END_FUNCTION:
-            return RawCall(name, arguments), k + len(lit)
-        if lit == block_close:
-            return RawCall(name, arguments), k
         if lit is None:
             return None if not arguments else Found(k, error="undecodable")
-        key_head = read_tag_name(text, k + len(_PARAMETER), ctx)
-        if isinstance(key_head, NeedMore):
-            return NEED_MORE
-        if key_head is None:
-            return Found(k + 1, error="undecodable")
-        assert isinstance(key_head, tuple)
-        key, v = key_head
-        got = read_value(text, v, spec, ctx, budget[0])
-        if isinstance(got, NeedMore):
-            return NEED_MORE
-        if isinstance(got, str):
-            return Found(n if got == "truncated" else v, error=got)
-        assert isinstance(got, tuple)
-        value, j, closed, budget[0] = got
-        if not closed:
-            value = value.rstrip()  # the layout before the next tag, not the value
+        if lit != _PARAMETER:  # the function's end, or the block's (which stays to be read)
+            return RawCall(name, arguments), k + len(lit) if lit == _END_FUNCTION else k
+        got = _parameter(text, k, ctx, spec, budget)
+        if not isinstance(got, tuple):
+            return got
+        key, value, j = got
         arguments[key] = _trim_newlines(value) if trim else value
+
+
+def _parameter(
+    text: str, k: int, ctx: ReadContext, spec: ValueSpec, budget: list[int]
+) -> tuple[str, str, int] | Found | NeedMore:
+    """The ``<parameter=KEY>`` at ``k`` and its raw value: (key, value, end)."""
+    key_head = read_tag_name(text, k + len(_PARAMETER), ctx)
+    if isinstance(key_head, NeedMore):
+        return NEED_MORE
+    if key_head is None:
+        return Found(k + 1, error="undecodable")
+    key, v = key_head
+    got = value_or_refusal(text, v, spec, ctx, budget[0])
+    if not isinstance(got, tuple):
+        return got
+    value, j, closed, budget[0] = got
+    # A value a stop tag ended keeps the layout before that tag out.
+    return key, value if closed else value.rstrip(), j
 
 
 @dataclass(frozen=True)
@@ -118,48 +113,57 @@ class _QwenXml:
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(block length); values crossing more than MAX_CROSSINGS of our markers are refused.
-        n = len(text)
-        own = self.markers
-        if text[start:marker_end].lower() == _FUNCTION:
-            first: int = start
-        else:
-            first = skip_ws(text, marker_end)
-            if first >= n:
-                return NEED_MORE if not ctx.final else None
-            opened = expect_literal(text, first, _FUNCTION, ctx)
-            if isinstance(opened, NeedMore):
-                return NEED_MORE
-            if not opened:
-                return None  # a JSON body (Hermes) or `NAME<arg_key>` (GLM)
+        j = self._first(text, start, marker_end, ctx)
+        if not isinstance(j, int):
+            return j
         calls: list[RawCall] = []
         budget = [0]
-        j = first
         while True:
-            got = read_function(text, j, ctx, self.close, own=own, trim=self.trim, budget=budget)
+            got = read_function(text, j, ctx, self.close, own=self.markers, trim=self.trim, budget=budget)
             if got is None and calls:
                 return Found(j, error="undecodable")
             if not isinstance(got, tuple):
                 return got
             call, end = got
             calls.append(call)
-            k = skip_ws(text, end)
-            if k >= n:
-                return NEED_MORE if not ctx.final else Found(end, tuple(calls))
-            closed = expect_literal(text, k, self.close, ctx)
-            if isinstance(closed, NeedMore):
-                return NEED_MORE
-            if closed:
-                return Found(k + len(self.close), tuple(calls))
-            # One call per `<tool_call>` block (a following `<function=` is its own candidate,
-            # which keeps every read within its own block); Seed-OSS blocks may hold several.
-            if self.bare_function:
-                return Found(end, tuple(calls))
-            more = expect_literal(text, k, _FUNCTION, ctx)
-            if isinstance(more, NeedMore):
-                return NEED_MORE
+            after = self._after_call(text, end, ctx)
+            if not isinstance(after, tuple):
+                return after
+            j, more = after
             if not more:
-                return Found(end, tuple(calls))
-            j = k
+                return Found(j, tuple(calls))
+
+    def _first(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> int | NeedMore | None:
+        """Index of the first ``<function=``: the marker itself, or after ``<tool_call>``."""
+        if text[start:marker_end].lower() == _FUNCTION:
+            return start
+        first = skip_ws(text, marker_end)
+        if first >= len(text):
+            return NEED_MORE if not ctx.final else None
+        opened = expect_literal(text, first, _FUNCTION, ctx)
+        if isinstance(opened, NeedMore):
+            return NEED_MORE
+        return first if opened else None  # else a JSON body (Hermes) or `NAME<arg_key>` (GLM)
+
+    def _after_call(self, text: str, end: int, ctx: ReadContext) -> tuple[int, bool] | NeedMore:
+        """After a call ending at ``end``: (index of the block's next ``<function=``, True),
+        or (where the block ends, False)."""
+        k = skip_ws(text, end)
+        if k >= len(text):
+            return NEED_MORE if not ctx.final else (end, False)
+        closed = expect_literal(text, k, self.close, ctx)
+        if isinstance(closed, NeedMore):
+            return NEED_MORE
+        if closed:
+            return k + len(self.close), False
+        # One call per `<tool_call>` block (a following `<function=` is its own candidate,
+        # which keeps every read within its own block); Seed-OSS blocks may hold several.
+        if self.bare_function:
+            return end, False
+        more = expect_literal(text, k, _FUNCTION, ctx)
+        if isinstance(more, NeedMore):
+            return NEED_MORE
+        return (k, True) if more else (end, False)
 
 
 QWEN3_CODER = _QwenXml("qwen3_coder", "<tool_call>", "</tool_call>", trim=True, bare_function=True)
