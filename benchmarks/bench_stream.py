@@ -67,12 +67,13 @@ def main() -> None:
     for name, words, target in (("plain prose", PLAIN, 3.0), ("marker-dense prose", DENSE, None)):
         text = reply(words)
         deltas = [text[i : i + DELTA] for i in range(0, len(text), DELTA)]
-        assert len(tr.salvage_text(text, ALLOWED).calls) == 50
-        assert sum(1 for e in streamed(deltas) if isinstance(e, tr.ToolCallReady)) == 50
+        calls = tr.salvage_text(text, ALLOWED).calls  # the dense reply's fences mask some
+        assert tuple(e.call for e in streamed(deltas) if isinstance(e, tr.ToolCallReady)) == calls
+        assert len(calls) == 50 or words is DENSE
         floor, default, no_reasoning, whole = best_together(
             lambda d=deltas: floor_feeds(d), lambda d=deltas: streamed(d),
             lambda d=deltas: streamed(d, mask_reasoning=False), lambda t=text: tr.salvage_text(t, ALLOWED), repeat=5)
-        print(f"{name}: {len(text)} chars, {len(deltas)} deltas, 50 calls")
+        print(f"{name}: {len(text)} chars, {len(deltas)} deltas, {len(calls)} calls")
         print(f"  floor: one TextDelta per delta (baseline)  {floor * 1e3:8.2f} ms   1.00x")
         for label, t in (("stream, default", default), ("stream, mask_reasoning=False", no_reasoning)):
             note = ""

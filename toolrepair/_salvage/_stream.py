@@ -32,7 +32,9 @@ up (a ``too-large`` rejection, its text released), exactly as ``salvage_text`` g
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import functools
+import re
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Union
 
@@ -41,11 +43,45 @@ from .._types import ToolCall
 from ._base import LOOKBEHIND, AnyTool, Dialect
 from ._engine import SalvagePass, config_for
 from ._marks import Work
+from ._scan import MarkerFinder
 
 __all__ = ["Event", "StreamSalvager", "TextDelta", "ToolCallReady"]
 
 # Re-read a waiting candidate once it has grown by 1/_GROWTH of its length since the last try.
 _GROWTH = 4
+# Plain text (see ``StreamSalvager.feed``) is handed to the pass in batches of about this many
+# characters: the pass's per-entry cost is paid once per batch, not once per delta, and the
+# batch is all the stream keeps beyond the pass's window.
+_BATCH = 8 * LOOKBEHIND
+
+
+class _Plain(NamedTuple):
+    """What the stream needs to pass plain text by the pass: a search for any anchor character
+    (text without one holds no marker and completes none), and the proper prefixes of markers
+    that hold no anchor character (``call`` of ``call:``), the only ones that can end such text,
+    by their last character, longest first (``ends`` None: ask ``partial_start`` instead);
+    ``ascii_ends`` the same by an ASCII last character of either case. A text whose last
+    character is at least ``exotic`` takes the general path (``_release``)."""
+
+    anchor: Callable[[str], re.Match[str] | None]
+    ends: dict[str, tuple[str, ...]] | None
+    ascii_ends: dict[str, tuple[str, ...]]
+    longest: int
+    exotic: str
+
+
+@functools.lru_cache(maxsize=64)
+def _plain_table(finder: MarkerFinder) -> _Plain:
+    anchors = set(finder.anchors)
+    free = sorted((p for p in finder.prefixes if not anchors.intersection(p)), key=len, reverse=True)
+    by_last: dict[str, tuple[str, ...]] = {}
+    for p in free:
+        by_last[p[-1]] = (*by_last.get(p[-1], ()), p)
+    ascii_ends = {c: by_last[c.lower()] for c in map(chr, range(128)) if c.lower() in by_last}
+    if any("\u0307" in p for p in free):  # `İ` lowers to two characters: compare in place
+        return _Plain(finder.anchor_re.search, None, ascii_ends, 0, "\x00")
+    # A non-ASCII last character (the Kelvin sign lowers to `k`) is compared by `_hold`.
+    return _Plain(finder.anchor_re.search, by_last, ascii_ends, max(map(len, free), default=0), "\x80")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +137,9 @@ class StreamSalvager:
             ...
     """
 
-    __slots__ = ("_any_cut", "_call_i", "_closed", "_cut_i", "_fed", "_held", "_kept", "_kept_since_cut",
-                 "_max_input", "_may_reset", "_over", "_pass", "_rel", "_resets", "_tried", "_ws")
+    __slots__ = ("_any_cut", "_batch", "_call_i", "_closed", "_cut_i", "_entries", "_fed", "_held",
+                 "_kept", "_kept_since_cut", "_looked", "_max_input", "_may_reset", "_over", "_pass", "_plain",
+                 "_rel", "_resets", "_table", "_tail", "_tried", "_until", "_ws")
 
     def __init__(
         self,
@@ -141,6 +178,16 @@ class StreamSalvager:
         self._any_cut = False
         self._kept = False
         self._kept_since_cut = False
+        # Plain text (see `feed`): may the next delta pass the pass by, the text after `_rel`
+        # (anchor-free, unreleased: a marker may start there), the deltas not yet handed to
+        # the pass and how much was handed so far.
+        self._table = _plain_table(config.finder)
+        self._plain = True
+        self._tail = ""
+        self._batch: list[str] = []
+        self._until = min(self._max_input, _BATCH)  # plain text passes by up to here in all
+        self._entries = 0
+        self._looked = 0
 
     @property
     def work(self) -> Work:
@@ -148,14 +195,70 @@ class StreamSalvager:
         and copied into the window): what linear-time tests assert on, never a clock."""
         return self._pass.work
 
+    @property
+    def entries(self) -> int:
+        """How many times ``feed`` and ``close`` entered the pass (plain text does not)."""
+        return self._entries
+
+    @property
+    def looked(self) -> int:
+        """Characters the stream itself looked at to let plain text pass the pass by."""
+        return self._looked
+
     def feed(self, delta: str) -> list[Event]:
-        """The events that ``delta`` makes certain. O(len(delta)) amortised."""
+        """The events that ``delta`` makes certain. O(len(delta)) amortised.
+
+        Plain text, the common delta, passes the pass by: when the pass waits on nothing and
+        the unreleased text holds no anchor character (``_step`` decides), a delta without one
+        can hold no marker nor complete one, so what the pass would release is known at once:
+        all of it but a trailing prefix of a marker (``call`` of ``call:``). That costs one
+        search of the delta in C, a look at its last ``_Plain.longest`` characters and a
+        ``TextDelta``; the deltas are handed to the pass (window, code mask) once per
+        ``_BATCH`` characters, never re-read by it. Any other delta enters the pass.
+        """
+        if self._plain and type(delta) is str:
+            fed = self._fed + len(delta)
+            if fed > self._until:  # a batch's worth: hand it to the pass first
+                self._give()
+            if fed <= self._until and self._table.anchor(delta) is None:
+                if not delta:
+                    return []
+                self._fed = fed
+                self._batch.append(delta)
+                if self._held is not None:  # released to the held text per batch (`_give`)
+                    return []
+                # `_release`'s usual case, inline: O(len(delta) + longest).
+                text = self._tail + delta
+                end = text[-1]
+                table = self._table
+                if end >= table.exotic or not self._kept:
+                    return self._release(text)
+                self._tail = ""
+                ending = table.ascii_ends.get(end)
+                if ending is not None:
+                    for prefix in ending:
+                        if text[-len(prefix) :].lower() == prefix:
+                            self._tail = text[-len(prefix) :]
+                            text = text[: -len(prefix)]
+                            if not text:
+                                return []
+                            break
+                body = text.rstrip()
+                if len(body) != len(text) or self._ws:
+                    return self._spaced(text, body)
+                self._kept_since_cut = True
+                return [TextDelta(text)]
+        return self._feed(delta)
+
+    def _feed(self, delta: str) -> list[Event]:
         if self._closed:
             raise RuntimeError("StreamSalvager.feed() after close()")
         if not isinstance(delta, str):
             raise TypeError(f"feed takes a str, not {type(delta).__name__}")
         if self._over:
             return [TextDelta(delta)] if delta else []
+        self._give()  # the plain text before it first: the pass reads the text in order
+        self._plain = False
         self._fed += len(delta)
         if self._fed > self._max_input:
             return self._overflow(delta)
@@ -163,12 +266,8 @@ class StreamSalvager:
         scan = run.scan
         if run.mask is not None:
             run.mask.feed(delta)
-        if run.blocked is None and scan.idle and not run.config.finder.anchor_re.search(delta):
-            # Prose: no marker can complete in it and none is pending, so the pass has
-            # nothing to do; only the end of the text (a marker prefix?) needs a look.
-            scan.extend_plain(delta)
-            return self._step(final=False, look=False)
         run.extend(delta)
+        self._until = min(self._max_input, self._fed + _BATCH)
         if run.blocked is not None and not (run.settling and delta):
             waited = self._tried - run.blocked
             if _GROWTH * (scan.end - self._tried) < waited and scan.end - run.blocked <= run.limits[1]:
@@ -180,9 +279,91 @@ class StreamSalvager:
         if self._closed:
             return []
         self._closed = True
+        self._plain = False
         if self._over:
             return []
+        self._give()
         return self._step(final=True)
+
+    def _hold(self, text: str) -> int:
+        """How many characters at the end of anchor-free ``text`` may begin a marker: what
+        ``partial_start`` answers, from the few prefixes that hold no anchor. O(longest)."""
+        ends = self._table.ends
+        if ends is None:
+            return len(text) - self._pass.config.finder.partial_start(text, 0)
+        ending = ends.get(text[-1:].lower())
+        if ending is not None:
+            for prefix in ending:
+                if text[-len(prefix):].lower() == prefix:
+                    return len(prefix)
+        return 0
+
+    def _release(self, text: str) -> list[Event]:
+        """Release plain ``text`` (the tail and a delta) as the pass would (see ``feed``):
+        O(len(text))."""
+        hold = self._hold(text)
+        if hold:
+            text, self._tail = text[:-hold], text[-hold:]
+        else:
+            self._tail = ""
+        if not text:
+            return []
+        if not self._kept:  # the first text kept: `_text` decides on its leading whitespace
+            out: list[str] = []
+            self._text(text, out)
+            events: list[Event] = []
+            _flush(out, events)
+            return events
+        return self._spaced(text, text.rstrip())
+
+    def _spaced(self, text: str, body: str) -> list[Event]:
+        """``_text`` of ``text`` (``body`` its ``rstrip()``) when something was kept before:
+        only its trailing whitespace waits."""
+        ws = self._ws
+        if not body:
+            ws.append(text)
+            return []
+        if len(body) < len(text):
+            trail = text[len(body):]
+            if ws:
+                body = "".join(ws) + body
+                ws.clear()
+            ws.append(trail)
+        elif ws:
+            body = "".join(ws) + body
+            ws.clear()
+        self._kept_since_cut = True
+        return [TextDelta(body)]
+
+    def _give(self) -> None:
+        """Hand the plain deltas passed by to the pass, as one piece: the window and the code
+        mask take them (no marker is in them to look for), and the pass moves on to the text
+        it has released. O(len(batch) + window)."""
+        if not self._batch:
+            return
+        more = "".join(self._batch)
+        # Looked at per delta: each of its characters once (the anchor search), its tail and
+        # last `longest` characters once more at most.
+        self._looked += len(more) + 2 * self._table.longest * len(self._batch)
+        self._batch.clear()
+        if self._held is not None:  # held text: split once per batch, not per delta
+            text = self._tail + more
+            hold = self._hold(text)
+            if len(text) > hold:
+                self._held.append(text[: len(text) - hold])
+            self._tail = text[len(text) - hold :]
+        run = self._pass
+        scan = run.scan
+        if run.mask is not None:
+            run.mask.feed(more)
+        scan.extend_plain(more)
+        self._until = min(self._max_input, self._fed + _BATCH)
+        self._tried = scan.end
+        self._rel = scan.end - len(self._tail)
+        run.pos = max(run.pos, self._rel)
+        if run.mask is not None:
+            run.mask.catch_up(run.pos)
+        scan.trim(min(self._rel, run.pos - LOOKBEHIND))
 
     def _overflow(self, delta: str) -> list[Event]:
         """The input outgrew ``max_input_chars``: release everything held as text, stop salvaging."""
@@ -200,11 +381,11 @@ class StreamSalvager:
         text = "".join(out)
         return [TextDelta(text)] if text else []
 
-    def _step(self, final: bool, look: bool = True) -> list[Event]:
+    def _step(self, final: bool) -> list[Event]:
         run = self._pass
         scan = run.scan
-        if look:
-            run.advance(final)
+        self._entries += 1
+        run.advance(final)
         self._tried = scan.end
         if final:
             limit = scan.end
@@ -263,6 +444,13 @@ class StreamSalvager:
             if run.mask is not None:  # the code mask reads (and then forgets) complete lines
                 run.mask.catch_up(run.pos if run.blocked is None else run.blocked)
             scan.trim(min(self._rel, run.pos - LOOKBEHIND))
+            # Plain text may pass the pass by (see `feed`) while nothing waits and the text
+            # not released holds no anchor: then no marker is pending in it (each holds its
+            # anchor, and the scan returns every one before what is released), so only a
+            # prefix of one without its anchor can be there. O(max_len).
+            rest = scan.text[self._rel - scan.base :]
+            self._plain = run.blocked is None and self._table.anchor(rest) is None
+            self._tail = rest
         _flush(out, events)
         return events
 
