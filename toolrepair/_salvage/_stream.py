@@ -235,18 +235,19 @@ class StreamSalvager:
                     return self._release(text)
                 self._tail = ""
                 ending = table.ascii_ends.get(end)
-                if ending is not None:
+                if ending is not None:  # `_hold`, for an ASCII last character
                     for prefix in ending:
-                        if text[-len(prefix) :].lower() == prefix:
-                            self._tail = text[-len(prefix) :]
-                            text = text[: -len(prefix)]
+                        k = len(prefix)
+                        if text[-k:].lower() == prefix:
+                            self._tail = text[-k:]
+                            text = text[:-k]
                             if not text:
                                 return []
                             break
-                body = text.rstrip()
-                if len(body) != len(text) or self._ws:
-                    return self._spaced(text, body)
-                self._kept_since_cut = True
+                if self._ws or text[-1].isspace():
+                    text = self._kept_text(text)
+                    return [TextDelta(text)] if text else []
+                self._kept_since_cut = True  # `_kept_text` of text that ends in no whitespace
                 return [TextDelta(text)]
         return self._feed(delta)
 
@@ -308,32 +309,9 @@ class StreamSalvager:
             self._tail = ""
         if not text:
             return []
-        if not self._kept:  # the first text kept: `_text` decides on its leading whitespace
-            out: list[str] = []
-            self._text(text, out)
-            events: list[Event] = []
-            _flush(out, events)
-            return events
-        return self._spaced(text, text.rstrip())
-
-    def _spaced(self, text: str, body: str) -> list[Event]:
-        """``_text`` of ``text`` (``body`` its ``rstrip()``) when something was kept before:
-        only its trailing whitespace waits."""
-        ws = self._ws
-        if not body:
-            ws.append(text)
-            return []
-        if len(body) < len(text):
-            trail = text[len(body):]
-            if ws:
-                body = "".join(ws) + body
-                ws.clear()
-            ws.append(trail)
-        elif ws:
-            body = "".join(ws) + body
-            ws.clear()
-        self._kept_since_cut = True
-        return [TextDelta(body)]
+        out: list[str] = []
+        self._text(text, out)
+        return [TextDelta("".join(out))] if out else []
 
     def _give(self) -> None:
         """Hand the plain deltas passed by to the pass, as one piece: the window and the code
@@ -464,6 +442,11 @@ class StreamSalvager:
 
     def _text(self, piece: str, out: list[str]) -> None:
         """Release text, holding its trailing whitespace until what follows is known."""
+        if self._kept:
+            kept = self._kept_text(piece)
+            if kept:
+                out.append(kept)
+            return
         body = piece.strip()
         if not body:
             self._ws.append(piece)
@@ -478,6 +461,23 @@ class StreamSalvager:
         if trail:
             self._ws.append(trail)
         self._kept = self._kept_since_cut = True
+
+    def _kept_text(self, piece: str) -> str:
+        """``_text`` once something was kept: the waiting whitespace and ``piece`` are released
+        but ``piece``'s trailing whitespace, which waits in turn. Returns what is released."""
+        body = piece.rstrip()
+        ws = self._ws
+        if not body:
+            ws.append(piece)
+            return ""
+        trail = piece[len(body) :]
+        if ws:
+            body = "".join(ws) + body
+            ws.clear()
+        if trail:
+            ws.append(trail)
+        self._kept_since_cut = True
+        return body
 
     def _cut(self, calls: list[ToolCall], out: list[str], events: list[Event]) -> None:
         self._ws.clear()  # whitespace before a cut goes
