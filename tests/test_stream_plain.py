@@ -147,7 +147,7 @@ def test_the_table_of_anchor_free_prefixes() -> None:
 
 PREFIXES = st.sampled_from(["t", "to", "ca", "cal", "call", "act", "actio", "fun", "functools", "]", "T", "CALL"])
 PLAIN = st.text(alphabet="abcdefilnostu \n\r\t`~-", max_size=10)
-CALLS = st.sampled_from(REPLIES[:6] + [hermes("a", {"q": "x"}), "call:", "<tool_", "[TOOL_CALLS]", "```\n", "<think>"])
+CALLS = st.sampled_from([*REPLIES[:6], hermes("a", {"q": "x"}), "call:", "<tool_", "[TOOL_CALLS]", "```\n", "<think>"])
 PIECES = st.lists(PLAIN | PREFIXES | CALLS, max_size=12).map("".join)
 
 

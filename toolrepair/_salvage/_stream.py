@@ -137,9 +137,9 @@ class StreamSalvager:
             ...
     """
 
-    __slots__ = ("_any_cut", "_batch", "_call_i", "_closed", "_cut_i", "_entries", "_fed", "_held",
-                 "_kept", "_kept_since_cut", "_looked", "_max_input", "_may_reset", "_over", "_pass", "_plain",
-                 "_rel", "_resets", "_table", "_tail", "_tried", "_until", "_ws")
+    __slots__ = ("_any_cut", "_batch", "_call_i", "_closed", "_cut_i", "_entries", "_fed", "_held", "_kept",
+                 "_kept_since_cut", "_looked", "_max_input", "_may_reset", "_over", "_pass", "_plain", "_prefix",
+                 "_rel", "_resets", "_table", "_tried", "_until", "_ws")
 
     def __init__(
         self,
@@ -183,7 +183,7 @@ class StreamSalvager:
         # the pass and how much was handed so far.
         self._table = _plain_table(config.finder)
         self._plain = True
-        self._tail = ""
+        self._prefix = ""
         self._batch: list[str] = []
         self._until = min(self._max_input, _BATCH)  # plain text passes by up to here in all
         self._entries = 0
@@ -228,18 +228,18 @@ class StreamSalvager:
                 if self._held is not None:  # released to the held text per batch (`_give`)
                     return []
                 # `_release`'s usual case, inline: O(len(delta) + longest).
-                text = self._tail + delta
+                text = self._prefix + delta
                 end = text[-1]
                 table = self._table
                 if end >= table.exotic or not self._kept:
                     return self._release(text)
-                self._tail = ""
+                self._prefix = ""
                 ending = table.ascii_ends.get(end)
                 if ending is not None:  # `_hold`, for an ASCII last character
                     for prefix in ending:
                         k = len(prefix)
                         if text[-k:].lower() == prefix:
-                            self._tail = text[-k:]
+                            self._prefix = text[-k:]
                             text = text[:-k]
                             if not text:
                                 return []
@@ -304,9 +304,9 @@ class StreamSalvager:
         O(len(text))."""
         hold = self._hold(text)
         if hold:
-            text, self._tail = text[:-hold], text[-hold:]
+            text, self._prefix = text[:-hold], text[-hold:]
         else:
-            self._tail = ""
+            self._prefix = ""
         if not text:
             return []
         out: list[str] = []
@@ -325,11 +325,11 @@ class StreamSalvager:
         self._looked += len(more) + 2 * self._table.longest * len(self._batch)
         self._batch.clear()
         if self._held is not None:  # held text: split once per batch, not per delta
-            text = self._tail + more
+            text = self._prefix + more
             hold = self._hold(text)
             if len(text) > hold:
                 self._held.append(text[: len(text) - hold])
-            self._tail = text[len(text) - hold :]
+            self._prefix = text[len(text) - hold :]
         run = self._pass
         scan = run.scan
         if run.mask is not None:
@@ -337,7 +337,7 @@ class StreamSalvager:
         scan.extend_plain(more)
         self._until = min(self._max_input, self._fed + _BATCH)
         self._tried = scan.end
-        self._rel = scan.end - len(self._tail)
+        self._rel = scan.end - len(self._prefix)
         run.pos = max(run.pos, self._rel)
         if run.mask is not None:
             run.mask.catch_up(run.pos)
@@ -428,7 +428,7 @@ class StreamSalvager:
             # prefix of one without its anchor can be there. O(max_len).
             rest = scan.text[self._rel - scan.base :]
             self._plain = run.blocked is None and self._table.anchor(rest) is None
-            self._tail = rest
+            self._prefix = rest
         _flush(out, events)
         return events
 
