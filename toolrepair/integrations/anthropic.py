@@ -44,45 +44,54 @@ def repair_message(message: Any, registry: ToolRegistry) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = (
         [{"type": "text", "text": content}] if isinstance(content, str) else list(content or []))
     errors: list[dict[str, Any]] = []
-    new_blocks: list[dict[str, Any]] = []
     salvaged_any = False
     if any(block.get("type") == "tool_use" for block in blocks):
-        for block in blocks:
-            if block.get("type") != "tool_use":
-                new_blocks.append(block)
-                continue
-            vetted = vet(registry, (block.get("name"), block.get("input"), block.get("id")))
-            if vetted.error is not None:
-                new_blocks.append(block)
-                errors.append(_error(vetted))
-                continue
-            new_blocks.append({**block, "name": vetted.call.name, "input": vetted.call.arguments})
+        new_blocks = [_repaired_block(block, registry, errors) for block in blocks]
     else:
+        new_blocks = []
         for block in blocks:
-            text = block.get("text") if block.get("type") == "text" else None
-            if not isinstance(text, str) or not text:
-                new_blocks.append(block)
-                continue
-            vetted_text = vet_text(registry, text, "toolu_")
-            errors.extend({"tool_use_id": None, "name": r.name, "message": rejection_message(r, registry),
-                           "reason": r.reason} for r in vetted_text.rejected)
-            if not vetted_text.calls:
-                new_blocks.append(block)
-                continue
-            salvaged_any = True
-            if vetted_text.content:  # the API refuses empty text blocks
-                new_blocks.append({**block, "text": vetted_text.content})
-            for vetted in vetted_text.calls:
-                if vetted.error is not None:
-                    errors.append(_error(vetted))
-                new_blocks.append({"type": "tool_use", "id": vetted.call.id, "name": vetted.call.name,
-                                   "input": vetted.call.arguments})
+            salvaged = _maybe_salvaged_blocks(block, registry, errors)
+            salvaged_any = salvaged_any or salvaged is not None
+            new_blocks.extend([block] if salvaged is None else salvaged)
         if salvaged_any and out.get("stop_reason") == "end_turn":
             out["stop_reason"] = "tool_use"  # loops that branch on stop_reason then run the calls
     if isinstance(content, list) or salvaged_any:
         out["content"] = new_blocks
     if errors:
         out[ERRORS_KEY] = errors
+    return out
+
+
+def _repaired_block(block: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """A ``tool_use`` block with the offered name and repaired input; any other block, and a
+    refused call (its error added to ``errors``), as written."""
+    if block.get("type") != "tool_use":
+        return block
+    vetted = vet(registry, (block.get("name"), block.get("input"), block.get("id")))
+    if vetted.error is not None:
+        errors.append(_error(vetted))
+        return block
+    return {**block, "name": vetted.call.name, "input": vetted.call.arguments}
+
+
+def _maybe_salvaged_blocks(block: dict[str, Any], registry: ToolRegistry,
+                           errors: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """What a text block becomes when calls are salvaged from it: its text without them, then
+    a ``tool_use`` block per call; None when it holds none (refusals go to ``errors``)."""
+    text = block.get("text") if block.get("type") == "text" else None
+    if not isinstance(text, str) or not text:
+        return None
+    vetted_text = vet_text(registry, text, "toolu_")
+    errors.extend({"tool_use_id": None, "name": r.name, "message": rejection_message(r, registry),
+                   "reason": r.reason} for r in vetted_text.rejected)
+    if not vetted_text.calls:
+        return None
+    out = [{**block, "text": vetted_text.content}] if vetted_text.content else []  # the API refuses empty text
+    for vetted in vetted_text.calls:
+        if vetted.error is not None:
+            errors.append(_error(vetted))
+        out.append({"type": "tool_use", "id": vetted.call.id, "name": vetted.call.name,
+                    "input": vetted.call.arguments})
     return out
 
 

@@ -74,31 +74,11 @@ def repair_tool_selections(response: Any, registry: ToolRegistry, *,
     """
     llms = require("llama_index.core.llms.llm", _EXTRA)
     types = require("llama_index.core.base.llms.types", _EXTRA)
-    selection = llms.ToolSelection
     raw = _raw_calls(response)
     if raw is None:
         return []
     message = response.message
-    vetted_calls: list[tuple[Vetted, Any]] = []
-    if raw:
-        for i, (ident, name, arguments, block) in enumerate(raw):
-            tool_id = ident or stable_id("call_", f"{name}\x00{arguments!r}", i)
-            vetted_calls.append((vet(registry, (name, arguments, tool_id)), block))
-    else:
-        text = _text_of(message)
-        if not text:
-            return []
-        vetted_text = vet_text(registry, text, "call_")
-        if not vetted_text.calls:
-            return []
-        kept = [b for b in message.blocks if getattr(b, "block_type", None) != "text"]
-        new_blocks: list[Any] = [types.TextBlock(text=vetted_text.content)] if vetted_text.content else []
-        for vetted in vetted_text.calls:
-            block = types.ToolCallBlock(tool_call_id=vetted.call.id, tool_name=vetted.call.name,
-                                        tool_kwargs=vetted.call.arguments)
-            new_blocks.append(block)
-            vetted_calls.append((vetted, block))
-        message.blocks = new_blocks + kept
+    vetted_calls = _vet_native(raw, registry) if raw else _vet_salvaged(message, registry, types)
     selections: list[Any] = []
     dropped: list[Any] = []
     for vetted, block in vetted_calls:
@@ -111,12 +91,42 @@ def repair_tool_selections(response: Any, registry: ToolRegistry, *,
             if not keep_refused:
                 dropped.append((block, vetted.message))
                 continue
-        selections.append(selection(tool_id=call.id, tool_name=call.name, tool_kwargs=call.arguments))
+        selections.append(llms.ToolSelection(tool_id=call.id, tool_name=call.name, tool_kwargs=call.arguments))
     if dropped:
         gone = {id(block) for block, _ in dropped}
         message.blocks = [b for b in message.blocks if id(b) not in gone]
         message.blocks.append(types.TextBlock(text="\n".join(text for _, text in dropped)))
     return selections
+
+
+def _vet_native(raw: list[tuple[str | None, str, Any, Any]], registry: ToolRegistry) -> list[tuple[Vetted, Any]]:
+    """Each native call vetted, with its block; a call without an id gets one from its content."""
+    vetted_calls: list[tuple[Vetted, Any]] = []
+    for i, (ident, name, arguments, block) in enumerate(raw):
+        tool_id = ident or stable_id("call_", f"{name}\x00{arguments!r}", i)
+        vetted_calls.append((vet(registry, (name, arguments, tool_id)), block))
+    return vetted_calls
+
+
+def _vet_salvaged(message: Any, registry: ToolRegistry, types: Any) -> list[tuple[Vetted, Any]]:
+    """The calls salvaged from the message's text, each with the ``ToolCallBlock`` now in the
+    message in its place (the text blocks become one, without the calls)."""
+    text = _text_of(message)
+    if not text:
+        return []
+    vetted_text = vet_text(registry, text, "call_")
+    if not vetted_text.calls:
+        return []
+    kept = [b for b in message.blocks if getattr(b, "block_type", None) != "text"]
+    new_blocks: list[Any] = [types.TextBlock(text=vetted_text.content)] if vetted_text.content else []
+    vetted_calls: list[tuple[Vetted, Any]] = []
+    for vetted in vetted_text.calls:
+        block = types.ToolCallBlock(tool_call_id=vetted.call.id, tool_name=vetted.call.name,
+                                    tool_kwargs=vetted.call.arguments)
+        new_blocks.append(block)
+        vetted_calls.append((vetted, block))
+    message.blocks = new_blocks + kept
+    return vetted_calls
 
 
 def wrap_llm(llm: Any, registry: ToolRegistry | Iterable[Any], *, on_error: Pending | None = None,
