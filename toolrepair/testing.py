@@ -25,7 +25,7 @@ import keyword
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, SupportsIndex
+from typing import TYPE_CHECKING, Any, Final, SupportsIndex
 
 from ._names import NameTable
 from ._salvage import (
@@ -518,6 +518,36 @@ def _linear_failure(unit: str, dialect: Dialect) -> str | None:
     return None if why is None else f"{unit!r} * {2 * n}: {why}"
 
 
+def _linear_failure_on_markers(dialect: Dialect) -> str | None:
+    """Why salvage does not look linear on repetitions of one of the dialect's markers, alone
+    or opening an object, or None."""
+    for marker in dict.fromkeys(m.lower() for m in dialect.markers):
+        for unit in (marker, marker + "{"):
+            why = _linear_failure(unit, dialect)
+            if why is not None:
+                return why
+    return None
+
+
+def _prose_with_markers(dialect: Dialect) -> SearchStrategy[str]:
+    """Prose, half the time made of this dialect's own markers: a stray marker right before a
+    call is where a reader most often swallows the call."""
+    from hypothesis import strategies as st
+
+    stray = [m + s for m in dict.fromkeys(m.lower() for m in dialect.markers) for s in (" ", "\n", " x ")]
+    own_prose = st.lists(st.sampled_from([*stray, "ok ", "{ ", "} ", "` "]), max_size=4).map(
+        lambda ps: "".join(ps).strip())
+    return _prose() | own_prose
+
+
+# Masks a call inside must stay masked in: (open, close, what the rendered call must not hold,
+# as it would end the mask early).
+_MASK_WRAPPERS: Final[tuple[tuple[str, str, str], ...]] = (
+    ("\n```\n", "\n```\n", "```"), ("\n~~~~\n", "\n~~~~\n", "~~~"), ("\n```json\n", "\n```\n", "```"),
+    ("\n```\n", "", "```"), ("<think>", "</think>", "</think>"), ("<think>", "", "</think>"),
+)
+
+
 def check_dialect(
     dialect: Dialect,
     render: Callable[[ToolCall], str],
@@ -565,15 +595,7 @@ def check_dialect(
         except Exception:  # not usable as prose; the robustness property reports the error
             return False
 
-    if prose is not None:
-        prose_s = prose.filter(no_call_in)
-    else:
-        # Half the time, prose made of this dialect's own markers: a stray marker right before
-        # a call is where a reader most often swallows the call.
-        stray = [m + s for m in dict.fromkeys(m.lower() for m in dialect.markers) for s in (" ", "\n", " x ")]
-        own_prose = st.lists(st.sampled_from([*stray, "ok ", "{ ", "} ", "` "]), max_size=4).map(
-            lambda ps: "".join(ps).strip())
-        prose_s = (_prose() | own_prose).filter(no_call_in)
+    prose_s = (prose if prose is not None else _prose_with_markers(dialect)).filter(no_call_in)
     own = [*dialect.markers, *_attribute_strings(dialect), *(m for p in pairs for m in p if m)]
     soup = st.lists(st.sampled_from([*own, *end_markers(), "{", "}", "[", "]", '"', "\\", "\n", " ", ":", ",",
                                      "<", ">", "=", "```", "~~~", "<think>", "</think>", "null"])
@@ -593,12 +615,8 @@ def check_dialect(
         assert ok, (f"{text!r} salvaged to {_shown(got.calls)}, expected {_shown([call])}"
                     f" (rejected: {[(r.reason, r.text) for r in got.rejected]})")
 
-    # (open, close, what the rendered call must not hold: it would end the mask early)
-    wrappers: list[tuple[str, str, str]] = [
-        ("\n```\n", "\n```\n", "```"), ("\n~~~~\n", "\n~~~~\n", "~~~"), ("\n```json\n", "\n```\n", "```"),
-        ("\n```\n", "", "```"), ("<think>", "</think>", "</think>"), ("<think>", "", "</think>"),
-    ]
-    wrappers += [(o, c, c) for o, c in pairs if o is not None]
+    # The fixed masks, and each reasoning block the dialect declares.
+    wrappers = [*_MASK_WRAPPERS, *((o, c, c) for o, c in pairs if o is not None)]
 
     @config
     @given(call=calls_s, before=prose_s, after=prose_s, wrapper=st.sampled_from(wrappers))
@@ -654,8 +672,6 @@ def check_dialect(
             notes = "\n".join(str(n) for n in getattr(e, "__notes__", ()))
             raise AssertionError(f"{label}: {what} failed: {type(e).__name__}: {e}\n{notes}".rstrip()) from e
 
-    for marker in dict.fromkeys(m.lower() for m in dialect.markers):
-        for unit in (marker, marker + "{"):
-            why = _linear_failure(unit, dialect)
-            if why is not None:
-                raise AssertionError(f"{label}: linear cost failed: {why}")
+    why = _linear_failure_on_markers(dialect)
+    if why is not None:
+        raise AssertionError(f"{label}: linear cost failed: {why}")
