@@ -69,31 +69,42 @@ def suggest_names(name: str, candidates: Iterable[str], *, n: int = 3, cutoff: f
     pool = list(dict.fromkeys(candidates))
     if n <= 0 or not pool:
         return []
-    out: list[str] = []
+    out = _same_names(name, pool)
+    if len(out) < n:
+        out.extend(_similar_names(normalize_name(name), [c for c in pool if c not in out], n, cutoff))
+    return out[:n]
+
+
+def _same_names(name: str, pool: list[str]) -> list[str]:
+    """The candidates that are ``name`` written differently: the same normalised key, the
+    same words in another order, or the key of ``name`` without its namespace."""
     key = normalize_name(name)
     words = _words(name)
-    out.extend(c for c in pool if normalize_name(c) == key)
+    out = [c for c in pool if normalize_name(c) == key]
     out.extend(c for c in pool if c not in out and words and _words(c) == words)
     bare = split_namespace(name)
     if bare is not None:
         bare_key = normalize_name(bare)
         out.extend(c for c in pool if c not in out and normalize_name(c) == bare_key)
-    if len(out) < n:
-        by_key: dict[str, list[str]] = {}
-        for c in pool:
-            if c not in out:
-                by_key.setdefault(normalize_name(c), []).append(c)
-        # difflib's own ranking breaks ties arbitrarily; ties here keep the caller's order.
-        scored = []
-        for order, (other, names) in enumerate(by_key.items()):
-            matcher = difflib.SequenceMatcher(None, key, other)
-            if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff:
-                ratio = matcher.ratio()
-                if ratio >= cutoff:
-                    scored.append((-ratio, order, names))
-        for _, _, names in sorted(scored)[:n]:
-            out.extend(names)
-    return out[:n]
+    return out
+
+
+def _similar_names(key: str, pool: list[str], n: int, cutoff: float) -> list[str]:
+    """The candidates of the ``n`` normalised keys most like ``key`` (difflib ratio at least
+    ``cutoff``), best first."""
+    by_key: dict[str, list[str]] = {}
+    for c in pool:
+        by_key.setdefault(normalize_name(c), []).append(c)
+    # difflib's own ranking breaks ties arbitrarily; ties here keep the caller's order.
+    scored = []
+    for order, (other, names) in enumerate(by_key.items()):
+        matcher = difflib.SequenceMatcher(None, key, other)
+        # The cheap upper bounds first: most candidates are refused before the real ratio.
+        if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff:
+            ratio = matcher.ratio()
+            if ratio >= cutoff:
+                scored.append((-ratio, order, names))
+    return [c for _, _, names in sorted(scored)[:n] for c in names]
 
 
 def tool_name_of(tool: Any) -> str:
