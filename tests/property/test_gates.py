@@ -75,7 +75,9 @@ def _markers_handled(text: str, gated: bool) -> int:
         ("key: value\nnote: ok {a} [b]", 0, 2),
         ('Reply {"name": "f"} here', 1, 1),  # a key after `{`: the json reader decides
         ("[f(a=1)] then [x]", 1, 2),  # the pythonic list; `[x]` ruled out
-        ("</think>\n[{x and [y]", 2, 4),  # `</think>` and xlam's `[` after it; `{x`, `[y]` ruled out
+        # `</think>` and xlam's `[` after it; `{x`, `[y]` ruled out (ungated, the `{x` inside the
+        # refused `[` is searched past, not popped)
+        ("</think>\n[{x and [y]", 2, 3),
         ("get_weather{x}", 1, 1),  # function_tag's headless name right before a brace
         ("get_weather\n{x} {y}", 1, 2),  # functionary: the one brace after a recipient line
         ("[x]", 1, 1),  # json's `[` opening the reply

@@ -293,7 +293,7 @@ class SalvagePass:
             retried = item is not None
             self._retry = self._pending = None
             if item is None:
-                item = scan.pop(self.pos, final)
+                item = scan.pop(self.pos, final, self.skip_until)
                 if item is None:
                     return
             self.markers += 1

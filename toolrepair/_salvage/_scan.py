@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ._base import Dialect, Gate, skip_ws_match
 from ._marks import Hit, Kind, Role
@@ -84,7 +84,8 @@ class _Subgroup:
     """The markers sharing one anchor character at one offset (and, for a gated marker, that
     marker alone), and how to find them at a start."""
 
-    __slots__ = ("_match", "_plain", "_search", "anchor", "entries", "leads", "offset", "table")
+    __slots__ = ("_match", "_plain", "_roles", "_search", "admits", "anchor", "dialect_only", "entries", "leads",
+                 "offset", "table")
 
     def __init__(self, offset: int, entries: list[tuple[int, str, int, Role]],
                  gates: Sequence[Gate] = ()) -> None:
@@ -114,9 +115,41 @@ class _Subgroup:
         self.leads = tuple((g.lead, None if g.pattern is None else re.compile(g.pattern).match)
                            for g in gates if g.lead is not None)
         self._plain = re.compile(pattern, re.IGNORECASE).search
+        # A dialect marker's occurrences before a refused candidate's end are not wanted
+        # (``MarkerScan.pop``'s ``skip``): a subgroup of dialect markers alone may search past them.
+        self.dialect_only = all(role.kind is Kind.DIALECT for _, _, role in self.entries)
+        # A gated marker (one, shared by its dialects) hands each occurrence only to the dialects
+        # whose own gate passes there (the search passed the union): per dialect, its lead's
+        # regex (or None) and its pattern's match (or None); ``_roles`` caches the narrowed roles.
+        self.admits = tuple((g.lead, None if g.pattern is None else re.compile(g.pattern).match) for g in gates)
+        self._roles: dict[tuple[int, ...], Role] = {}
         if gates:
             pattern += "(?:" + "|".join(f"(?-i:{f})" for f in follows) + ")" if follows else "(?!)"
         self._search = re.compile(pattern, re.IGNORECASE).search
+
+    def admitted(self, role: Role, text: str, i: int, lead_at: Callable[[str], int | None]) -> Role | None:
+        """``role`` narrowed to the dialects whose gate passes at window offset ``i``, or None
+        when none does; ``lead_at(lead)`` is where a lead regex ends (window offset; -1
+        nowhere; None not yet known: it may end here). O(dialects) C-level matches."""
+        end = i + len(self.entries[0][0])
+        keep = []
+        for j, (lead, pattern) in enumerate(self.admits):
+            if lead is not None:
+                at = lead_at(lead)
+                if at is not None and at != i:
+                    continue
+            if pattern is not None and pattern(text, end) is None:
+                continue
+            keep.append(j)
+        if len(keep) == len(self.admits):
+            return role
+        if not keep:
+            return None
+        key = tuple(keep)
+        narrowed = self._roles.get(key)
+        if narrowed is None:
+            narrowed = self._roles[key] = Role(role.kind, tuple(role.dialects[j] for j in keep), role.pair)
+        return narrowed
 
     def marker_end(self, start: int) -> int:
         """Where a gated subgroup's one marker ends if it starts at ``start``."""
@@ -297,6 +330,11 @@ class MarkerScan:
         self._lead_at[j] = got
         return got
 
+    def _lead_in_window(self, lead: str) -> int | None:
+        """Where lead regex ``lead`` ends as a window offset (-1: nowhere; None: not known)."""
+        end = self._lead(self._finder.leads[lead])
+        return end if end is None or end == -1 else end - self.base
+
     def _start(self, k: int, text: str, i: int) -> int:
         """Subgroup ``k``'s next possible start at or after window offset ``i``, with its lead
         gates' one position each. O(1) Python work per call beyond the subgroup's search."""
@@ -384,21 +422,28 @@ class MarkerScan:
             low = min(low, self.stall)
         return min(low, base + self._finder.partial_start(text, max(0, pos - base)))
 
-    def pop(self, pos: int, final: bool = True) -> Hit | None:
+    def pop(self, pos: int, final: bool = True, skip: int = 0) -> Hit | None:
         """The next marker starting at or after ``pos``, or None. Non-final, None also where a
         marker may be cut by the text's end (``stall``), so that it is not passed. Python work
-        per possible start that ``next_start`` finds, not per anchor character."""
+        per possible start that ``next_start`` finds, not per anchor character. Dialect
+        markers before ``skip`` are not wanted: a subgroup holding only such markers searches
+        on from there (the data inside a refused candidate costs no pop); others may still be
+        returned, the caller tells them apart."""
         text, base, finder, heap, nxt = self.text, self.base, self._finder, self._heap, self._next
         subgroups = finder.subgroups
         n = base + len(text)
         self.stall = -1
+        far = max(pos, skip)
         while True:
             while heap and heap[0][0] < pos:
                 heapq.heappop(heap)
             # Bring the earliest subgroup's next start up to `pos` (stale ones are re-found there).
-            while nxt and nxt[0][0] < pos:
-                k = nxt[0][1]
-                q = self._start(k, text, pos - base)
+            while nxt:
+                q, k = nxt[0]
+                at = far if subgroups[k].dialect_only else pos
+                if q >= at:
+                    break
+                q = self._start(k, text, at - base)
                 if q == -1:
                     heapq.heappop(nxt)
                     self._idle.append(k)
@@ -427,6 +472,13 @@ class MarkerScan:
                 self._idle.append(k)
             else:
                 heapq.heapreplace(nxt, (q + base, k))
+            if sub.admits and found:
+                # A gated marker: only to the dialects whose own gate passes here.
+                marker, order, role = found[0]
+                narrowed = sub.admitted(role, text, best - base, self._lead_in_window)
+                if narrowed is None:
+                    continue
+                found = [(marker, order, narrowed)]
             if len(found) == 1 and not heap and (not nxt or nxt[0][0] > best):
                 # The usual case, one marker alone at its start: no ordering to do.
                 marker, _, role = found[0]
