@@ -181,3 +181,28 @@ def test_a_pass_is_one_object_for_both_entry_points() -> None:
         fed.advance(final=False)
     fed.advance(final=True)
     assert whole.result() == fed.result() == tr.salvage_text(HERMES, ["get_weather"])
+
+
+@pytest.mark.parametrize(("marker", "offset"), [
+    ("<tool_call>", 0),  # `<` is rarer in prose than `_`
+    ("call:", 4),
+    ("functools[", 9),
+    ("◁/think▷", 0),  # a symbol from outside ASCII before any ASCII punctuation (`/`)
+    ("<｜tool▁calls▁begin｜>", 1),
+])
+def test_a_marker_is_found_by_its_rarest_character(marker: str, offset: int) -> None:
+    from toolrepair._salvage._scan import anchor_of
+
+    assert anchor_of(marker) == offset
+
+
+@pytest.mark.parametrize(("text", "markers"), [
+    ('Hello {"name": "f", "arguments": {}}', 1),  # the lead position (first non-space) holds no `{`
+    ('{"name": "f", "arguments": {}}', 1),  # it does: one marker, not two
+    ("  [x] and [y]", 1),  # json's `[` only opens the reply; the pythonic gate rules out `[y]`
+])
+def test_lead_gated_markers_are_handled_once(text: str, markers: int) -> None:
+    run = SalvagePass(config_for(None), tr.ANY_TOOL, text)
+    run.advance(final=True)
+    assert run.work.markers == markers
+    assert run.result() == tr.salvage_text(text, tr.ANY_TOOL)

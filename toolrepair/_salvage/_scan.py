@@ -32,6 +32,8 @@ def _rank(ch: str) -> int:
         return _UNSEEN + 3
     if ch.isalnum():
         return _UNSEEN + 2
+    if not ch.isascii():
+        return -1  # a symbol from outside ASCII (`◁`): rarer in prose than any ASCII punctuation
     return _UNSEEN + 1
 
 
@@ -298,8 +300,9 @@ class MarkerScan:
         self.first_nonspace = lead if lead < len(text) else -1
         # Where each lead gate's regex ends (whole-text offset), -1 nowhere, None not yet known.
         self._lead_at: list[int | None] = [None] * len(finder.leads)
-        for k in range(len(finder.subgroups)):
-            q = self._start(k, text, 0)
+        absent = {a for a in finder.anchors if a not in text}  # one memchr per anchor, not per subgroup
+        for k, sub in enumerate(finder.subgroups):
+            q = -1 if sub.anchor in absent and not sub.leads else self._start(k, text, 0)
             if q == -1:
                 self._idle.append(k)
             else:
@@ -348,7 +351,9 @@ class MarkerScan:
             if end is None:  # not known yet: every occurrence may be the one
                 return sub.next_start(text, i, gated=False)
             w = end - base
-            if w >= i and (q == -1 or w < q) and (pattern is None or pattern(text, sub.marker_end(w))):
+            a = w + sub.offset  # the lead's one position holds no marker without its anchor
+            if (w >= i and (q == -1 or w < q) and (a >= len(text) or text[a] == sub.anchor)
+                    and (pattern is None or pattern(text, sub.marker_end(w)))):
                 q = w
         return q
 
