@@ -25,6 +25,7 @@ call's place in the turn, so any engine fixing the same record writes the same i
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeGuard
@@ -198,29 +199,10 @@ def _turns(obj: Any) -> list[_Turn]:
         return _conversation(obj)
     if not _is_map(obj):
         raise BadRecord(f"a JSON {_json_type(obj)} is not a record of model replies")
-    choices = obj.get("choices")
-    if isinstance(choices, list):
-        out = []
-        for choice in choices:
-            msg = choice.get("message") if _is_map(choice) else None
-            if not _is_map(msg):
-                raise BadRecord("a choice without a message")
-            _check_assistant(msg)
-            out.append(_Turn("openai", msg, choice=choice))
-        return out
-    messages = obj.get("messages")
-    if isinstance(messages, list):
-        return _conversation(messages)
-    conversations = obj.get("conversations")
-    if isinstance(conversations, list):
-        return _sharegpt(conversations)
-    output = obj.get("output")
-    if isinstance(output, list):
-        return [_Turn("text", obj)]  # an OpenAI Responses object, read by _read_responses
-    message = obj.get("message")
-    if _is_map(message):
-        _check_assistant(message)
-        return [_Turn("ollama", message)]
+    for key, is_shape, read in _RECORD_SHAPES:
+        value = obj.get(key)
+        if is_shape(value):
+            return read(obj, value)
     if "content" in obj or "tool_calls" in obj or "function_call" in obj:
         _check_assistant(obj)
         return [_Turn("anthropic" if _is_anthropic(obj) else "openai", obj)]
@@ -228,6 +210,36 @@ def _turns(obj: Any) -> list[_Turn]:
         if isinstance(obj.get(key), str):
             return [_Turn("text", obj[key])]
     raise BadRecord("not a recognised record shape (no choices, messages, conversations, content or text)")
+
+
+def _choice_turns(obj: Mapping[str, Any], choices: list[Any]) -> list[_Turn]:
+    out = []
+    for choice in choices:
+        msg = choice.get("message") if _is_map(choice) else None
+        if not _is_map(msg):
+            raise BadRecord("a choice without a message")
+        _check_assistant(msg)
+        out.append(_Turn("openai", msg, choice=choice))
+    return out
+
+
+def _ollama_turns(obj: Mapping[str, Any], message: Mapping[str, Any]) -> list[_Turn]:
+    _check_assistant(message)
+    return [_Turn("ollama", message)]
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, list)
+
+
+# The record shapes told by one key, first match wins: (key, test of its value, the turns).
+_RECORD_SHAPES: tuple[tuple[str, Callable[[Any], bool], Callable[[Mapping[str, Any], Any], list[_Turn]]], ...] = (
+    ("choices", _is_list, _choice_turns),  # a chat completion
+    ("messages", _is_list, lambda obj, messages: _conversation(messages)),  # a fine-tuning conversation
+    ("conversations", _is_list, lambda obj, turns: _sharegpt(turns)),  # ShareGPT
+    ("output", _is_list, lambda obj, output: [_Turn("text", obj)]),  # a Responses object, read by _read_text
+    ("message", _is_map, _ollama_turns),  # an Ollama chat reply
+)
 
 
 def _json_type(obj: Any) -> str:
@@ -297,25 +309,31 @@ def _text_of_content(content: Any, calls: list[Any] | None) -> str:
 
 def _read(turn: _Turn) -> tuple[list[Any], str]:
     """(native calls, text) of a turn."""
-    kind, msg = turn.kind, turn.msg
-    if kind == "text":
-        if _is_map(msg):  # Responses: items are messages and function calls
-            calls: list[Any] = []
-            blocks = [b for item in msg["output"] if _is_map(item) and item.get("type") == "message"
-                      for b in (item.get("content") or [])]
-            text = _text_of_content(blocks, None)
-            calls.extend(i for i in msg["output"] if _is_map(i) and i.get("type") == "function_call")
-            return calls, text
+    return _READERS.get(turn.kind, _read_message)(turn.msg)
+
+
+def _read_text(msg: Any) -> tuple[list[Any], str]:
+    """A bare text, or a Responses object, whose items are messages and function calls."""
+    if not _is_map(msg):
         return [], msg
-    if kind == "sharegpt":
-        return [], msg["value"]
-    if kind == "sharegpt_call":
-        try:
-            value = json.loads(msg["value"])
-        except ValueError:
-            return [None], ""  # one call that cannot be read
-        return (list(value) if isinstance(value, list) else [value]), ""
-    calls = []
+    blocks = [b for item in msg["output"] if _is_map(item) and item.get("type") == "message"
+              for b in (item.get("content") or [])]
+    text = _text_of_content(blocks, None)
+    return [i for i in msg["output"] if _is_map(i) and i.get("type") == "function_call"], text
+
+
+def _read_sharegpt_call(msg: Any) -> tuple[list[Any], str]:
+    try:
+        value = json.loads(msg["value"])
+    except ValueError:
+        return [None], ""  # one call that cannot be read
+    return (list(value) if isinstance(value, list) else [value]), ""
+
+
+def _read_message(msg: Any) -> tuple[list[Any], str]:
+    """An OpenAI, Ollama or Anthropic message: calls from its content blocks, ``tool_calls``
+    and the legacy ``function_call``."""
+    calls: list[Any] = []
     text = _text_of_content(msg.get("content"), calls)
     tool_calls = msg.get("tool_calls")
     if isinstance(tool_calls, list):
@@ -326,6 +344,13 @@ def _read(turn: _Turn) -> tuple[list[Any], str]:
     if _is_map(legacy):
         calls.append(legacy)
     return calls, text
+
+
+_READERS: dict[str, Callable[[Any], tuple[list[Any], str]]] = {
+    "text": _read_text,
+    "sharegpt": lambda msg: ([], msg["value"]),
+    "sharegpt_call": _read_sharegpt_call,
+}
 
 
 # -- one record's work -------------------------------------------------------------------------
@@ -345,21 +370,24 @@ class _Job:
         tally = self.tally
         tally.replies += 1
         self.ordinal += 1
-        if calls:
-            tally.replies_with_native += 1
-            fixed = [self._native(call) for call in calls]
-            if any(f is not None for f in fixed) and turn.kind != "text":
-                self._touch()
-                if self.write:
-                    _write_native(turn, calls, fixed)
+        if not calls:
+            self._salvage(turn, text)
             return
+        tally.replies_with_native += 1
+        fixed = [self._native(call) for call in calls]
+        if any(f is not None for f in fixed) and turn.kind != "text":
+            self._touch()
+            if self.write:
+                _write_native(turn, calls, fixed)
+
+    def _salvage(self, turn: _Turn, text: str) -> None:
+        """Count (and, when writing, make native) the calls written as text in a turn that has none."""
+        tally = self.tally
         result = salvage_text(text, self.allowed) if text else None
-        if result is None or not result.calls:
-            if result is not None:
-                self._count_rejections(result.rejected)
+        if result is None:
             tally.empty_replies += 1
             return
-        repaired = self._repair_salvaged(result.calls)
+        repaired = self._repair_salvaged(result.calls) if result.calls else None
         self._count_rejections(result.rejected)
         if repaired is None:
             tally.empty_replies += 1
@@ -555,25 +583,25 @@ _SALVAGED_WRITERS: dict[str, Callable[[_Turn, list[ToolCall], list[str], str], N
 
 
 def _link_results(turn: _Turn, ids: list[str], *, write: bool) -> int:
-    """Give the tool results right after ``turn`` that have no id the new ids, in order."""
+    """Give the tool results right after ``turn`` that have no id the new ids, in order; the
+    number given (counted alike when not ``write``)."""
     messages = turn.after
     assert messages is not None
-    linked = 0
     if turn.kind == "anthropic":
+        # Anthropic: tool_result blocks in the user message that follows.
         nxt = messages[turn.pos + 1] if turn.pos + 1 < len(messages) else None
         content = nxt.get("content") if _is_map(nxt) and nxt.get("role") == "user" else None
-        for block in content if isinstance(content, list) else ():
-            if linked < len(ids) and isinstance(block, dict) and block.get("type") == "tool_result" \
-                    and not block.get("tool_use_id"):
-                if write:
-                    block["tool_use_id"] = ids[linked]
-                linked += 1
-        return linked
-    for msg in messages[turn.pos + 1:]:
-        if msg.get("role") != "tool" or linked >= len(ids):
-            break
-        if not msg.get("tool_call_id"):
-            if write:
-                msg["tool_call_id"] = ids[linked]
-            linked += 1
+        unlinked = [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"
+                    and not block.get("tool_use_id")] if isinstance(content, list) else []
+        return _give_ids(unlinked, "tool_use_id", ids, write=write)
+    # OpenAI: the run of tool messages that follows.
+    results = list(itertools.takewhile(lambda msg: msg.get("role") == "tool", messages[turn.pos + 1:]))
+    return _give_ids([msg for msg in results if not msg.get("tool_call_id")], "tool_call_id", ids, write=write)
+
+
+def _give_ids(results: list[dict[str, Any]], key: str, ids: list[str], *, write: bool) -> int:
+    linked = min(len(results), len(ids))
+    if write:
+        for result, ident in zip(results, ids[:linked], strict=False):
+            result[key] = ident
     return linked
