@@ -64,38 +64,33 @@ def repair_ai_message(message: Any, registry: ToolRegistry) -> Any:
     ``ToolNode`` never runs it (``ToolNodeRepair`` answers it instead).
     """
     _messages()  # fail early, naming the extra, when LangChain is missing
-    native = list(message.tool_calls or [])
-    invalid = list(message.invalid_tool_calls or [])
-    calls: list[Any] = []
-    refused: list[Any] = []
     update: dict[str, Any] = {}
-
-    def take(vetted: Vetted, raw_args: Any) -> None:
-        if vetted.error is None:
-            calls.append(_tool_call(vetted.call.name, vetted.call.arguments, vetted.call.id))
-        else:
-            refused.append({"name": vetted.call.name, "args": raw_args, "id": vetted.call.id,
-                            "error": vetted.message, "type": "invalid_tool_call"})
-
-    for tc in native:
-        take(vet(registry, (tc["name"], tc["args"], tc.get("id"))), _json_args(tc["args"]))
-    for i, itc in enumerate(invalid):
-        ident = itc.get("id") or stable_id("call_", str(itc.get("args")), i)
-        take(vet(registry, (itc.get("name") or "", itc.get("args"), ident)), itc.get("args"))
-    if not native and not invalid:
+    pending = _vetted_calls(message, registry)
+    if not pending:  # neither tool_calls nor invalid_tool_calls: salvage the text
         content, salvaged = _salvage_content(message.content, registry)
         if salvaged:
             update["content"] = content
-            for vetted in salvaged:
-                take(vetted, _json_args(vetted.call.arguments))
-    if not calls and not refused:
+            pending = [(vetted, _json_args(vetted.call.arguments)) for vetted in salvaged]
+    if not pending:
         return message
-    update["tool_calls"] = calls
-    update["invalid_tool_calls"] = refused
+    update["tool_calls"] = [_tool_call(v.call.name, v.call.arguments, v.call.id) for v, _ in pending if v.error is None]
+    update["invalid_tool_calls"] = [{"name": v.call.name, "args": raw_args, "id": v.call.id, "error": v.message,
+                                     "type": "invalid_tool_call"} for v, raw_args in pending if v.error is not None]
     if "tool_calls" in (message.additional_kwargs or {}):
         # The provider's raw calls would now disagree with tool_calls: drop them.
         update["additional_kwargs"] = {k: v for k, v in message.additional_kwargs.items() if k != "tool_calls"}
     return message.model_copy(update=update)
+
+
+def _vetted_calls(message: Any, registry: ToolRegistry) -> list[tuple[Vetted, Any]]:
+    """Each of the message's ``tool_calls`` and ``invalid_tool_calls`` vetted, with the
+    arguments as a string (what an ``invalid_tool_calls`` entry keeps if it is refused)."""
+    pending = [(vet(registry, (tc["name"], tc["args"], tc.get("id"))), _json_args(tc["args"]))
+               for tc in message.tool_calls or []]
+    for i, itc in enumerate(message.invalid_tool_calls or []):
+        ident = itc.get("id") or stable_id("call_", str(itc.get("args")), i)
+        pending.append((vet(registry, (itc.get("name") or "", itc.get("args"), ident)), itc.get("args")))
+    return pending
 
 
 def _json_args(args: Any) -> str:

@@ -63,31 +63,38 @@ def repair_chat_message(message: Any, registry: ToolRegistry) -> dict[str, Any]:
     errors: list[dict[str, Any]] = []
     native = out.get("tool_calls") or []
     if native:
-        kept: list[dict[str, Any]] = []
-        for tool_call in native:
-            fn = tool_call.get("function")
-            if tool_call.get("type", "function") != "function" or not isinstance(fn, dict):
-                kept.append(tool_call)  # custom (free-form) tools have no schema to repair against
-                continue
-            vetted = vet(registry, (fn.get("name"), fn.get("arguments"), tool_call.get("id")))
-            if vetted.error is not None:
-                kept.append(tool_call)
-                errors.append(_chat_error(vetted))
-                continue
-            kept.append({**tool_call, "function": {**fn, "name": vetted.call.name,
-                                                   "arguments": _dumps(vetted.call.arguments)}})
-        _set_calls(out, "tool_calls", kept)
+        _set_calls(out, "tool_calls", [_repaired_tool_call(tool_call, registry, errors) for tool_call in native])
     elif isinstance(out.get("content"), str) and out["content"]:
-        text = vet_text(registry, out["content"], "call_")
-        errors.extend(_chat_error(v) for v in text.calls if v.error is not None)
-        errors.extend({"tool_call_id": None, "name": r.name, "message": rejection_message(r, registry),
-                       "reason": r.reason} for r in text.rejected)
-        if text.calls:
-            out["content"] = text.content or None
-            _set_calls(out, "tool_calls", [v.call.to_openai() for v in text.calls])
+        _salvage_content(out, registry, errors)
     if errors:
         out[ERRORS_KEY] = errors
     return out
+
+
+def _salvage_content(out: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]]) -> None:
+    """The calls written in the message's text content into ``tool_calls``, the content without
+    them; refused calls (kept as calls) and rejected ones go to ``errors``."""
+    text = vet_text(registry, out["content"], "call_")
+    errors.extend(_chat_error(v) for v in text.calls if v.error is not None)
+    errors.extend({"tool_call_id": None, "name": r.name, "message": rejection_message(r, registry),
+                   "reason": r.reason} for r in text.rejected)
+    if text.calls:
+        out["content"] = text.content or None
+        _set_calls(out, "tool_calls", [v.call.to_openai() for v in text.calls])
+
+
+def _repaired_tool_call(tool_call: dict[str, Any], registry: ToolRegistry,
+                        errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """A function tool call with the offered name and repaired arguments; a custom tool call,
+    and a refused one (its error added to ``errors``), as written."""
+    fn = tool_call.get("function")
+    if tool_call.get("type", "function") != "function" or not isinstance(fn, dict):
+        return tool_call  # custom (free-form) tools have no schema to repair against
+    vetted = vet(registry, (fn.get("name"), fn.get("arguments"), tool_call.get("id")))
+    if vetted.error is not None:
+        errors.append(_chat_error(vetted))
+        return tool_call
+    return {**tool_call, "function": {**fn, "name": vetted.call.name, "arguments": _dumps(vetted.call.arguments)}}
 
 
 def _chat_error(vetted: Vetted) -> dict[str, Any]:
@@ -140,39 +147,49 @@ def repair_response_items(items: Any, registry: ToolRegistry) -> dict[str, Any]:
     output = [as_dict(item) for item in source]
     errors: list[dict[str, Any]] = []
     if any(item.get("type") == "function_call" for item in output):
-        kept: list[dict[str, Any]] = []
-        for item in output:
-            if item.get("type") != "function_call":
-                kept.append(item)
-                continue
-            vetted = vet(registry, (item.get("name"), item.get("arguments"), item.get("call_id")))
-            if vetted.error is not None:
-                kept.append(item)
-                errors.append(_response_error(vetted))
-                continue
-            kept.append({**item, "name": vetted.call.name, "arguments": _dumps(vetted.call.arguments)})
-        return {"output": kept, ERRORS_KEY: errors}
+        return {"output": [_repaired_function_call(item, registry, errors) for item in output], ERRORS_KEY: errors}
     result_items: list[dict[str, Any]] = []
     for item in output:
         result_items.append(item)
-        if item.get("type") != "message":
-            continue
-        for part in item.get("content") or []:
-            text = part.get("text") if part.get("type") == "output_text" else None
-            if not isinstance(text, str) or not text:
-                continue
-            vetted_text = vet_text(registry, text, "call_")
-            errors.extend({"call_id": None, "name": r.name, "message": rejection_message(r, registry),
-                           "reason": r.reason} for r in vetted_text.rejected)
-            if not vetted_text.calls:
-                continue
-            part["text"] = vetted_text.content
-            for vetted in vetted_text.calls:
-                if vetted.error is not None:
-                    errors.append(_response_error(vetted))
-                result_items.append({"type": "function_call", "call_id": vetted.call.id, "name": vetted.call.name,
-                                     "arguments": _dumps(vetted.call.arguments), "status": "completed"})
+        if item.get("type") == "message":
+            for part in item.get("content") or []:
+                result_items.extend(_salvaged_from_part(part, registry, errors))
     return {"output": result_items, ERRORS_KEY: errors}
+
+
+def _repaired_function_call(item: dict[str, Any], registry: ToolRegistry,
+                            errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """A ``function_call`` item with the offered name and repaired arguments; any other item,
+    and a refused call (its error added to ``errors``), as written."""
+    if item.get("type") != "function_call":
+        return item
+    vetted = vet(registry, (item.get("name"), item.get("arguments"), item.get("call_id")))
+    if vetted.error is not None:
+        errors.append(_response_error(vetted))
+        return item
+    return {**item, "name": vetted.call.name, "arguments": _dumps(vetted.call.arguments)}
+
+
+def _salvaged_from_part(part: dict[str, Any], registry: ToolRegistry,
+                        errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``function_call`` items salvaged from an ``output_text`` part, which loses their
+    text (refusals go to ``errors``); none for any other part."""
+    text = part.get("text") if part.get("type") == "output_text" else None
+    if not isinstance(text, str) or not text:
+        return []
+    vetted_text = vet_text(registry, text, "call_")
+    errors.extend({"call_id": None, "name": r.name, "message": rejection_message(r, registry),
+                   "reason": r.reason} for r in vetted_text.rejected)
+    if not vetted_text.calls:
+        return []
+    part["text"] = vetted_text.content
+    items = []
+    for vetted in vetted_text.calls:
+        if vetted.error is not None:
+            errors.append(_response_error(vetted))
+        items.append({"type": "function_call", "call_id": vetted.call.id, "name": vetted.call.name,
+                      "arguments": _dumps(vetted.call.arguments), "status": "completed"})
+    return items
 
 
 def _response_error(vetted: Vetted) -> dict[str, Any]:
