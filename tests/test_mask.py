@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 import toolrepair as tr
+from toolrepair._salvage._base import NEED_MORE
 from toolrepair._salvage._mask import CodeMask
 
 CALL = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
@@ -210,3 +211,96 @@ def test_an_unpaired_run_after_open_html_is_decided_as_any_other(s: int, covered
     # so, as for any opener left alone, only what was decided more than `head` late is code.
     text = "x <!X ` \n" + "y\n" * 30 + "\nrest"  # the paragraph ends at 70, 20 being `head`
     assert CodeMask(20).covers(text, 0, s, True) is covered
+
+
+def masked(text: str, head: int = 1_000_000) -> list[tuple[int, int]]:
+    """The offsets ``CodeMask`` covers, asked one by one in order, as maximal ranges."""
+    mask = CodeMask(head)
+    out: list[tuple[int, int]] = []
+    for s in range(len(text)):
+        if mask.covers(text, 0, s, True) is True:
+            out[-1:] = [(out[-1][0], s + 1)] if out and out[-1][1] == s else [*out[-1:], (s, s + 1)]
+    return out
+
+
+# (text, head, masked ranges). An offset is covered when code began before it (so a span's
+# opening backtick, when it is the text's first, is not: no marker starts with one there).
+# Each was read by hand against CommonMark and, for code spans, markdown-it-py.
+RANGES = [
+    ("-\t\tx `a` b", 1_000_000, [(6, 10)]),  # tab after a marker, five columns: indented code, in doubt
+    (" " * 40 + "`a` x", 1_000_000, []),  # indentation past what is counted: indented code
+    ("para\n" + " " * 40 + "`a` x", 1_000_000, [(46, 48)]),  # ... or a paragraph's continuation
+    ("> a\n" + "\t" * 10 + "> `b` c", 1_000_000, [(17, 21)]),  # a quote goes on after any indentation
+    ("> a\n" + " " * 40 + "> `b` c", 1_000_000, [(47, 49)]),
+    ("- a\n" + " " * 40 + "\n  `b` c", 1_000_000, [(48, 50)]),  # a long blank line keeps the item
+    ("`" + "x" * 30, 10, [(1, 31)]),  # a line longer than `head`: code from its start
+    ("`a\n" + "b" * 30, 10, [(3, 33)]),
+    ("a\n  \n`b` c\n", 1_000_000, [(6, 8)]),  # plain lines, a blank one, then a span
+    ("```\nline `x`\nline\n```\nafter `y`", 1_000_000, [(1, 3), (4, 12), (13, 17), (18, 21), (28, 31)]),
+    (">\tx\n```\n```\nplain\n`a` b\n\n`c` d", 1_000_000, [(5, 7), (8, 11), (19, 28)]),  # doubt to the blank line
+    ("-\n\n  `x`", 1_000_000, [(6, 8)]),  # an item may begin with one blank line, not two
+    ("-\n  `x` y", 1_000_000, [(5, 7)]),  # an item begun with a blank line
+    (">\tx\n```\n```\n    a\n    b\n", 1_000_000, [(5, 7), (8, 11), (12, 17), (18, 23)]),  # indented code, in doubt
+    (">" * 70 + " `a` b", 1_000_000, [(72, 74)]),  # past MAX_CONTAINERS, `>` is text
+    ("1x `a` b", 1_000_000, [(4, 6)]),  # a digit, no ordered marker
+    ("para\n*\n`a` b", 1_000_000, [(8, 10)]),  # an empty item cannot interrupt a paragraph
+    ("para\n===\n`a` b", 1_000_000, [(10, 12)]),  # a setext underline
+    ("`a\n***\nb`", 1_000_000, []),  # a thematic break ends the paragraph: no span
+    ("<!-- a -->\n`a` b", 1_000_000, [(12, 14)]),  # an HTML block ended on its first line
+    ("- x\n>\t`a` b\n```\n", 1_000_000, [(7, 16)]),  # in doubt, to the fence that ends the paragraph
+    ("[a](x`y) <!-- ` --> ` b `", 1_000_000, [(6, 25)]),  # a link before raw HTML: from the link
+    ("`a\n" + "b\n" * 30 + "\nc", 20, [(1, 44)]),  # an opener decided past `head`: code to `head` before
+    ("-\t\t```\n  `a`\n", 1_000_000, [(4, 6), (7, 12)]),  # tabs after a marker, then a fence: take it
+    (">\tx\n```\n```\n    a\n\n    b\n", 1_000_000, [(5, 7), (8, 11), (12, 17), (19, 24)]),  # a blank line in it
+]
+
+
+@pytest.mark.parametrize(("text", "head", "ranges"), RANGES)
+def test_masked_ranges(text: str, head: int, ranges: list[tuple[int, int]]) -> None:
+    assert masked(text, head) == ranges
+
+
+@pytest.mark.parametrize(
+    "text", [t for t, _, _ in RANGES] + ["x `y`\n```\na\r\nb\rc\n```\nz `w`\n\n  \np `q` r", "a\nb\n\nc `d\n`e` f"]
+)
+def test_answers_do_not_depend_on_how_far_the_mask_has_read(text: str) -> None:
+    # Runs of plain lines (and fence bodies) are read in one match once a query lies past them;
+    # every later answer is the one that reading line by line gives.
+    one = CodeMask(1_000_000)
+    each = [one.covers(text, 0, s, True) for s in range(len(text))]
+    for k in range(len(text)):
+        jump = CodeMask(1_000_000)
+        assert [jump.covers(text, 0, s, True) for s in range(k, len(text))] == each[k:], k
+
+
+def test_a_stream_undecided_within_head_fails_closed() -> None:
+    text = "`a\n" + "b" * 9  # the opener's pairing waits on an unfinished line
+    assert CodeMask(20).covers(text, 0, 1, False) is NEED_MORE
+    assert CodeMask(10).covers(text, 0, 1, False) is True  # `head` past it: code
+
+
+def test_a_stream_past_a_long_line_reads_no_more() -> None:
+    mask = CodeMask(10)
+    mask.feed("")
+    mask.feed("`" + "x" * 20)
+    mask.catch_up(0)
+    mask.feed("\n`a` b\n")
+    mask.catch_up(25)
+    assert mask.covers("", 0, 25, True) is True
+
+
+def test_lines_after_an_accepted_call_are_read_again() -> None:
+    text = "a <c>\n```\n</c>\nb `x` y\n"
+    mask = CodeMask(1_000_000)
+    assert mask.covers(text, 0, 2, True) is False
+    mask.cut(2, 15)  # the call's lines (a fence opener among them) are no Markdown
+    assert mask.covers(text, 0, text.index("x"), True) is True
+    assert mask.covers(text, 0, text.index("y"), True) is False
+
+
+def test_a_call_after_a_heading_leaves_no_paragraph_open() -> None:
+    text = "# h <c>\nx `\n</c>\nb `x` y\n"
+    mask = CodeMask(1_000_000)
+    assert mask.covers(text, 0, 4, True) is False
+    mask.cut(4, 16)  # the call's own backtick opens nothing
+    assert [mask.covers(text, 0, s, True) for s in range(16, len(text))] == [False] * 3 + [True] * 3 + [False] * 3

@@ -33,8 +33,11 @@ in a line's container indentation, where the spec's tab stops and the reference'
 makes each paragraph up to the next blank line code from its first pairing backtick run to
 its end (and such indented code masked); raw inline HTML or an autolink
 holding a backtick, or left open by a line's end, does the same from the first pairing run
-after it (one without a backtick changes no pairing). Known gap: link destinations and
-titles, which also hide backticks, are not parsed.
+after it (one without a backtick changes no pairing); so does a link's destination and title
+(from its ``](``) and a paragraph that may open with a link reference definition, which hide
+backticks too. A lazy line indented four columns or more inside nested quotes that starts a
+block (markdown-it-py ends the quotes there; the spec continues the paragraph) fails its
+paragraphs closed up to the next blank line, as a tab does.
 
 Bounds, so that ``salvage_text`` and a stream agree and a stream holds no more than
 ``head`` (``max_call_chars``) past a marker: a line longer than ``head`` makes everything
@@ -42,9 +45,10 @@ from there code (fail closed); a code span whose pairing is decided more than ``
 characters past ``s`` covers ``s``; more than ``MAX_CONTAINERS`` nested containers are read
 as text. Work: each line is classified once in O(its length) (regex scans in C, Python loops
 only over at most ``_CAP`` columns of indentation per container), each backtick run costs
-O(1), and a query O(1) amortised: O((1 + containers)·n) over a text of length n. Text with
-no backtick or tilde before ``s`` holds no code there: that costs one regex search, once,
-and no line is read.
+O(1), and a query O(1) amortised: O((1 + containers)·n) over a text of length n. Runs of
+plain paragraph lines, blank lines and fence bodies outside any container are read in one
+regex match each (``_plain``), as they would be line by line. Text with no backtick or tilde
+before ``s`` holds no code there: that costs one regex search, once, and no line is read.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ MAX_CONTAINERS = 64
 # What every fence and code span starts with: without one before `s`, `s` is not in code.
 _TRIGGER = re.compile(r"[`~]")
 _EOL = re.compile(r"[\r\n]")
+_LINE_END = re.compile(r"\r\n?|\n")
 _NONWS = re.compile(r"[^ \t]")
 _BACKTICKS = re.compile(r"`+")
 _ORDERED = re.compile(r"[0-9]{1,9}[.)]")
@@ -125,6 +130,24 @@ _LINK_TAIL = regex.compile(
     r"""(?:\s++(?:"(?:[^"\\]|\\.)*+"|'(?:[^'\\]|\\.)*+'|\((?:[^()\\]|\\.)*+\)))?\s*+\)""",
     regex.DOTALL,
 )
+
+# Lines that can only open or go on with a paragraph when no container is open: at most three
+# spaces, a first character that starts no block (container, fence, break, heading, HTML, list
+# item, setext underline, reference definition) and brings no tab into the prefix, then no
+# backtick, `<` or `](` (no code span, raw HTML or link tail), and a line ending that is not a
+# CR the text may yet follow with LF; and blank lines, which end paragraphs. Group 1: the plain
+# lines before the first blank one; group 2: the rest. A line is either plain or blank, so each
+# is matched once and fails at most once: O(n).
+_EOL_SURE = r"(?:\r\n|\r(?!$)|\n)"
+_PLAIN_LINE = r" {0,3}[^ \t\r\n>`~*\-_+#<=0-9\[\].)](?:[^`<\r\n\]]|\](?!\())*" + _EOL_SURE
+_BLANK_LINE = r"[ \t]*" + _EOL_SURE
+_PLAIN = re.compile(f"((?:{_PLAIN_LINE})*)((?:{_BLANK_LINE}(?:{_PLAIN_LINE}|{_BLANK_LINE})*)?)")
+
+# Lines inside a fence (no container open) that cannot close it: not three spaces at most and
+# then the fence's character. Any line ending but a CR the text may yet follow with LF.
+_FENCE_BODY = {
+    ch: re.compile(r"(?:(?! {0,3}" + re.escape(ch) + r")[^\r\n]*(?:\r\n|\r(?!$)|\n))+") for ch in "`~"
+}
 
 # Leaf blocks that matter here.
 _NONE, _PARA, _FENCE, _ICODE, _HTML_BLOCK = range(5)
@@ -204,6 +227,48 @@ def _splits_quotes(t: str, i: int, b: int, stack: list[int], matched: int) -> bo
     return m is not None and t[m.start()] in _BLOCK_START
 
 
+def _is_break(t: str, j: int, b: int, ch: str) -> bool:
+    """Is ``t[j:b]`` a thematic break (its first character ``ch``)? O(b - j)."""
+    return ch in "*-_" and _BREAK[ch].fullmatch(t, j, b) is not None
+
+
+def _quote_continued(t: str, i: int, b: int, col: int, part: int) -> tuple[int, int, int] | None:
+    """The point after a continued quote's ``>``, or None when the line has none. Any
+    indentation may come before it, as the reference implementation reads it (the spec's 0-3
+    would end the quote and start indented code or a lazy line: masking less, never more)."""
+    _, j, jcol = _indent(t, i, b, col, part)
+    if j == -1:
+        m = _NONWS.search(t, i, b)
+        j = b if m is None else m.start()
+        jcol = -1
+    if j >= b or t[j] != ">":
+        return None
+    if jcol == -1:
+        jcol = _column(t, i, j, col + part)
+    return _after_quote(t, j, jcol, b)
+
+
+def _after_quote(t: str, j: int, jcol: int, b: int) -> tuple[int, int, int]:
+    """The point after the ``>`` at ``j`` (column ``jcol``) and its one optional space."""
+    i, col, part = j + 1, jcol + 1, 0
+    if i < b and t[i] in " \t":
+        return _consume(t, i, col, 0, 1)
+    return i, col, part
+
+
+def _closes_fence(t: str, b: int, point: tuple[int, int, int], fch: str, flen: int) -> bool:
+    """Does the line's rest from ``point`` close a fence of ``flen`` × ``fch``: indented at
+    most three, as long at least, then spaces and tabs only? O(b - i)."""
+    i, col, part = point
+    ind, j, _ = _indent(t, i, b, col, part)
+    if not (0 <= j < b and ind <= 3 and t[j] == fch):
+        return False
+    k = j
+    while k < b and t[k] == fch:
+        k += 1
+    return k - j >= flen and _NONWS.search(t, k, b) is None
+
+
 def _maybe_definition(t: str, j: int, b: int) -> bool:
     """May a paragraph starting ``[`` at ``j`` be a link reference definition (whose label,
     destination and title hide backticks)? Its label ends ``]:``, here or on a later line."""
@@ -256,6 +321,7 @@ class CodeMask:
         "html_end",
         "leaf",
         "lf",
+        "line",
         "looked",
         "nolf",
         "parts",
@@ -283,6 +349,7 @@ class CodeMask:
         self.stack: list[int] = []  # open containers: -1 a block quote, W > 0 a list item's width
         self.empty_item = False  # the innermost item began with a blank line and has no content yet
         self.leaf = _NONE
+        self.line: tuple[str, int, int, int, int] = ("", 0, 0, 0, 0)  # the line being classified
         self.fch, self.flen = "", 0
         self.html_end: re.Pattern[str] | None = None
         self.dead = -1  # from here on everything is code (a line longer than `head`)
@@ -318,21 +385,17 @@ class CodeMask:
             t, base = self._view()
         if self.trigger == -1:
             self.see(t, base)
-            if self.trigger == -1 or self.trigger >= s:
-                return False  # nothing before `s` can start code
-        elif self.trigger >= s:
-            return False
+        if self.trigger == -1 or self.trigger >= s:
+            return False  # nothing before `s` can start code
         while self.pos <= s or (self.walk < len(self.ro) and self.ro[self.walk] < s):
-            if 0 <= self.dead <= s:
-                return True
-            if not self._line(t, base, final):
-                if self.dead != -1:
-                    continue
-                if final:
-                    break
-                if base + len(t) >= s + self.head:
-                    return True  # undecided within `head` past `s`: code (fail closed)
-                return NEED_MORE
+            # Past `s` only to decide a pairing, which plain lines never do: read them all.
+            if self._line(t, base, final, s if self.pos <= s else base + len(t)):
+                continue
+            if self.dead != -1 or final:
+                break  # from `dead` on all is code; before it, what was read decides
+            if base + len(t) >= s + self.head:
+                return True  # undecided within `head` past `s`: code (fail closed)
+            return NEED_MORE
         if 0 <= self.dead <= s:
             return True
         regions = self.regions
@@ -363,7 +426,7 @@ class CodeMask:
             if self.pos > upto:
                 stopped = True
                 break
-            if not self._line(t, base, False):
+            if not self._line(t, base, False, upto):
                 break
         self.eol = stopped
         cut = self.pos - self.buf_base
@@ -395,8 +458,9 @@ class CodeMask:
         return self.buf, self.buf_base
 
     # -- lines ----------------------------------------------------------------------------
-    def _line(self, t: str, base: int, final: bool) -> bool:
-        """Read the next line if it is complete (or the text is). False when there is none."""
+    def _line(self, t: str, base: int, final: bool, upto: int) -> bool:
+        """Read the next line if it is complete (or the text is), or a run of plain lines
+        that end by ``upto``. False when there is none."""
         if self.dead != -1:
             return False
         a = self.pos - base
@@ -416,29 +480,14 @@ class CodeMask:
         # A line starting inside an accepted call: the call's lines are not Markdown; the
         # text after it goes on the line the call began on.
         within = bool(cuts) and cuts[0][0] < base + a
+        if not within and self._plain(t, base, a, upto):
+            return True
         c = cuts[0][1] - base if within else a
-        # A line still being written is searched for its end once per character.
-        m = _EOL.search(t, max(c, self.nolf - base), min(n, c + self.head + 1))
-        if m is None:
-            self.nolf = base + n
-            if n - c > self.head:
-                self._end_para(base + c)
-                self.dead = base + c  # a line longer than `head`: code from here (fail closed)
-                return False
-            if not final:
-                return False
-            b = nxt = n
-        else:
-            b = m.start()
-            nxt = b + 1
-            if t[b] == "\r":
-                if b + 1 < n:
-                    if t[b + 1] == "\n":
-                        nxt += 1
-                elif not final:
-                    self.lf = True
+        end = self._end(t, base, c, final)
+        if end is None:
+            return False
+        b, nxt = end
         self.work += nxt - a
-        self.nolf = base + nxt
         if within:
             cuts.popleft()
             if self.leaf == _PARA:
@@ -450,6 +499,73 @@ class CodeMask:
             self._end_para(base + n)
         return True
 
+    def _end(self, t: str, base: int, c: int, final: bool) -> tuple[int, int] | None:
+        """Where the line from ``c`` ends, and where the next one starts; None while that is
+        not known, or when the line is longer than ``head`` (then code from there on: fail
+        closed). A line still being written is searched for its end once per character."""
+        n = len(t)
+        m = _EOL.search(t, max(c, self.nolf - base), min(n, c + self.head + 1))
+        if m is None:
+            self.nolf = base + n
+            if n - c > self.head:
+                self._end_para(base + c)
+                self.dead = base + c
+                return None
+            return (n, n) if final else None
+        b = m.start()
+        nxt = b + 1
+        if t[b] == "\r":
+            if b + 1 < n:
+                if t[b + 1] == "\n":
+                    nxt += 1
+            elif not final:
+                self.lf = True
+        self.nolf = base + nxt
+        return b, nxt
+
+    def _plain(self, t: str, base: int, a: int, upto: int) -> bool:
+        """Read, in one match, a run of plain paragraph lines (or of lines inside a fence that
+        cannot close it) outside any container that end by ``upto``, before any accepted call
+        and within ``head``: all the line-by-line reading would do with them is open or go on
+        with the paragraph (or mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``."""
+        leaf = self.leaf
+        if self.stack or leaf > _FENCE:
+            return False
+        stop = min(len(t), a + self.head, upto - base + 1)
+        if self.cuts:
+            stop = min(stop, self.cuts[0][0] - base)
+        m = (_FENCE_BODY[self.fch] if leaf == _FENCE else _PLAIN).match(t, a, max(a, stop))
+        if m is None or m.end() == a:
+            return False
+        e = m.end()
+        self.work += e - a
+        self.pos = self.nolf = base + e
+        if leaf == _FENCE:
+            for end in _LINE_END.finditer(t, a, e):  # each line code, as when read one by one
+                self._code(base + a, base + end.start())
+                a = end.end()
+        else:
+            self._paragraphs(t, base, m)
+        return True
+
+    def _paragraphs(self, t: str, base: int, m: re.Match[str]) -> None:
+        """What a run of plain and blank lines (``_PLAIN``'s match ``m``) does to the state."""
+        a, e = m.span()
+        if m.end(1) > a:  # plain lines before any blank one
+            self.leaf = _PARA
+            if self.fog and self.fog_at != 0:
+                self.fog_at = 0
+                self._pair(-1)
+        if m.end(2) > m.start(2):  # a blank line ends the paragraph and the doubt
+            self.fog = False
+            blank = m.start(2)
+            while t[blank] in " \t":  # to the first blank line's end: O(its length)
+                blank += 1
+            self._end_para(base + blank + 1)
+            last = e - (2 if t.startswith("\r\n", e - 2) else 1)  # where the last line's content ends
+            start = max(a, t.rfind("\n", a, last) + 1, t.rfind("\r", a, last) + 1)
+            self.leaf = _NONE if _NONWS.search(t, start, last) is None else _PARA
+
     def cut(self, s: int, e: int) -> None:
         """``[s, e)`` is an accepted call: lines starting in it are not read as Markdown."""
         if e > self.pos:
@@ -457,41 +573,42 @@ class CodeMask:
 
     def _classify(self, t: str, base: int, a: int, b: int, r: int) -> None:
         """One line ``t[a:b]``; ``r`` is where its end was known (past its first line-ending
-        character)."""
-        stack = self.stack
+        character). O(line + containers)."""
         fresh, self.empty_item = self.empty_item, False
-        # Tab stops in container indentation are counted one way by the spec and another by
-        # the reference implementation; where a tab is in a line's container prefix the
-        # readings may part, so paragraphs up to the next blank line fail closed. O(prefix).
+        self.line = (t, base, a, b, r)
+        self._tab_doubt(t, a, b)
+        matched, i, col, part = self._continued(t, a, b, fresh)
+        if self.leaf >= _FENCE and self._leaf_goes_on((i, col, part), matched):
+            return
+        self._blocks(matched, (i, col, part))
+
+    # -- containers -----------------------------------------------------------------------
+    def _tab_doubt(self, t: str, a: int, b: int) -> None:
+        """Tab stops in container indentation are counted one way by the spec and another by
+        the reference implementation; where a tab is in a line's container prefix the
+        readings may part, so paragraphs up to the next blank line fail closed. O(prefix)."""
         pre = _PREFIX.match(t, a, b)
         pend = a if pre is None else pre.end()
-        if t.find("\t", a, pend) != -1 and (stack or _NONWS.search(t, a, pend) is not None):
-            self.fog = True  # a tab in container indentation
-        i, col, part = a, 0, 0
+        if t.find("\t", a, pend) != -1 and (self.stack or _NONWS.search(t, a, pend) is not None):
+            self.fog = True
+
+    def _continued(self, t: str, a: int, b: int, fresh: bool) -> tuple[int, int, int, int]:
+        """How many open containers the line continues, and the point after their markers
+        (index, column, columns left of a split tab). O(containers · _CAP)."""
+        stack = self.stack
         n = len(stack)
+        i, col, part = a, 0, 0
         matched = 0
-        # 1. Which open containers does the line continue?
         while matched < n:
             width = stack[matched]
-            ind, j, jcol = _indent(t, i, b, col, part)
             if width < 0:
-                # Any indentation before the `>` of a continued quote, as the reference
-                # implementation reads it (the spec's 0-3 would end the quote and start
-                # indented code or a lazy line: masking less, never more).
-                if j == -1:
-                    m = _NONWS.search(t, i, b)
-                    j = b if m is None else m.start()
-                    jcol = -1
-                if j >= b or t[j] != ">":
+                point = _quote_continued(t, i, b, col, part)
+                if point is None:
                     break
-                if jcol == -1:
-                    jcol = _column(t, i, j, col + part)
-                i, col, part = j + 1, jcol + 1, 0
-                if i < b and t[i] in " \t":
-                    i, col, part = _consume(t, i, col, 0, 1)
+                i, col, part = point
             else:
-                blank = _blank(t, i, j, b)
-                if blank:
+                ind, j, _ = _indent(t, i, b, col, part)
+                if _blank(t, i, j, b):
                     if fresh and matched == n - 1:
                         break  # an item may begin with one blank line, not two
                 elif ind >= width:
@@ -499,40 +616,43 @@ class CodeMask:
                 else:
                     break
             matched += 1
+        return matched, i, col, part
+
+    # -- leaf blocks that go on over lines ------------------------------------------------
+    def _leaf_goes_on(self, point: tuple[int, int, int], matched: int) -> bool:
+        """Does the open fence, indented code or HTML block take the line? If not, it ends."""
+        t, base, a, b, _ = self.line
+        i, col, part = point
+        every = matched == len(self.stack)
         leaf = self.leaf
-        every = matched == n
         if leaf == _FENCE:
             if every:
-                ind, j, _ = _indent(t, i, b, col, part)
-                if 0 <= j < b and ind <= 3 and t[j] == self.fch:
-                    k = j
-                    while k < b and t[k] == self.fch:
-                        k += 1
-                    if k - j >= self.flen and _NONWS.search(t, k, b) is None:
-                        self.leaf = _NONE
+                if _closes_fence(t, b, point, self.fch, self.flen):
+                    self.leaf = _NONE
                 self._code(base + a, base + b)
-                return
-            self.leaf = leaf = _NONE
+                return True
         elif leaf == _ICODE:
             ind, j, _ = _indent(t, i, b, col, part)
             blank = _blank(t, i, j, b)
             if every and (blank or ind >= 4):
                 if self.fog and not blank:
                     self._code(base + a, base + b)  # another tab reading may see a paragraph
-                return
-            self.leaf = leaf = _NONE
-        elif leaf == _HTML_BLOCK:
-            if every:
-                end = self.html_end
-                if end is None:
-                    if _NONWS.search(t, i, b) is None:
-                        self.leaf = _NONE
-                elif end.search(t, i, b):
-                    self.leaf = _NONE
-                return
-            self.leaf = leaf = _NONE
-        # 2. New containers and the leaf the line holds.
-        para = leaf == _PARA
+                return True
+        elif every:  # an HTML block
+            end = self.html_end
+            if (_NONWS.search(t, i, b) is None) if end is None else (end.search(t, i, b) is not None):
+                self.leaf = _NONE
+            return True
+        self.leaf = _NONE
+        return False
+
+    # -- what the rest of the line opens --------------------------------------------------
+    def _blocks(self, matched: int, point: tuple[int, int, int]) -> None:
+        """New containers, then the leaf block the line holds (or continues)."""
+        t, _, _, b, r = self.line
+        stack = self.stack
+        para = self.leaf == _PARA
+        i, col, part = point
         while True:
             ind, j, jcol = _indent(t, i, b, col, part)
             if j == -1:
@@ -545,106 +665,134 @@ class CodeMask:
                 return
             lazy = para and matched < len(stack)
             if j == -1 or ind >= 4:
-                if para:
-                    if lazy and _splits_quotes(t, i, b, stack, matched):
-                        self.fog = True
-                    self._runs(t, base, i, b)  # a paragraph's continuation, lazy or not
-                    return
-                del stack[matched:]
-                self.leaf = _ICODE  # code, yet not masked: see the module docstring
-                if self.fog:
-                    self._code(base + a, base + b)  # another tab reading may see a paragraph
+                self._indented(i, matched, para, lazy)
                 return
             ch = t[j]
-            if ch == ">" and len(stack) < MAX_CONTAINERS:
-                del stack[matched:]
-                self._close_para(r)
-                para = False
-                stack.append(-1)
-                matched += 1
-                i, col, part = j + 1, jcol + 1, 0
-                if i < b and t[i] in " \t":
-                    i, col, part = _consume(t, i, col, 0, 1)
-                continue
-            if ch in "`~":
-                if _fence_at(t, j, b):
-                    k = j
-                    while k < b and t[k] == ch:
-                        k += 1
-                    del stack[matched:]
-                    self._close_para(r)
-                    self.leaf, self.fch, self.flen = _FENCE, ch, k - j
-                    self._code(base + a, base + b)
-                    return
-            elif ch in "=-" and para and not lazy and _SETEXT.fullmatch(t, j, b):
-                self._close_para(r)  # a setext heading's underline
-                self.leaf = _NONE
-                return
-            if ch in "*-_" and _BREAK[ch].fullmatch(t, j, b):
-                del stack[matched:]
-                self._close_para(r)
-                self.leaf = _NONE
-                return
             if len(stack) < MAX_CONTAINERS:
-                mlen = 0
-                if ch in "-+*":
-                    mlen = 1
-                elif ch.isdigit():
-                    m = _ORDERED.match(t, j, b)
-                    if m is not None:
-                        mlen = m.end() - j
-                        if para and not lazy and int(t[j : m.end() - 1]) != 1:
-                            mlen = 0
-                if mlen and (j + mlen == b or t[j + mlen] in " \t"):
-                    mcol = jcol + mlen
-                    sp, k, _ = _indent(t, j + mlen, b, mcol, 0)
-                    empty = _blank(t, j + mlen, k, b)
-                    if not (empty and para and not lazy):
-                        del stack[matched:]
-                        self._close_para(r)
+                if ch == ">":
+                    self._open(matched, r, -1)
+                    i, col, part = _after_quote(t, j, jcol, b)
+                    para = False
+                    matched += 1
+                    continue
+                if ch in "-+*0123456789" and not (ch != "+" and _is_break(t, j, b, ch)):
+                    item = self._item(j, jcol, col, para and not lazy, matched)
+                    if item is not None:
+                        if item[0] == -1:
+                            return  # an empty item: the line holds no more
+                        i, col, part = item
                         para = False
-                        if empty:
-                            stack.append(mcol - col + 1)
-                            self.empty_item = True
-                            self.leaf = _NONE
-                            return
-                        if k != -1 and sp <= 4:
-                            stack.append(mcol + sp - col)
-                            i, col, part = k, mcol + sp, 0
-                        elif k != -1 and t.find("\t", j + mlen, k) != -1 and _fence_at(t, k, b):
-                            # Tabs after a marker inside quotes are counted differently by the
-                            # reference implementation, which may find a fence here: take the
-                            # fence, and the narrowest item (masking more, never less).
-                            stack.append(mcol + 1 - col)
-                            i, col, part = k, mcol + sp, 0
-                        else:  # five or more: the content is indented code after one column
-                            stack.append(mcol + 1 - col)
-                            i, col, part = _consume(t, j + mlen, mcol, 0, 1)
                         matched += 1
                         continue
-            if ch == "#" and _ATX.match(t, j, b):
-                del stack[matched:]
-                self._close_para(r)
-                self.leaf = _NONE
-                self._runs(t, base, j, b)  # a heading's inline content: one line
-                self._end_para(r)
-                return
-            if ch == "<":
-                for kind, (start, end) in enumerate(_HTML):
-                    if (kind < 6 or not para) and start.match(t, j, b):
-                        del stack[matched:]
-                        self._close_para(r)
-                        self.leaf, self.html_end = _HTML_BLOCK, end
-                        if end is not None and end.search(t, j, b):
-                            self.leaf = _NONE
-                        return
-            if para:
-                self._runs(t, base, j, b)
-                return
+            self._leaf(j, ch, para, lazy, matched)
+            return
+
+    def _open(self, matched: int, r: int, width: int) -> None:
+        """A new container after the ``matched`` continued ones (-1: a block quote)."""
+        del self.stack[matched:]
+        self._close_para(r)
+        self.stack.append(width)
+
+    def _indented(self, i: int, matched: int, para: bool, lazy: bool) -> None:
+        """Four columns or more: a paragraph's continuation, or indented code."""
+        t, base, a, b, _ = self.line
+        if para:
+            if lazy and _splits_quotes(t, i, b, self.stack, matched):
+                self.fog = True
+            self._runs(t, base, i, b)  # a paragraph's continuation, lazy or not
+            return
+        del self.stack[matched:]
+        self.leaf = _ICODE  # code, yet not masked: see the module docstring
+        if self.fog:
+            self._code(base + a, base + b)  # another tab reading may see a paragraph
+
+    def _item(self, j: int, jcol: int, col: int, interrupts: bool, matched: int) -> tuple[int, int, int] | None:
+        """A list item's marker at ``j``: opens the item and gives the point of its content
+        ((-1, 0, 0) when it starts empty), or None when there is no item here. ``interrupts``:
+        it would interrupt a paragraph (only ``1.`` and non-empty items may)."""
+        t, _, _, b, r = self.line
+        ch = t[j]
+        mlen = 0
+        if ch in "-+*":
+            mlen = 1
+        else:
+            m = _ORDERED.match(t, j, b)
+            if m is not None:
+                mlen = m.end() - j
+                if interrupts and int(t[j : m.end() - 1]) != 1:
+                    mlen = 0
+        if not mlen or (j + mlen < b and t[j + mlen] not in " \t"):
+            return None
+        mcol = jcol + mlen
+        sp, k, _ = _indent(t, j + mlen, b, mcol, 0)
+        empty = _blank(t, j + mlen, k, b)
+        if empty and interrupts:
+            return None  # an empty item cannot interrupt a paragraph
+        if empty:
+            self._open(matched, r, mcol - col + 1)
+            self.empty_item = True
+            self.leaf = _NONE
+            return -1, 0, 0
+        if k != -1 and sp <= 4:
+            self._open(matched, r, mcol + sp - col)
+            return k, mcol + sp, 0
+        if k != -1 and t.find("\t", j + mlen, k) != -1 and _fence_at(t, k, b):
+            # Tabs after a marker inside quotes are counted differently by the reference
+            # implementation, which may find a fence here: take the fence, and the narrowest
+            # item (masking more, never less).
+            self._open(matched, r, mcol + 1 - col)
+            return k, mcol + sp, 0
+        self._open(matched, r, mcol + 1 - col)  # five or more: indented code after one column
+        return _consume(t, j + mlen, mcol, 0, 1)
+
+    def _leaf(self, j: int, ch: str, para: bool, lazy: bool, matched: int) -> None:
+        """The leaf block starting at ``j`` (no container opens there)."""
+        t, base, a, b, r = self.line
+        stack = self.stack
+        if ch in "`~" and _fence_at(t, j, b):
+            k = j
+            while k < b and t[k] == ch:
+                k += 1
+            del stack[matched:]
+            self._close_para(r)
+            self.leaf, self.fch, self.flen = _FENCE, ch, k - j
+            self._code(base + a, base + b)
+            return
+        if ch in "=-" and para and not lazy and _SETEXT.fullmatch(t, j, b):
+            self._close_para(r)  # a setext heading's underline
+            self.leaf = _NONE
+            return
+        if _is_break(t, j, b, ch):
+            del stack[matched:]
+            self._close_para(r)
+            self.leaf = _NONE
+            return
+        if ch == "#" and _ATX.match(t, j, b):
+            del stack[matched:]
+            self._close_para(r)
+            self.leaf = _NONE
+            self._runs(t, base, j, b)  # a heading's inline content: one line
+            self._end_para(r)
+            return
+        if ch == "<" and self._html_starts(j, para, matched):
+            return
+        if not para:
             del stack[matched:]
             self.leaf = _PARA
-            self._runs(t, base, j, b, first=True)
-            return
+        self._runs(t, base, j, b, first=not para)
+
+    def _html_starts(self, j: int, para: bool, matched: int) -> bool:
+        """Does an HTML block start at ``j`` (kind 7 cannot interrupt a paragraph)?"""
+        t, _, _, b, r = self.line
+        for kind, (start, end) in enumerate(_HTML):
+            if (kind < 6 or not para) and start.match(t, j, b):
+                del self.stack[matched:]
+                self._close_para(r)
+                self.leaf, self.html_end = _HTML_BLOCK, end
+                if end is not None and end.search(t, j, b):
+                    self.leaf = _NONE
+                return True
+        return False
 
     def _code(self, s: int, e: int) -> None:
         regions = self.regions
