@@ -430,3 +430,26 @@ def test_a_connection_closed_before_any_answer_is_retried_once(start_proxy: Any,
             assert response.headers["x-toolrepair"] == "repaired=1, salvaged=1, refused=0"
     finally:
         flaky.close()
+
+
+@pytest.mark.parametrize(("reply", "passed_as_written"), [
+    # nothing to repair: the upstream's bytes, spacing and number spelling included
+    (b'{"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi \\u00e9"},'
+     b' "finish_reason": "stop"}], "usage": {"cost": 1E2}}', True),
+    # a text call salvaged: the body is re-encoded
+    (json.dumps({"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": CASES["hermes"][0].content},
+                                         "finish_reason": "stop"}]}).encode(), False),
+])
+def test_a_whole_reply_with_nothing_to_repair_keeps_its_bytes(start_proxy: Any, reply: bytes,
+                                                              passed_as_written: bool) -> None:
+    upstream = _Flaky(0, reply)
+    try:
+        response = _chat(start_proxy(upstream=f"{upstream.url}/v1"), "m")
+        assert response.status_code == 200
+        assert (response.content == reply) is passed_as_written
+        if passed_as_written:
+            assert response.headers["x-toolrepair"] == "repaired=0, salvaged=0, refused=0"
+        else:
+            assert response.json()["choices"][0]["message"]["tool_calls"]
+    finally:
+        upstream.close()

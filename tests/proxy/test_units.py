@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sys
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import toolrepair as tr
 from toolrepair.proxy import ProxyConfig, create_app
@@ -54,6 +57,54 @@ def test_sse_reader_close_gives_an_unterminated_event() -> None:
     reader = SSEReader()
     assert reader.feed_line("data: last") is None
     assert reader.close() == "last"
+
+
+@pytest.mark.parametrize(("chunks", "payloads"), [
+    ([b"data: a\n\n"], ["a"]),
+    ([b"data: a\r\n\r\n"], ["a"]),
+    ([b"data: a\r\r"], ["a"]),  # CR alone ends a line, and the event at once
+    ([b"data: a\r", b"\n\r", b"\n"], ["a"]),  # CRLF split between chunks is one line end
+    ([b"data: a\r", b"", b"\n", b"\n"], ["a"]),
+    ([b"da", b"ta: ", b"a", b"\n", b"\n", b"data: b\n\n: ping"], ["a", "b"]),
+    ([b"data: a\n\ndata: b\n\n"], ["a", "b"]),  # one read, two events
+    (["data: \u2028\u2029\x85\x0c\n\n".encode()], ["\u2028\u2029\x85\x0c"]),  # not line ends in SSE
+    ([b"data: \xc3", b"\xa9\n\n"], ["\u00e9"]),  # UTF-8 split between chunks
+    ([b"data: \xff\n\n"], ["\ufffd"]),
+])
+def test_sse_reader_feed(chunks: list[bytes], payloads: list[str]) -> None:
+    reader = SSEReader()
+    assert [p for chunk in chunks for p in reader.feed(chunk)] == payloads
+    assert reader.close() is None
+
+
+def test_sse_reader_feed_then_close_gives_an_unterminated_line() -> None:
+    reader = SSEReader()
+    assert list(reader.feed(b"data: a\n\ndata: b")) == ["a"]
+    assert reader.close() == "b"
+
+
+def test_sse_reader_feed_raises_after_the_events_before_a_bad_line() -> None:
+    events = SSEReader().feed(b"data: a\n\ngarbage\ndata: b\n\n")
+    assert next(events) == "a"
+    with pytest.raises(MalformedSSE, match="garbage"):
+        next(events)
+
+
+_SSE_LINES = st.lists(st.sampled_from(["data: {}", "data: x\u2028y", ": ping", "id: 1", "", "data: \u00e9"]),
+                      max_size=12)
+
+
+@given(_SSE_LINES, st.sampled_from(["\n", "\r\n", "\r"]), st.lists(st.integers(0, 200), max_size=8))
+def test_sse_reader_feed_equals_reading_the_lines_whole(lines: list[str], end: str, cuts: list[int]) -> None:
+    """However the bytes are cut into reads, the events are those of the lines read one by one."""
+    whole = "".join(line + end for line in lines).encode()
+    expected_reader = SSEReader()
+    expected = [p for line in lines if (p := expected_reader.feed_line(line)) is not None]
+    bounds = sorted({min(c, len(whole)) for c in cuts} | {0, len(whole)})
+    reader = SSEReader()
+    got = [p for a, b in itertools.pairwise(bounds) for p in reader.feed(whole[a:b])]
+    assert got == expected
+    assert reader.close() == expected_reader.close()
 
 
 @pytest.mark.parametrize("line", ["garbage", "error: {}", "Data: x", "{\"choices\": []}"])

@@ -6,7 +6,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -238,7 +238,8 @@ class _Proxy:
             repaired["toolrepair"] = tally.annotation()
         headers = returned_headers(reply.headers.items())
         headers["x-toolrepair"] = tally.header()
-        return Response(_dumps(repaired), 200, headers)
+        # Nothing changed: the upstream's own bytes go back (no re-encoding, numbers as written).
+        return Response(data if repaired == completion else _dumps(repaired), 200, headers)
 
     async def _stream(self, request: Request, content: bytes, tools: RequestTools, start: float) -> Response:
         assert tools.registry is not None
@@ -256,22 +257,22 @@ class _Proxy:
         return _Body(self._events(reply, repair, tools.required), 200, headers, close)
 
     async def _events(self, reply: httpx.Response, repair: StreamRepair, required: bool) -> AsyncIterator[bytes]:
+        # What one read of the upstream yields goes out as one write (not one per event): no
+        # event waits for a later read, and a burst of small events costs one send, not many.
         reader = SSEReader()
+        out: list[bytes] = []
         fault: str | None = None
         try:
-            async for line in reply.aiter_lines():
-                data = reader.feed_line(line)
-                if data is None:
-                    continue
-                if data.strip() == "[DONE]":
+            async for part in reply.aiter_bytes():
+                if _relay_events(reader.feed(part), repair, out):
                     break
-                for chunk in _repaired(data, repair):
-                    yield chunk
+                if out:
+                    yield b"".join(out)
+                    out.clear()
             else:
                 data = reader.close()
                 if data is not None and data.strip() != "[DONE]":
-                    for chunk in _repaired(data, repair):
-                        yield chunk
+                    out.extend(_repaired(data, repair))
                 if not repair.finished:
                     fault = "The upstream closed the stream before it ended."
         except MalformedSSE as exc:
@@ -280,16 +281,26 @@ class _Proxy:
             fault = f"The upstream stopped sending for {self.config.timeout:g} s (--timeout)."
         except httpx.HTTPError as exc:
             fault = f"The upstream stream broke off: {type(exc).__name__}."
-        for held in repair.close():
-            yield _event(held)
+        out.extend(_event(held) for held in repair.close())
         # Too late to ask again once the reply has been streamed: said, not repaired.
         repair.tally.tool_choice_unmet = required and not repair.calls
         if fault is not None:
-            yield _event(error_body(fault, "upstream_error"))
+            out.append(_event(error_body(fault, "upstream_error")))
         if self.config.annotate:
-            yield _event(repair.report_chunk())
-        yield b": x-toolrepair " + repair.tally.header().encode() + b"\n\n"
-        yield _DONE
+            out.append(_event(repair.report_chunk()))
+        out.append(b": x-toolrepair " + repair.tally.header().encode() + b"\n\n")
+        out.append(_DONE)
+        yield b"".join(out)
+
+
+def _relay_events(events: Iterator[str], repair: StreamRepair, out: list[bytes]) -> bool:
+    """Append the repaired form of each event to ``out`` (kept there if a later one raises);
+    True at ``[DONE]``."""
+    for data in events:
+        if data.strip() == "[DONE]":
+            return True
+        out.extend(_repaired(data, repair))
+    return False
 
 
 def _repaired(data: str, repair: StreamRepair) -> list[bytes]:

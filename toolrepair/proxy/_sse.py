@@ -1,6 +1,8 @@
-"""Server-sent events, read line by line: the `data` payloads of an upstream stream."""
+"""Server-sent events, read from the bytes as they arrive: the `data` payloads of an upstream stream."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 __all__ = ["MalformedSSE", "SSEReader"]
 
@@ -22,10 +24,40 @@ class SSEReader:
     (None, '{"a": 1}')
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_cr", "_data", "_rest")
 
     def __init__(self) -> None:
         self._data: list[str] | None = None
+        self._rest: list[bytes] = []  # the line still open, in pieces (joined once it ends)
+        self._cr = False  # the bytes so far ended in CR: a LF first in the next chunk is its pair
+
+    def feed(self, chunk: bytes) -> Iterator[str]:
+        """The data of each event ``chunk`` completes, in order (lazily: a malformed line raises
+        where it stands, after the events before it).
+
+        Lines end in LF, CRLF or CR (the SSE grammar), and are decoded as UTF-8 (what SSE is);
+        nothing else ends a line, so a U+2028 inside a JSON string stays in it. A line ended
+        by a CR last in ``chunk`` is read at once (a LF first in the next chunk is its pair).
+        O(len(chunk)) per call, plus the open line once, when it ends.
+        """
+        if self._cr and chunk.startswith(b"\n"):  # the LF of a CRLF split between two chunks
+            chunk = chunk[1:]
+            self._cr = False
+        if b"\n" not in chunk and b"\r" not in chunk:
+            self._cr = self._cr and not chunk
+            self._rest.append(chunk)
+            return
+        self._rest.append(chunk)
+        buffer = b"".join(self._rest)
+        self._cr = buffer.endswith(b"\r")
+        if b"\r" in buffer:
+            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        *lines, rest = buffer.split(b"\n")
+        self._rest = [rest]
+        for line in lines:
+            data = self.feed_line(line.decode("utf-8", "replace"))
+            if data is not None:
+                yield data
 
     def feed_line(self, line: str) -> str | None:
         """The event's data when ``line`` ends an event (is blank), else None."""
@@ -45,6 +77,10 @@ class SSEReader:
 
     def close(self) -> str | None:
         """The last event's data when the stream ended without its blank line."""
+        rest = b"".join(self._rest)
+        self._rest, self._cr = [], False
+        if rest:
+            self.feed_line(rest.decode("utf-8", "replace"))
         data, self._data = self._data, None
         return None if data is None else "\n".join(data)
 
