@@ -22,6 +22,7 @@ from typing import Any
 from .._args import FINITE_SCAN
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
 from ._json import JsonFailure
+from .json_blocks import read_after_payload
 from .tag import read_json_block
 
 __all__ = ["FUNCTIONGEMMA", "GEMMA4", "read_loose_object"]
@@ -265,7 +266,8 @@ class _CallToken:
             return Found(max(got.pos, k + 1), error=got.reason)
         if not isinstance(got, tuple):
             return got
-        return _closed(text, got[1], self.close, ctx, RawCall(name, got[0]))
+        end = read_after_payload(text, got[1], self.close, ctx)
+        return NEED_MORE if isinstance(end, NeedMore) else Found(end, (RawCall(name, got[0]),))
 
 
 def _follows(text: str, i: int, token: str) -> bool:
@@ -274,17 +276,6 @@ def _follows(text: str, i: int, token: str) -> bool:
     while k > max(0, i - 64) and text[k - 1].isspace():
         k -= 1
     return text[max(0, k - len(token)) : k].lower() == token
-
-
-def _closed(text: str, j: int, close: str, ctx: ReadContext, call: RawCall) -> Found | NeedMore:
-    """The call whose arguments end at ``j``, spanning its closing token when one follows."""
-    e = skip_ws(text, j)
-    if e >= len(text) and not ctx.final:
-        return NEED_MORE
-    closed = expect_literal(text, e, close, ctx)
-    if closed is NEED_MORE:
-        return NEED_MORE
-    return Found(e + len(close) if closed else j, (call,))
 
 
 GEMMA4 = _CallToken("gemma4", "<|tool_call>", "<tool_call|>", '<|"|>', (("<|channel>", "<channel|>"),),

@@ -19,11 +19,12 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from .._args._decode import read_float
 from .._safe_text import int_fits_text
-from ._base import NEED_MORE, Found, Gate, NeedMore, RawCall, ReadContext, expect_literal, skip_ws, startswith_ci
+from ._base import NEED_MORE, Found, Gate, NeedMore, RawCall, ReadContext, skip_ws, startswith_ci
+from .json_blocks import read_after_payload
 
 __all__ = ["LFM2_PYTHONIC", "LLAMA4_PYTHONIC", "OLMO3", "PYTHONIC", "literal_value"]
 
@@ -97,16 +98,20 @@ class _Walk:
             if e < self.limit and text[e] == "\n":  # a newline inside a one-line string
                 return _Fail("undecodable", e)
             # Otherwise the text ends (perhaps after a lone backslash) inside the string.
-        if self.limit < len(text):
+        return self.ran_out()
+
+    def ran_out(self) -> _Fail | NeedMore:
+        """The walk reached its limit: past the size limit, or at the end of the text."""
+        if self.limit < len(self.text):
             return _Fail("too-large", self.limit)
-        return NEED_MORE if not self.ctx.final else _Fail("truncated", len(text))
+        return NEED_MORE if not self.ctx.final else _Fail("truncated", len(self.text))
 
     def run(self, i: int, depth0_stop: bool) -> tuple[int, list[int]] | _Fail | NeedMore:
         """Walk from ``i``. When ``text[i]`` opens a bracket, stop after its closer; with
         ``depth0_stop``, walk at depth 0 instead and stop at a `<` (a closing marker or other
         markup) or at the end of the text. Returns the end and the depth-0 newlines met.
         O(distance walked)."""
-        text, ctx = self.text, self.ctx
+        text = self.text
         stack: list[str] = []
         newlines: list[int] = []
         crossings = 0
@@ -114,40 +119,53 @@ class _Walk:
         while True:
             m = _INTEREST.search(text, j, self.limit)
             if m is None:
-                if self.limit < len(text):
-                    return _Fail("too-large", self.limit)
-                if depth0_stop and not stack and ctx.final:
+                if depth0_stop and not stack and self.ctx.final and self.limit >= len(text):
                     return len(text), newlines
-                return NEED_MORE if not ctx.final else _Fail("truncated", len(text))
+                return self.ran_out()
             p = m.start()
             c = text[p]
             if p > i and c in "[<" and self.is_trigger(p):
                 crossings += 1
                 if crossings > MAX_CROSSINGS:
                     return _Fail("too-large", p)
-            if c in _CLOSER:
-                stack.append(_CLOSER[c])
-                if len(stack) > ctx.max_depth:
-                    return _Fail("too-deep", p)
-            elif c in ")]}":
-                if not stack or stack.pop() != c:
-                    return _Fail("undecodable", p)
-                if not stack and not depth0_stop:
-                    return p + 1, newlines
-            elif c in "'\"":
-                end = self.skip_string(p)
-                if not isinstance(end, int):
-                    return end
-                crossings += self.triggers_in(p + 1, end)
-                if crossings > MAX_CROSSINGS:
-                    return _Fail("too-large", end)
-                j = end
+            if c in "'\"":
+                got = self.past_string(p, crossings)
+                if not isinstance(got, tuple):
+                    return got
+                j, crossings = got
                 continue
-            elif not stack and depth0_stop:
-                if c == "<":
-                    return p, newlines
-                newlines.append(p)
+            stop = self.structure(p, c, stack, newlines, depth0_stop)
+            if stop is not None:
+                return stop
             j = p + 1
+
+    def past_string(self, p: int, crossings: int) -> tuple[int, int] | _Fail | NeedMore:
+        """Past the string literal at ``p``: (index after it, triggers crossed so far)."""
+        end = self.skip_string(p)
+        if not isinstance(end, int):
+            return end
+        crossings += self.triggers_in(p + 1, end)
+        if crossings > MAX_CROSSINGS:
+            return _Fail("too-large", end)
+        return end, crossings
+
+    def structure(
+        self, p: int, c: str, stack: list[str], newlines: list[int], depth0_stop: bool
+    ) -> tuple[int, list[int]] | _Fail | None:
+        """A bracket, newline or ``<`` at ``p``: the walk's end or failure, None to go on."""
+        if c in _CLOSER:
+            stack.append(_CLOSER[c])
+            return _Fail("too-deep", p) if len(stack) > self.ctx.max_depth else None
+        if c in ")]}":
+            if not stack or stack.pop() != c:
+                return _Fail("undecodable", p)
+            return (p + 1, newlines) if not stack and not depth0_stop else None
+        if stack or not depth0_stop:
+            return None
+        if c == "<":
+            return p, newlines
+        newlines.append(p)
+        return None
 
 
 def _dotted_name(node: ast.expr) -> str | None:
@@ -213,45 +231,78 @@ def literal_value(node: ast.expr, spelling: Callable[[ast.expr], str | None] | N
     Recursion follows bracket nesting only, which the walk has capped at ``ctx.max_depth``
     before ``ast`` saw the text (and ``ast`` itself stops at 200 levels).
     """
-    if isinstance(node, ast.Constant):
-        v = node.value
-        if v is None or isinstance(v, (bool, str)):
-            return v
-        if isinstance(v, int):
-            # `0x` + 4,000 hex digits parses in linear time but has no decimal spelling within
-            # the int-string limit: refused here, as the JSON decoder refuses long literals.
-            if not int_fits_text(v):
-                raise _NotLiteral("undecodable-arguments")
-            return v
-        if isinstance(v, float):
-            return _float(v, node, spelling)
-        raise _NotLiteral("undecodable-arguments")  # bytes, complex, Ellipsis
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        inner = node.operand
-        num = inner.value if isinstance(inner, ast.Constant) else None
-        if isinstance(num, (int, float)) and not isinstance(num, bool):
-            if isinstance(num, int) and not int_fits_text(num):
-                raise _NotLiteral("undecodable-arguments")
-            v = -num if isinstance(node.op, ast.USub) else num
-            if isinstance(v, float):
-                return _float(v, inner, spelling, "-" if isinstance(node.op, ast.USub) else "")
-            return v
+    reader = _LITERAL_READERS.get(type(node))
+    if reader is None:
         raise _NotLiteral("non-literal")
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [literal_value(e, spelling) for e in node.elts]
-    if isinstance(node, ast.Dict):
-        out: dict[str, Any] = {}
-        for key_node, value_node in zip(node.keys, node.values, strict=True):
-            if key_node is None:
-                raise _NotLiteral("non-literal")  # `**spread`
-            key = literal_value(key_node, spelling)
-            if not isinstance(key, str):
-                raise _NotLiteral("undecodable-arguments")
-            out[key] = literal_value(value_node, spelling)
-        return out
-    if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
-        return _JSON_NAMES[node.id]  # models mix JSON literals into Python calls
-    raise _NotLiteral("non-literal")
+    return reader(node, spelling)
+
+
+_Spelling = Callable[[ast.expr], str | None] | None
+
+
+def _fitting(v: int) -> int:
+    # `0x` + 4,000 hex digits parses in linear time but has no decimal spelling within the
+    # int-string limit: refused here, as the JSON decoder refuses long literals.
+    if not int_fits_text(v):
+        raise _NotLiteral("undecodable-arguments")
+    return v
+
+
+def _constant(node: ast.Constant, spelling: _Spelling) -> Any:
+    v = node.value
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, int):
+        return _fitting(v)
+    if isinstance(v, float):
+        return _float(v, node, spelling)
+    raise _NotLiteral("undecodable-arguments")  # bytes, complex, Ellipsis
+
+
+def _signed(node: ast.UnaryOp, spelling: _Spelling) -> Any:
+    """``-1``, ``+2.5``: a sign on a number; any other operator is not a literal."""
+    inner = node.operand
+    num = inner.value if isinstance(inner, ast.Constant) else None
+    if not isinstance(node.op, (ast.USub, ast.UAdd)) or not isinstance(num, (int, float)) or isinstance(num, bool):
+        raise _NotLiteral("non-literal")
+    negative = isinstance(node.op, ast.USub)
+    if isinstance(num, int):
+        return -_fitting(num) if negative else _fitting(num)
+    return _float(-num if negative else num, inner, spelling, "-" if negative else "")
+
+
+def _sequence(node: ast.List | ast.Tuple | ast.Set, spelling: _Spelling) -> list[Any]:
+    return [literal_value(e, spelling) for e in node.elts]
+
+
+def _mapping(node: ast.Dict, spelling: _Spelling) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key_node, value_node in zip(node.keys, node.values, strict=True):
+        if key_node is None:
+            raise _NotLiteral("non-literal")  # `**spread`
+        key = literal_value(key_node, spelling)
+        if not isinstance(key, str):
+            raise _NotLiteral("undecodable-arguments")
+        out[key] = literal_value(value_node, spelling)
+    return out
+
+
+def _json_name(node: ast.Name, spelling: _Spelling) -> Any:
+    if node.id not in _JSON_NAMES:
+        raise _NotLiteral("non-literal")
+    return _JSON_NAMES[node.id]  # models mix JSON literals into Python calls
+
+
+# By node type (``ast.parse`` builds these exact classes); any other node is not a literal.
+_LITERAL_READERS: dict[type[ast.expr], Callable[[Any, _Spelling], Any]] = {
+    ast.Constant: _constant,
+    ast.UnaryOp: _signed,
+    ast.List: _sequence,
+    ast.Tuple: _sequence,
+    ast.Set: _sequence,
+    ast.Dict: _mapping,
+    ast.Name: _json_name,
+}
 
 
 def _call(node: ast.Call, spelling: _Spellings) -> RawCall | None:
@@ -317,10 +368,9 @@ class _Pythonic:
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(name) unless `[name(` follows; then O(walk) (module doc).
-        if _TRIGGER.match(text, start) is None:
-            if not ctx.final and _TRIGGER_PREFIX.match(text, start):
-                return NEED_MORE
-            return None
+        trigger = _trigger_at(text, start, ctx)
+        if trigger is not True:
+            return trigger
         got = _read_list(text, start, ctx, ())
         if isinstance(got, NeedMore):
             return NEED_MORE
@@ -332,62 +382,75 @@ class _Pythonic:
         return Found(got[1], got[0])
 
 
+def _trigger_at(text: str, i: int, ctx: ReadContext) -> Literal[True] | NeedMore | None:
+    """True when ``[name(`` is at ``i``; NEED_MORE when the text ends inside one; else None."""
+    if _TRIGGER.match(text, i) is not None:
+        return True
+    return NEED_MORE if not ctx.final and _TRIGGER_PREFIX.match(text, i) else None
+
+
 def _read_body(text: str, i: int, ctx: ReadContext, marker: str, close: str) -> Found | NeedMore | None:
     """A wrapper's body from ``i``: a call list, or bare calls one per line, then ``close``
     (which the end of the reply may have eaten). O(body)."""
-    n = len(text)
     j = skip_ws(text, i)
-    if j >= n:
+    if j >= len(text):
         return NEED_MORE if not ctx.final else None
-    own = (marker,)
-    if text[j] == "[":
-        if _TRIGGER.match(text, j) is None:
-            if not ctx.final and _TRIGGER_PREFIX.match(text, j):
-                return NEED_MORE
-            return None  # a JSON array or empty block: another reader's
-        got = _read_list(text, j, ctx, own)
-        if isinstance(got, NeedMore):
-            return NEED_MORE
-        if isinstance(got, _Fail):
-            return Found(max(got.pos, j + 1), error=got.reason)
-        assert isinstance(got, tuple)
-        calls, end = got
-    elif text[j].isalpha() or text[j] == "_":
-        walk = _Walk(text, ctx, own, min(n, j + ctx.max_call_chars))
-        run = walk.run(j, depth0_stop=True)
-        if isinstance(run, NeedMore):
-            return NEED_MORE
-        if isinstance(run, _Fail):
-            return Found(max(run.pos, j + 1), error=run.reason)
-        assert isinstance(run, tuple)
-        end, newlines = run
-        found: list[RawCall] = []
-        prev = j
-        for cut in [*newlines, end]:
-            line = text[prev:cut]
-            prev = cut + 1
-            if not line.strip():
-                continue
-            got_line = _calls_in(line)
-            found.extend((RawCall("", {}, error=got_line),) if isinstance(got_line, str) else got_line)
-        if not any(c.error is None for c in found):
-            if all(c.error == "not-a-call" for c in found):
-                return None  # prose after the marker, not calls
-            # Nothing in the body decoded: a broken candidate, whose inside is not data. Refused
-            # as a whole, scanning resumes right after its marker, so a call written after a
-            # stray marker is still found (walks give up after MAX_CROSSINGS of this marker,
-            # so re-reading stays linear).
-            return Found(end, error=next(c.error for c in found if c.error != "not-a-call"))
-        calls = tuple(found)
-    else:
-        return None
-    k = skip_ws(text, end)
-    if k >= n:
-        return NEED_MORE if not ctx.final else Found(end, calls)
-    closed = expect_literal(text, k, close, ctx)
-    if isinstance(closed, NeedMore):
-        return NEED_MORE
-    return Found(k + len(close) if closed else end, calls)
+    reader = _body_list if text[j] == "[" else _body_lines if text[j].isalpha() or text[j] == "_" else None
+    got = None if reader is None else reader(text, j, ctx, (marker,))
+    if not isinstance(got, tuple):
+        return got
+    calls, end = got
+    closed = read_after_payload(text, end, close, ctx)
+    return NEED_MORE if isinstance(closed, NeedMore) else Found(closed, calls)
+
+
+def _body_list(text: str, j: int, ctx: ReadContext, own: tuple[str, ...]) -> _Body:
+    """A call list at ``j``; None for another bracket (a JSON array: another reader's)."""
+    trigger = _trigger_at(text, j, ctx)
+    if trigger is not True:
+        return trigger  # a JSON array or empty block: another reader's
+    got = _read_list(text, j, ctx, own)
+    if isinstance(got, _Fail):
+        return Found(max(got.pos, j + 1), error=got.reason)
+    return got
+
+
+def _body_lines(text: str, j: int, ctx: ReadContext, own: tuple[str, ...]) -> _Body:
+    """Bare calls one per line from ``j`` up to the next ``<`` (or the end of the text)."""
+    walk = _Walk(text, ctx, own, min(len(text), j + ctx.max_call_chars))
+    run = walk.run(j, depth0_stop=True)
+    if isinstance(run, _Fail):
+        return Found(max(run.pos, j + 1), error=run.reason)
+    if not isinstance(run, tuple):
+        return run
+    end, newlines = run
+    found = _line_calls(text, j, newlines, end)
+    if any(c.error is None for c in found):
+        return tuple(found), end
+    if all(c.error == "not-a-call" for c in found):
+        return None  # prose after the marker, not calls
+    # Nothing in the body decoded: a broken candidate, whose inside is not data. Refused as a
+    # whole, scanning resumes right after its marker, so a call written after a stray marker
+    # is still found (walks give up after MAX_CROSSINGS of this marker, so re-reading stays
+    # linear).
+    return Found(end, error=next(c.error for c in found if c.error != "not-a-call"))
+
+
+def _line_calls(text: str, j: int, newlines: list[int], end: int) -> list[RawCall]:
+    """The calls on each non-blank line of ``text[j:end]`` (a line's refusal as a call)."""
+    found: list[RawCall] = []
+    prev = j
+    for cut in [*newlines, end]:
+        line = text[prev:cut]
+        prev = cut + 1
+        if line.strip():
+            got = _calls_in(line)
+            found.extend((RawCall("", {}, error=got),) if isinstance(got, str) else got)
+    return found
+
+
+# A body's calls and where they end, or its refusal.
+_Body = tuple[tuple[RawCall, ...], int] | Found | NeedMore | None
 
 
 @dataclass(frozen=True)
