@@ -70,47 +70,71 @@ def _read_header(
         if j >= limit:
             return None
         if text.startswith(_OPEN, j):
-            tok = token_at(text, j, _OPEN, _CLOSE, ctx)
-            if not isinstance(tok, tuple):
-                return tok
-            word, i = tok
-            if word == "message":
-                head.body = i
-                return i
-            if word not in ("channel", "constrain"):
-                return None
-            slot = word
-            continue
-        if text[j] == "<" and j + 1 == n and not ctx.final:
-            return NEED_MORE
-        m = _WORD.match(text, j, limit)
-        e = m.end() if m else j
-        if e == n and not ctx.final:
-            return NEED_MORE  # the word may go on
-        if e == j:
-            return None  # a `<` that opens no token
-        if startswith_ci(text, "to=", j):
-            # The recipient runs to the header's next token, so a name may hold spaces
-            # (`to=functions.Web Search <|constrain|>json`): resolved later by normalising.
-            # A trailing `json` there is the content type; no token before the limit or a
-            # line break: the recipient is one word.
-            d = text.find(_OPEN, e, limit)
-            if d != -1 and text.find("\n", j, d) == -1:
-                words = text[j + 3 : d].split()
-                if len(words) > 1 and words[-1].lower() == "json":
-                    words.pop()
-                head.recipient = " ".join(words)
-                i = d
-                slot = None
-                continue
-            head.recipient = text[j + 3 : e]
-        elif slot == "role":
-            head.role = text[j:e]
-        elif slot == "channel":
-            head.channel = text[j:e]
-        slot = None  # content types and stray words are not needed
-        i = e
+            part = _header_token(text, j, ctx, head)
+        else:
+            part = _header_word(text, j, limit, ctx, head, slot=slot)
+        if not isinstance(part, tuple):
+            return part
+        slot, i = part
     return None
+
+
+# A header part read: (the slot the next bare word fills, the index after the part).
+_Part = tuple[str | None, int]
+
+
+def _header_token(text: str, j: int, ctx: ReadContext, head: _Header) -> _Part | int | NeedMore | None:
+    """The token at ``j``: ``<|message|>`` ends the header (its body index), ``<|channel|>``
+    and ``<|constrain|>`` name the next word's slot, any other is not a header's."""
+    tok = token_at(text, j, _OPEN, _CLOSE, ctx)
+    if not isinstance(tok, tuple):
+        return tok
+    word, i = tok
+    if word == "message":
+        head.body = i
+        return i
+    return (word, i) if word in ("channel", "constrain") else None
+
+
+def _header_word(
+    text: str, j: int, limit: int, ctx: ReadContext, head: _Header, *, slot: str | None
+) -> _Part | NeedMore | None:
+    """The bare word at ``j``: the recipient (``to=...``), or the value of ``slot``."""
+    n = len(text)
+    if text[j] == "<" and j + 1 == n and not ctx.final:
+        return NEED_MORE
+    m = _WORD.match(text, j, limit)
+    e = m.end() if m else j
+    if e == n and not ctx.final:
+        return NEED_MORE  # the word may go on
+    if e == j:
+        return None  # a `<` that opens no token
+    if startswith_ci(text, "to=", j):
+        return None, _recipient(text, j, e, limit, head)
+    if slot == "role":
+        head.role = text[j:e]
+    elif slot == "channel":
+        head.channel = text[j:e]
+    return None, e  # content types and stray words are not needed
+
+
+def _recipient(text: str, j: int, e: int, limit: int, head: _Header) -> int:
+    """The ``to=`` word at ``j`` (ending at ``e``) into ``head``; the index after it.
+
+    The recipient runs to the header's next token, so a name may hold spaces
+    (``to=functions.Web Search <|constrain|>json``): resolved later by normalising. A trailing
+    ``json`` there is the content type; no token before the limit or a line break: the
+    recipient is one word.
+    """
+    d = text.find(_OPEN, e, limit)
+    if d == -1 or text.find("\n", j, d) != -1:
+        head.recipient = text[j + 3 : e]
+        return e
+    words = text[j + 3 : d].split()
+    if len(words) > 1 and words[-1].lower() == "json":
+        words.pop()
+    head.recipient = " ".join(words)
+    return d
 
 
 def _is_builtin(name: str | None) -> bool:
@@ -152,15 +176,19 @@ def _read_call(text: str, body: int, name: str, ctx: ReadContext) -> Found | Nee
     value, j, repairs = decoded
     refused = None if value is not None else "undecodable-arguments"
     call = RawCall(name, value if value is not None else {}, None, refused, repairs)
+    return _call_end(text, j, call, ctx)
+
+
+def _call_end(text: str, j: int, call: RawCall, ctx: ReadContext) -> Found | NeedMore:
+    """The call whose body ends at ``j``, spanning a ``<|call|>`` or ``<|end|>`` after it."""
+    n = len(text)
     k = skip_ws(text, j)
     if k >= n:
         return NEED_MORE if not ctx.final else Found(j, (call,))
     tok = token_at(text, k, _OPEN, _CLOSE, ctx)
     if tok is NEED_MORE:
         return NEED_MORE
-    if isinstance(tok, tuple) and tok[0] in ("call", "end"):
-        return Found(tok[1], (call,))
-    return Found(j, (call,))
+    return Found(tok[1] if isinstance(tok, tuple) and tok[0] in ("call", "end") else j, (call,))
 
 
 @dataclass(frozen=True)
@@ -179,31 +207,46 @@ class _Harmony:
         if marker_end - start == len(_END) and startswith_ci(text, _END, start):
             return Found(marker_end, resume=marker_end)
         head = _Header()
-        if text[start] == "<":
-            first = "role" if startswith_ci(text, "<|start|>", start) else "channel"
-            got = _read_header(text, marker_end, ctx, first, head)
-        else:
-            if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
-                return None  # `goto=functions.x` is prose
-            got = _read_header(text, start, ctx, None, head)
+        got = _header_from(text, start, marker_end, ctx, head)
         if got is None or got is NEED_MORE:
             return got
         recipient = head.recipient
-        is_call = recipient is not None and recipient.lower().startswith("functions.") and len(recipient) > 10
-        if head.body == -1 and is_call:  # no `<|message|>`: its tokens may have been detokenised away
-            at = text[start : start + MAX_HEADER_CHARS].lower().find(_RECIPIENT)
-            bare = _DETOKENISED.match(text, start + at + len(_RECIPIENT)) if at != -1 else None
-            if bare is not None:
-                return _read_call(text, bare.end(), bare.group(1), ctx)
-        if head.body == -1:  # the reply ended inside the header
-            return Found(len(text), error="truncated", resume=len(text)) if is_call else None
-        if is_call:
-            assert recipient is not None
-            return _read_call(text, head.body, recipient[len("functions.") :], ctx)
-        role = (head.role or "").lower()
-        if _is_builtin(recipient) or _is_builtin(role) or role.startswith("functions."):
-            return _skip_message(text, head.body, ctx)
+        if recipient is not None and recipient.lower().startswith("functions.") and len(recipient) > 10:
+            return _call_after(text, start, head, recipient, ctx)
+        return _other_message(text, head, ctx)
+
+
+def _other_message(text: str, head: _Header, ctx: ReadContext) -> Found | NeedMore | None:
+    """A message that is no function call: a built-in's call or a tool's result is skipped
+    whole (its body is code or tool output, never calls); any other is text."""
+    if head.body == -1:  # the reply ended inside the header
         return None
+    role = (head.role or "").lower()
+    if _is_builtin(head.recipient) or _is_builtin(role) or role.startswith("functions."):
+        return _skip_message(text, head.body, ctx)
+    return None
+
+
+def _header_from(text: str, start: int, marker_end: int, ctx: ReadContext, head: _Header) -> int | NeedMore | None:
+    """``_read_header`` from a token marker (its header slot next) or from the recipient."""
+    if text[start] == "<":
+        first = "role" if startswith_ci(text, "<|start|>", start) else "channel"
+        return _read_header(text, marker_end, ctx, first, head)
+    if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        return None  # `goto=functions.x` is prose
+    return _read_header(text, start, ctx, None, head)
+
+
+def _call_after(text: str, start: int, head: _Header, recipient: str, ctx: ReadContext) -> Found | NeedMore:
+    """The call a header naming ``functions.`` NAME opens: its body after ``<|message|>``, or,
+    with no ``<|message|>``, after the recipient when the tokens were detokenised away."""
+    if head.body != -1:
+        return _read_call(text, head.body, recipient[len("functions.") :], ctx)
+    at = text[start : start + MAX_HEADER_CHARS].lower().find(_RECIPIENT)
+    bare = _DETOKENISED.match(text, start + at + len(_RECIPIENT)) if at != -1 else None
+    if bare is not None:
+        return _read_call(text, bare.end(), bare.group(1), ctx)
+    return Found(len(text), error="truncated", resume=len(text))  # the reply ended inside the header
 
 
 HARMONY = _Harmony()
