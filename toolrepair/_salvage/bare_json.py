@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
-from ._base import NEED_MORE, Found, Gate, NeedMore, ReadContext, skip_ws
+from ._base import NEED_MORE, Found, Gate, NeedMore, RawCall, ReadContext, skip_ws
 from ._json import _PARTIAL_TAIL, JsonFailure, calls_from_value, decode_at
 
 __all__ = ["BARE_JSON", "nested_run"]
@@ -47,33 +47,44 @@ class _BareJson:
         if deep is not None:
             return Found(deep.end(), resume=deep.end())  # silent: prose braces are not rejections
         if text[start] == "{":
-            # Prose braces (`{x}`, `{1, 2}`): a JSON object's next token is a key or `}`. Told
-            # here in O(whitespace), the answer decode_at's failure at that token would give,
-            # without building a JSONDecodeError (it counts the window's lines): 20 µs a brace.
-            i = _JSON_WS(text, start + 1).end()
-            if i < len(text) and text[i] not in '"}' and (ctx.final or len(text) - i > _PARTIAL_TAIL):
-                return Found(start + 1, resume=i)
+            prose = _prose_brace(text, start, ctx)
+            if prose is not None:
+                return prose
         decoded = decode_at(text, start, ctx)
-        if decoded is NEED_MORE:
-            return NEED_MORE
         if isinstance(decoded, JsonFailure):
-            if text[start] == "[":
-                # A broken reply-wide array may still hold a whole call object: look inside.
-                return Found(start + 1, resume=start + 1)
-            return Found(start + 1, resume=max(decoded.pos, start + 1))
-        assert isinstance(decoded, tuple)
+            # A broken reply-wide array may still hold a whole call object: look inside.
+            resume = start + 1 if text[start] == "[" else max(decoded.pos, start + 1)
+            return Found(start + 1, resume=resume)
+        if not isinstance(decoded, tuple):
+            return decoded
         value, end = decoded
         calls = calls_from_value(value, require_arguments=True)
         if calls is None or any(c.error == "not-a-call" for c in calls):
             return Found(end, resume=end)  # JSON that is data, not a call: skip it whole
-        k = skip_ws(text, end)
-        if k < len(text) and text[k] == ";":
-            end = skip_ws(text, k + 1)
-            if end >= len(text) and not ctx.final:
-                return NEED_MORE  # the whitespace run after `;` may go on
-        elif k >= len(text) and not ctx.final:
-            return NEED_MORE  # a `;` may follow
-        return Found(end, calls)
+        return _with_separator(text, end, calls, ctx)
+
+
+def _prose_brace(text: str, start: int, ctx: ReadContext) -> Found | None:
+    """Prose braces (``{x}``, ``{1, 2}``): a JSON object's next token is a key or ``}``. Told
+    here in O(whitespace), the answer decode_at's failure at that token would give, without
+    building a JSONDecodeError (it counts the window's lines): 20 µs a brace."""
+    i = _JSON_WS(text, start + 1).end()
+    if i < len(text) and text[i] not in '"}' and (ctx.final or len(text) - i > _PARTIAL_TAIL):
+        return Found(start + 1, resume=i)
+    return None
+
+
+def _with_separator(text: str, end: int, calls: tuple[RawCall, ...], ctx: ReadContext) -> Found | NeedMore:
+    """The calls ending at ``end``, spanning the ``;`` (and whitespace) Llama 3.x puts after
+    a call when one follows."""
+    k = skip_ws(text, end)
+    if k < len(text) and text[k] == ";":
+        end = skip_ws(text, k + 1)
+        if end >= len(text) and not ctx.final:
+            return NEED_MORE  # the whitespace run after `;` may go on
+    elif k >= len(text) and not ctx.final:
+        return NEED_MORE  # a `;` may follow
+    return Found(end, calls)
 
 
 BARE_JSON = _BareJson()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._types import RepairEvent
-from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
+from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws, skip_ws_match
 from ._json import JsonFailure, arguments_payload, call_from_object, calls_from_value, decode_payload, with_repairs
 
 __all__ = ["JsonBlock", "arguments_at", "payload_at", "read_after_payload", "read_lead", "refused"]
@@ -85,7 +85,7 @@ def read_after_payload(text: str, j: int, close: str | None, ctx: ReadContext) -
     NEED_MORE while the text ends where the closing token could still arrive. O(len(close))."""
     if close is None:
         return j
-    k = skip_ws(text, j)
+    k = skip_ws_match(text, j).end()
     if k >= len(text) and not ctx.final:
         return NEED_MORE
     closed = expect_literal(text, k, close, ctx)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
-from ._base import NEED_MORE, Found, NeedMore, ReadContext, expect_literal, skip_ws_match
+from ._base import NEED_MORE, Found, NeedMore, ReadContext, skip_ws_match
 from ._json import JsonFailure, calls_from_value, decode_payload, with_repairs
 from .json_blocks import arguments_at, read_after_payload
 
@@ -40,16 +41,8 @@ def read_json_block(
     calls = calls_from_value(value, require_arguments=require_arguments)
     if calls is None:
         return Found(j, error="not-a-call")
-    calls = with_repairs(calls, repairs)
-    if close is None:
-        return Found(j, calls)
-    k = skip_ws_match(text, j).end()
-    if k >= n and not ctx.final:
-        return NEED_MORE
-    closed = expect_literal(text, k, close, ctx)
-    if closed is NEED_MORE:
-        return NEED_MORE
-    return Found(k + len(close) if closed else j, calls)
+    end = read_after_payload(text, j, close, ctx)
+    return NEED_MORE if isinstance(end, NeedMore) else Found(end, with_repairs(calls, repairs))
 
 
 @dataclass(frozen=True)
@@ -102,26 +95,10 @@ class AttributeTagDialect(TagDialect):
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         if text[marker_end - 1] != " ":
             return read_json_block(text, start, marker_end, self.close.lower(), ctx)
-        n = len(text)
-        # The tag ends at its `>`; no attribute can hold a `<`, so a `<` before any `>` says
-        # "not a call tag" at once, whatever follows (a run of `<tool_call name="f" ` does not
-        # wait _TAG_MAX characters per tag). O(distance to the first `<` or `>`).
-        limit = marker_end + _TAG_MAX
-        lt = text.find("<", marker_end, limit)
-        if text.find(">", marker_end, limit if lt == -1 else lt) == -1:
-            if lt != -1:
-                return None
-            if not ctx.final and limit > n:
-                return NEED_MORE  # the tag is not closed yet: an attribute may be cut
-        attributes: dict[str, str] = {}
-        i = marker_end - 1
-        for _ in range(_ATTRIBUTES_MAX):
-            m = _ATTRIBUTE.match(text, i)
-            if m is None:
-                break
-            attributes[m.group(1).lower()] = m.group(2) if m.group(2) is not None else m.group(3)
-            i = m.end()
-        k = skip_ws_match(text, i).end()
+        closes = _tag_may_close(text, marker_end, ctx)
+        if closes is not True:
+            return closes
+        attributes, k = _attributes(text, marker_end - 1)
         if k >= len(text):
             return NEED_MORE if not ctx.final else None
         name = attributes.get("name")
@@ -136,7 +113,34 @@ class AttributeTagDialect(TagDialect):
         if not isinstance(got, Found) or got.error is not None:
             return got
         end = read_after_payload(text, got.end, self.close.lower(), ctx)
-        if end is NEED_MORE:
-            return NEED_MORE
-        assert isinstance(end, int)
-        return Found(end, got.calls)
+        return NEED_MORE if isinstance(end, NeedMore) else Found(end, got.calls)
+
+
+def _tag_may_close(text: str, i: int, ctx: ReadContext) -> Literal[True] | NeedMore | None:
+    """Whether the tag from ``i`` may end at a ``>``: None when it cannot, NEED_MORE while
+    the text ends before it does.
+
+    No attribute can hold a ``<``, so a ``<`` before any ``>`` says "not a call tag" at once,
+    whatever follows (a run of ``<tool_call name="f" `` does not wait _TAG_MAX characters per
+    tag). O(distance to the first ``<`` or ``>``).
+    """
+    limit = i + _TAG_MAX
+    lt = text.find("<", i, limit)
+    if text.find(">", i, limit if lt == -1 else lt) != -1:
+        return True
+    if lt != -1:
+        return None
+    # The tag is not closed yet: an attribute may be cut.
+    return NEED_MORE if not ctx.final and limit > len(text) else True
+
+
+def _attributes(text: str, i: int) -> tuple[dict[str, str], int]:
+    """Up to _ATTRIBUTES_MAX attributes from ``i``; the index of the first non-space after them."""
+    attributes: dict[str, str] = {}
+    for _ in range(_ATTRIBUTES_MAX):
+        m = _ATTRIBUTE.match(text, i)
+        if m is None:
+            break
+        attributes[m.group(1).lower()] = m.group(2) if m.group(2) is not None else m.group(3)
+        i = m.end()
+    return attributes, skip_ws_match(text, i).end()
