@@ -206,3 +206,14 @@ def test_lead_gated_markers_are_handled_once(text: str, markers: int) -> None:
     run.advance(final=True)
     assert run.work.markers == markers
     assert run.result() == tr.salvage_text(text, tr.ANY_TOOL)
+
+
+@pytest.mark.parametrize("text", [
+    '   {"name": "get_weather", "arguments": {}}',  # the lead (first non-space) not known at first
+    'get_weather\n{"city": "Paris"} {"x": 1}',  # functionary's recipient line, then a second brace
+    'x{"name": "get_weather", "arguments": {}}',  # function_tag's headless name: no lead
+])
+def test_gated_braces_streamed_before_the_lead_is_known(text: str) -> None:
+    want = tr.salvage_text(text, ["get_weather"])
+    for step in (1, 2, 5):
+        assert streamed(text, ["get_weather"], step) == (want.calls, want.content)

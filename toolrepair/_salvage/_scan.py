@@ -86,8 +86,8 @@ class _Subgroup:
     """The markers sharing one anchor character at one offset (and, for a gated marker, that
     marker alone), and how to find them at a start."""
 
-    __slots__ = ("_match", "_plain", "_roles", "_search", "admits", "anchor", "dialect_only", "entries", "leads",
-                 "offset", "table")
+    __slots__ = ("_match", "_plain", "_roles", "_search", "admits", "anchor", "dialect_only", "entries", "free",
+                 "leads", "offset", "table")
 
     def __init__(self, offset: int, entries: list[tuple[int, str, int, Role]],
                  gates: Sequence[Gate] = ()) -> None:
@@ -125,24 +125,34 @@ class _Subgroup:
         # regex (or None) and its pattern's match (or None); ``_roles`` caches the narrowed roles.
         self.admits = tuple((g.lead, None if g.pattern is None else re.compile(g.pattern).match) for g in gates)
         self._roles: dict[tuple[int, ...], Role] = {}
+        # The dialects without a lead: all that may pass away from every lead's one position.
+        self.free = tuple((j, pattern) for j, (lead, pattern) in enumerate(self.admits) if lead is None)
         if gates:
             pattern += "(?:" + "|".join(f"(?-i:{f})" for f in follows) + ")" if follows else "(?!)"
         self._search = re.compile(pattern, re.IGNORECASE).search
 
-    def admitted(self, role: Role, text: str, i: int, lead_at: Callable[[str], int | None]) -> Role | None:
+    def admitted(self, role: Role, text: str, i: int, lead_at: Callable[[str], int | None],
+                 away: bool) -> Role | None:
         """``role`` narrowed to the dialects whose gate passes at window offset ``i``, or None
         when none does; ``lead_at(lead)`` is where a lead regex ends (window offset; -1
-        nowhere; None not yet known: it may end here). O(dialects) C-level matches."""
+        nowhere; None not yet known: it may end here); ``away``: ``i`` is known to be no
+        lead's end (the usual case: only the lead-free dialects are tried). O(dialects)
+        C-level matches."""
         end = i + len(self.entries[0][0])
         keep = []
-        for j, (lead, pattern) in enumerate(self.admits):
-            if lead is not None:
-                at = lead_at(lead)
-                if at is not None and at != i:
+        if away:
+            for j, pattern in self.free:
+                if pattern is None or pattern(text, end) is not None:
+                    keep.append(j)
+        else:
+            for j, (lead, pattern) in enumerate(self.admits):
+                if lead is not None:
+                    at = lead_at(lead)
+                    if at is not None and at != i:
+                        continue
+                if pattern is not None and pattern(text, end) is None:
                     continue
-            if pattern is not None and pattern(text, end) is None:
-                continue
-            keep.append(j)
+                keep.append(j)
         if len(keep) == len(self.admits):
             return role
         if not keep:
@@ -282,8 +292,8 @@ class MarkerScan:
     are offsets in the whole text: ``text`` holds the text from ``base`` on.
     """
 
-    __slots__ = ("_finder", "_heap", "_idle", "_lead_at", "_next", "_parts", "_pending", "_seq", "base", "copied",
-                 "first_nonspace", "stall", "text")
+    __slots__ = ("_finder", "_heap", "_idle", "_lead_at", "_lead_ends", "_next", "_parts", "_pending", "_seq",
+                 "base", "copied", "first_nonspace", "stall", "text")
 
     def __init__(self, finder: MarkerFinder, text: str) -> None:
         self._finder = finder
@@ -300,6 +310,7 @@ class MarkerScan:
         self.first_nonspace = lead if lead < len(text) else -1
         # Where each lead gate's regex ends (whole-text offset), -1 nowhere, None not yet known.
         self._lead_at: list[int | None] = [None] * len(finder.leads)
+        self._lead_ends: frozenset[int] | None = None  # every lead's end, once all are known
         absent = {a for a in finder.anchors if a not in text}  # one memchr per anchor, not per subgroup
         for k, sub in enumerate(finder.subgroups):
             q = -1 if sub.anchor in absent and not sub.leads else self._start(k, text, 0)
@@ -332,6 +343,16 @@ class MarkerScan:
             return None  # may go on: decided when more text comes
         self._lead_at[j] = got
         return got
+
+    def _away_from_leads(self, s: int) -> bool:
+        """Whether whole-text offset ``s`` is known to be no lead regex's end."""
+        ends = self._lead_ends
+        if ends is None:
+            got = [self._lead(j) for j in range(len(self._lead_at))]
+            if any(g is None for g in got):
+                return False
+            ends = self._lead_ends = frozenset(g for g in got if g is not None and g != -1)
+        return s not in ends
 
     def _lead_in_window(self, lead: str) -> int | None:
         """Where lead regex ``lead`` ends as a window offset (-1: nowhere; None: not known)."""
@@ -480,7 +501,7 @@ class MarkerScan:
             if sub.admits and found:
                 # A gated marker: only to the dialects whose own gate passes here.
                 marker, order, role = found[0]
-                narrowed = sub.admitted(role, text, best - base, self._lead_in_window)
+                narrowed = sub.admitted(role, text, best - base, self._lead_in_window, self._away_from_leads(best))
                 if narrowed is None:
                     continue
                 found = [(marker, order, narrowed)]
