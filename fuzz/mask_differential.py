@@ -8,7 +8,10 @@ text is also streamed in random pieces and must give what ``salvage_text`` gives
 
     python fuzz/mask_differential.py --count 1000000 --seed 0 [--out disagreements.jsonl]
 
-Prints progress every ``--every`` texts and a summary; exits 1 on any disagreement.
+Prints progress every ``--every`` texts and a summary: calls salvaged from code (must be 0),
+stream mismatches (must be 0), and recall, the texts and markers where a call in plain text was
+masked (the mask fails closed by design where readings part; see ``toolrepair._salvage._mask``).
+Exits 1 on a call from code or a stream mismatch.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def main() -> int:
     args = parser.parse_args()
     rng = random.Random(args.seed)
     kinds: collections.Counter[str] = collections.Counter()
-    stream_mismatches = referee_crashes = 0
+    stream_mismatches = referee_crashes = texts_losing = 0
     out = args.out.open("w") if args.out else None
     for i in range(1, args.count + 1):
         text = markdown(rng.choice, rng.randint)
@@ -52,6 +55,7 @@ def main() -> int:
             if out:
                 out.write(json.dumps({"text": text, "chunks": chunks, "kind": "stream"}) + "\n")
                 out.flush()
+        texts_losing += any(not d.salvaged for d in found)
         for d in found:
             kinds[f"{d.kind}:{'salvaged' if d.salvaged else 'masked'}"] += 1
             if out:
@@ -59,11 +63,13 @@ def main() -> int:
                                       "salvaged": d.salvaged}) + "\n")
                 out.flush()
         if i % args.every == 0:
-            print(f"{i} texts, disagreements {dict(kinds)}, stream mismatches {stream_mismatches}, "
-                  f"referee crashes {referee_crashes}", flush=True)
-    print(f"done: {args.count} texts (seed {args.seed}), disagreements {dict(kinds)}, "
+            print(f"{i} texts, disagreements {dict(kinds)}, texts losing a call {texts_losing}, "
+                  f"stream mismatches {stream_mismatches}, referee crashes {referee_crashes}", flush=True)
+    from_code = sum(n for k, n in kinds.items() if k.endswith(":salvaged"))
+    print(f"done: {args.count} texts (seed {args.seed}), calls from code {from_code}, "
+          f"texts losing a plain call {texts_losing}, disagreements {dict(kinds)}, "
           f"stream mismatches {stream_mismatches}, referee crashes {referee_crashes}", flush=True)
-    return 1 if kinds or stream_mismatches else 0
+    return 1 if from_code or stream_mismatches else 0
 
 
 if __name__ == "__main__":

@@ -91,6 +91,8 @@ TABS_IN_QUOTES = [
     (f"-   \t```x`\n`` ```{CALL}``", 0),  # `\t` then a backtick info string: indented code, no fence
     (f"> -\tplain\n\n{CALL} `x`", 1),  # a blank line ends the doubt
     (f"-   \tplain {CALL}", 1),  # no quote, and the spec's indented code (not masked)
+    (f">> > \t{CALL}\r`{CALL}\n2) `", 1),  # the readings part on the blocks: from the backtick, code
+    (f"1.  \t```\n   `\n{CALL}`", 0),  # a fence in one reading, indented code then a span in the other
     (f"> -\ta `x` b\n\n{CALL}", 1),
 ]
 
@@ -129,6 +131,9 @@ LINKS = [
     (f"`[a](x`) {CALL}", 1),  # the code span starts first: no link
     (f"[a] (x`y) ` {CALL}", 1),  # `] (` is no link: the runs pair as usual
     (f"[1] see `x` {CALL}", 1),  # no `]:`: no definition
+    (f"[a]: /u`v\r2) ```{CALL}", 0),  # after a definition, `2)` starts a list: a fence in it
+    (f"[a]: /u\n2) ```\n\n   {CALL}", 0),
+    (f"[a]: /u\n\n{CALL}", 1),
 ]
 
 NESTED_QUOTE_LAZY = [
@@ -237,7 +242,9 @@ RANGES = [
     ("`a\n" + "b" * 30, 10, [(3, 33)]),
     ("a\n  \n`b` c\n", 1_000_000, [(6, 8)]),  # plain lines, a blank one, then a span
     ("```\nline `x`\nline\n```\nafter `y`", 1_000_000, [(1, 3), (4, 12), (13, 17), (18, 21), (28, 31)]),
-    (">\tx\n```\n```\nplain\n`a` b\n\n`c` d", 1_000_000, [(5, 7), (8, 11), (19, 28)]),  # doubt to the blank line
+    (">\tx\n```\n```\nplain\n`a` b\n\n`c` d", 1_000_000, [(5, 7), (8, 11), (12, 17), (18, 28)]),  # in doubt: to the blank line
+    ("[a]: /u\n2) ```\n\n   x `y`", 1_000_000, [(12, 14), (16, 24)]),  # no paragraph after a definition
+    ("[a]: /u\n[b]\n\nc `d` e", 1_000_000, [(16, 18)]),  # the doubt ends at the blank line
     ("-\n\n  `x`", 1_000_000, [(6, 8)]),  # an item may begin with one blank line, not two
     ("-\n  `x` y", 1_000_000, [(5, 7)]),  # an item begun with a blank line
     (">\tx\n```\n```\n    a\n    b\n", 1_000_000, [(5, 7), (8, 11), (12, 17), (18, 23)]),  # indented code, in doubt

@@ -28,16 +28,21 @@ opens nothing).
 Where the reference implementation (markdown-it-py) departs from the spec, the mask takes
 its reading when that masks more: a quote continues after any indentation before ``>``; tabs
 after a list marker inside quotes may leave a fence. Where a reading is uncertain the mask
-fails closed (masking text that may be plain, never running a call that may be code): a tab
-in a line's container indentation, where the spec's tab stops and the reference's part,
-makes each paragraph up to the next blank line code from its first pairing backtick run to
-its end (and such indented code masked); raw inline HTML or an autolink
-holding a backtick, or left open by a line's end, does the same from the first pairing run
-after it (one without a backtick changes no pairing); so does a link's destination and title
-(from its ``](``) and a paragraph that may open with a link reference definition, which hide
-backticks too. A lazy line indented four columns or more inside nested quotes that starts a
-block (markdown-it-py ends the quotes there; the spec continues the paragraph) fails its
-paragraphs closed up to the next blank line, as a tab does.
+fails closed (masking text that may be plain, never running a call that may be code):
+
+* a tab in a line's container indentation, where the spec's tab stops and the reference's
+  part, puts the text up to the next blank line in doubt: each paragraph there is code from
+  its first pairing backtick run to its end, indented code there is masked, and everything
+  from the first backtick on is code (the readings may part on the blocks too: a fence in
+  one, indented code and a paragraph in the other). So does a lazy line indented four
+  columns or more inside nested quotes that starts a block (markdown-it-py ends the quotes
+  there; the spec continues the paragraph);
+* raw inline HTML or an autolink holding a backtick, or left open by a line's end, makes
+  its paragraph code from the first pairing run after it (one without a backtick changes no
+  pairing); so does a link's destination and title (from its ``](``), and a paragraph that
+  may open with a link reference definition, which hide backticks too;
+* the lines after such a paragraph, up to the next blank line, are read as if no paragraph
+  were open (a definition is none: a ``2)`` item may start there) and are code.
 
 Bounds, so that ``salvage_text`` and a stream agree and a stream holds no more than
 ``head`` (``max_call_chars``) past a marker: a line longer than ``head`` makes everything
@@ -310,6 +315,8 @@ class CodeMask:
         "buf_base",
         "cuts",
         "dead",
+        "definition",
+        "dense",
         "empty_item",
         "eol",
         "fch",
@@ -368,6 +375,10 @@ class CodeMask:
         # line under it (tabs in container indentation).
         self.fog_at = -1
         self.fog = False
+        # The open paragraph may be a link reference definition; lines after one, or from a
+        # backtick in tab doubt, to the next blank line, are code (``_doubtful``).
+        self.definition = False
+        self.dense = False
         self.work = 0  # characters looked at, for linear-time tests
         # A stream's text (``feed``): joined from `buf_base` on, pieces not yet joined, whether
         # a line ending may wait in them, and all that was fed.
@@ -529,7 +540,7 @@ class CodeMask:
         and within ``head``: all the line-by-line reading would do with them is open or go on
         with the paragraph (or mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``."""
         leaf = self.leaf
-        if self.stack or leaf > _FENCE:
+        if self.stack or leaf > _FENCE or self.dense or self.definition or self.fog:  # in doubt: one by one
             return False
         stop = min(len(t), a + self.head, upto - base + 1)
         if self.cuts:
@@ -553,11 +564,7 @@ class CodeMask:
         a, e = m.span()
         if m.end(1) > a:  # plain lines before any blank one
             self.leaf = _PARA
-            if self.fog and self.fog_at != 0:
-                self.fog_at = 0
-                self._pair(-1)
-        if m.end(2) > m.start(2):  # a blank line ends the paragraph and the doubt
-            self.fog = False
+        if m.end(2) > m.start(2):  # a blank line ends the paragraph
             blank = m.start(2)
             while t[blank] in " \t":  # to the first blank line's end: O(its length)
                 blank += 1
@@ -576,11 +583,31 @@ class CodeMask:
         character). O(line + containers)."""
         fresh, self.empty_item = self.empty_item, False
         self.line = (t, base, a, b, r)
+        if (self.dense or self.definition) and _NONWS.search(t, a, b) is not None:
+            self._doubtful(base, a, b, r)
         self._tab_doubt(t, a, b)
         matched, i, col, part = self._continued(t, a, b, fresh)
-        if self.leaf >= _FENCE and self._leaf_goes_on((i, col, part), matched):
-            return
-        self._blocks(matched, (i, col, part))
+        if not (self.leaf >= _FENCE and self._leaf_goes_on((i, col, part), matched)):
+            self._blocks(matched, (i, col, part))
+        if self.fog and not self.dense:
+            k = t.find("`", a, b)
+            if k != -1:
+                # Where tab readings part, the block structure may part too (a fence in one
+                # reading, indented code and a paragraph in the other; a paragraph split in one
+                # place or another): from the first backtick to the next blank line, code.
+                self.dense = True
+                self._code(base + k, base + b)
+
+    def _doubtful(self, base: int, a: int, b: int, r: int) -> None:
+        """A line where the block structure is in doubt (``dense``: code, to the next blank
+        line), or the first after one that may be a link reference definition. The reference
+        reads a definition as no paragraph (so the line may start a list item, an HTML block
+        ... that a paragraph would hold), and a failed one as a paragraph: the mask reads the
+        line as if no paragraph were open, and puts it in doubt, failing closed for both."""
+        if self.definition:  # its paragraph is open
+            self._close_para(r)
+            self.dense = True
+        self._code(base + a, base + b)
 
     # -- containers -----------------------------------------------------------------------
     def _tab_doubt(self, t: str, a: int, b: int) -> None:
@@ -658,7 +685,7 @@ class CodeMask:
             if j == -1:
                 j = -1 if _NONWS.search(t, i, b) is not None else b
             if j == b:  # blank
-                self.fog = False
+                self.fog = self.dense = False
                 del stack[matched:]
                 self._end_para(r)
                 self.leaf = _NONE
@@ -795,7 +822,11 @@ class CodeMask:
         return False
 
     def _code(self, s: int, e: int) -> None:
+        """``[s, e)`` is code. Regions stay disjoint and in order: one starting at or after
+        ``s`` is taken in (each is taken in once: O(1) amortised)."""
         regions = self.regions
+        while regions and regions[-1][0] >= s:
+            e = max(e, regions.pop()[1])
         if regions and regions[-1][1] >= s:
             regions[-1] = (regions[-1][0], max(e, regions[-1][1]))
         else:
@@ -806,14 +837,14 @@ class CodeMask:
         """Record a paragraph line's backtick runs (``first``: the paragraph's first line).
         O(line) in C, O(1) per run."""
         self.leaf = _PARA if self.leaf == _NONE else self.leaf
+        if first and t.startswith("[", j) and _maybe_definition(t, j, b):
+            self.definition = True
+            self.fog_at = base + j  # the paragraph's first line: nothing was in doubt yet
         if self.fog:
             self.fog_at = 0
         elif self.fog_at == -1:
-            if first and t.startswith("[", j) and _maybe_definition(t, j, b):
-                self.fog_at = base + j
-            else:
-                self._links(t, base, j, b)
-                self._inline_html(t, base, j, b)
+            self._links(t, base, j, b)
+            self._inline_html(t, base, j, b)
         ro, ro_len, re_, rn, waiting = self.ro, self.ro_len, self.re_, self.rn, self.waiting
         lo = j
         for m in _BACKTICKS.finditer(t, j, b):
@@ -923,5 +954,6 @@ class CodeMask:
             self.waiting.clear()
             self.walk = 0
         self.fog_at = -1
+        self.definition = False
         if self.leaf == _PARA:
             self.leaf = _NONE
