@@ -389,14 +389,11 @@ class MarkerScan:
             self._parts.append(more)
             self._pending += len(more)
 
-    @property
-    def idle(self) -> bool:
-        """Every marker in the text has been popped and none may be cut by its end."""
-        return not self._heap and self.stall == -1 and not self._parts
-
     def extend_plain(self, more: str) -> None:
-        """Append text holding no anchor character to an ``idle`` scan: no marker can end in
-        it, so there is nothing to search. O(window + len(more)) in C."""
+        """Append text holding no anchor character, with no marker pending in the window (the
+        stream's plain path): no marker can end in it, so there is nothing to search now; a
+        marker it begins is found by the next ``sync``, which searches from ``max_len`` before
+        the end. O(window + len(more)) in C."""
         if self.first_nonspace == -1 and more.strip():
             self.first_nonspace = self.end + len(more) - len(more.lstrip())
         self.text += more

@@ -12,17 +12,25 @@ What is held back, and why (everything else is released at once):
 * a run of whitespace, until what follows it is known: ``build_content`` drops whitespace
   before a cut, after a cut when nothing was kept before it, and at the end after a cut.
 * forced-open reasoning: a reasoning close with no opener (``</think>``, or a close-only
-  marker such as ``[BEGIN FINAL RESPONSE]``) clears every call before it. While some enabled
-  reasoning pair has not been seen yet, that can still happen, so the first accepted call
-  and everything after it are held until every pair has been seen (then nothing can clear
-  them) or the reply ends; if the clear happens, the held calls become text. This is the
-  least holding that stays equivalent: a call released earlier could be taken back. With
-  several dialects' reasoning markers enabled (the default), calls therefore usually come
-  at ``close()``; pass ``mask_reasoning=False`` or fewer ``dialects`` to get them sooner.
+  marker such as ``[BEGIN FINAL RESPONSE]``) clears every call before it, whatever pairs
+  came before. While such a close is enabled, that can happen until the reply ends, so the
+  first accepted call and everything after it are held until ``close()``; if the clear
+  happens, the held calls become text. This is the least holding that stays equivalent: a
+  call released earlier could be taken back. With reasoning masks on (the default), calls
+  therefore come at ``close()``; pass ``mask_reasoning=False`` to get them sooner.
 
-Cost, for a reply of n characters in d deltas (the bounds tests count): O(n + d) overall.
-The unreleased window is kept, not the reply: released text and text the pass is done with
-are dropped (keeping ``LOOKBEHIND`` characters for readers), and a delta is appended in O(1)
+Plain text passes the pass by (``feed``): while the pass waits on nothing and the text not
+yet released holds no anchor character, a delta without one can neither hold a marker nor
+complete one, so the stream releases it itself, all but a trailing prefix of a marker that
+holds no anchor (``call`` of ``call:``), exactly what the pass would release. That is one
+C search of the delta and a look at its last few characters; the pass's window and the code
+mask take such deltas once per ``_BATCH`` characters. Any other delta enters the pass.
+
+Cost, for a reply of n characters in d deltas (the bounds tests count): O(n + d) overall,
+and O(len(delta)) for a plain delta (``entries``, ``looked``). The unreleased window is kept,
+not the reply: released text and text the pass is done with are dropped (keeping
+``LOOKBEHIND`` characters for readers, plus at most ``_BATCH`` of plain deltas the pass has
+yet to take), and a delta is appended in O(1)
 and joined into the window only when the pass next looks. A candidate waiting for more text
 is re-read only once it has grown by a quarter since the last try (or outgrew
 ``max_call_chars``), so its reads and joins cost at most 5x its final length, and it is
