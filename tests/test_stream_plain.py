@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 import toolrepair as tr
 from toolrepair._salvage import StreamSalvager, TextDelta, ToolCallReady
 from toolrepair._salvage._base import LOOKBEHIND
-from toolrepair._salvage._stream import _BATCH, _plain_table
+from toolrepair._salvage._stream import _BATCH, _Plain, _plain_table
 from toolrepair.testing import _count_calls
 
 
@@ -141,8 +142,30 @@ def test_the_table_of_anchor_free_prefixes() -> None:
     assert "call" in table.ends["l"] and "functools" in table.ends["s"] and "t" in table.ends["t"]
     assert table.ascii_ends["L"] == table.ends["l"] and "<" not in table.ascii_ends  # `<` is an anchor
     assert table.longest == len("functools")
-    odd = _plain_table(StreamSalvager(["a"], dialects=[custom("\u0130x:")])._pass.config.finder)
+    # A prefix holding a character that lowers to two (`İ`) would be compared in place. The
+    # scan anchors such markers by that character today (non-ASCII symbols rank first), so a
+    # stand-in table shows the guard.
+
+    class Finder:
+        anchors = ("\uff5c",)
+        prefixes = frozenset({"i", "i\u0307"})
+        anchor_re = re.compile("\uff5c")
+
+    odd = _plain_table(Finder())  # type: ignore[arg-type]
     assert odd.ends is None and odd.exotic == "\x00"
+
+
+@pytest.mark.parametrize("text", REPLIES)
+def test_the_exact_fallback_agrees(text: str) -> None:
+    # With `ends` None every plain delta asks `partial_start` itself: the same releases.
+    def run(exact: bool) -> list[Any]:
+        s = StreamSalvager(ALLOWED, mask_reasoning=False)
+        if exact:
+            real = s._table
+            s._table = _Plain(real.anchor, None, real.ascii_ends, 0, "\x00")
+        return [e for i in range(0, len(text), 3) for e in s.feed(text[i : i + 3])] + s.close()
+
+    assert run(exact=True) == run(exact=False)
 
 
 PREFIXES = st.sampled_from(["t", "to", "ca", "cal", "call", "act", "actio", "fun", "functools", "]", "T", "CALL"])
@@ -221,3 +244,22 @@ def test_memory_stays_bounded_on_a_long_plain_reply() -> None:
         assert len(s._pass.scan.text) <= 2 * LOOKBEHIND + _BATCH + 32  # the pass's window
         assert sum(map(len, s._batch)) <= _BATCH  # and the deltas it has yet to take
     assert s.entries == 0
+
+
+@pytest.mark.parametrize("reasoning", [True, False])
+def test_past_max_input_chars_plain_text_passes_through(reasoning: bool) -> None:
+    # Plain deltas, a held prefix (`cal`) and a call before the limit; past it, all is text
+    # (a call still held, as calls are while a reasoning close may clear them, is text too).
+    call = hermes("a", {})
+    head = "Some text " + call + " then cal"
+    s = StreamSalvager(["a"], max_input_chars=len(head) + 20, mask_reasoning=reasoning)
+    events = feed_all(s, head, delta=4)
+    events += s.feed("l: [a()] and more text past the limit") + s.feed(" <tool_call>") + s.close()
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    calls = [e.call.name for e in events if isinstance(e, ToolCallReady)]
+    rest = " then call: [a()] and more text past the limit <tool_call>"
+    if reasoning:
+        assert (calls, text) == ([], "Some text " + call + rest)
+    else:
+        assert (calls, text) == (["a"], "Some text" + rest)
+    assert s.close() == []

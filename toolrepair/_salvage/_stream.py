@@ -356,12 +356,11 @@ class StreamSalvager:
         self._over = True
         scan = self._pass.scan
         scan.sync()
-        out: list[str] = []
+        out = list(self._ws)  # whitespace waiting from before the held text, if any
+        self._ws.clear()
         for item in self._held or ():
             out.append(item if isinstance(item, str) else item.text)
         self._held = None
-        out.extend(self._ws)
-        self._ws.clear()
         out.append(scan.text[self._rel - scan.base :])
         out.append(delta)
         text = "".join(out)
