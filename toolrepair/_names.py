@@ -165,20 +165,26 @@ def resolve_tool_names(
     if strict is None:
         strict = _strict_from_env()
     if strict:
-        shown = unknown[:3]
-        more = f" And {len(unknown) - 3} more." if len(unknown) > 3 else ""
-        raise ToolResolutionError(
-            " ".join(_unknown_sentence(u, suggestions[u]) for u in shown) + more
-            + f" Available tools: {sorted(table)!r}",
-            unknown=unknown,
-            suggestions={u: suggestions[u][:3] for u in shown},
-        )
+        raise _resolution_error(unknown, suggestions, table)
     if on_unknown is not None:
         on_unknown(unknown, suggestions)
         return resolved
     for u in unknown:
         logger.warning("%s", _unknown_sentence(u, suggestions[u]))
     return resolved
+
+
+def _resolution_error(unknown: list[str], suggestions: dict[str, list[str]],
+                      table: Mapping[str, Any]) -> ToolResolutionError:
+    """The strict refusal: the first three unknown names, each with its best suggestion."""
+    shown = unknown[:3]
+    more = f" And {len(unknown) - 3} more." if len(unknown) > 3 else ""
+    return ToolResolutionError(
+        " ".join(_unknown_sentence(u, suggestions[u]) for u in shown) + more
+        + f" Available tools: {sorted(table)!r}",
+        unknown=unknown,
+        suggestions={u: suggestions[u][:3] for u in shown},
+    )
 
 
 class NameTable:

@@ -593,6 +593,11 @@ class _Lenient:
             if (c == "}") != is_object:
                 raise _undecodable(f"Mismatched {c!r} at {i}", i)
             return self._close(c, i)
+        return self._no_comma(c, i, is_object)
+
+    def _no_comma(self, c: str, i: int, is_object: bool) -> int:
+        """A member followed by something other than ',' or a closer: a missing comma before a
+        key is inserted; anything else is refused."""
         if is_object and (c in _CLOSERS or c == "$" or c.isalpha() or c == "_") and not self.s[i - 1].isalnum():
             # {"a": 1 "b": 2}: the key reading needs a ':' next, which read_colon() insists on.
             self.notes.add("Inserted missing comma", i, "", ",")
@@ -745,17 +750,24 @@ def _decode_text(text: str, max_depth: int, notes: _Notes, *, allow_double: bool
             notes.add("Collapsed doubled braces", start, "{{", "{")
         value = _parse_lenient(body, start, max_depth, notes, doubled)
     if allow_double and type(value) is str:
-        inner = _Notes()
-        try:
-            decoded = _decode_text(value, max_depth, inner, allow_double=False)
-        except ArgumentError:
-            return value
-        if type(decoded) in _CONTAINER_TYPES:
-            notes.add("Decoded double-encoded JSON string", start, "string", "object")
-            for what, entry in inner._seen.items():
-                notes._seen.setdefault(what, entry)  # positions inside the decoded string
-            return decoded
+        return _maybe_double_encoded(value, start, max_depth, notes)
     return value
+
+
+def _maybe_double_encoded(value: str, start: int, max_depth: int, notes: _Notes) -> Any:
+    """The object or array a decoded string holds as JSON text (the model encoded its
+    arguments twice), else the string itself."""
+    inner = _Notes()
+    try:
+        decoded = _decode_text(value, max_depth, inner, allow_double=False)
+    except ArgumentError:
+        return value
+    if type(decoded) not in _CONTAINER_TYPES:
+        return value
+    notes.add("Decoded double-encoded JSON string", start, "string", "object")
+    for what, entry in inner._seen.items():
+        notes._seen.setdefault(what, entry)  # positions inside the decoded string
+    return decoded
 
 
 def _text_of(raw: object, max_chars: int) -> str:
