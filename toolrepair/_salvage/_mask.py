@@ -146,6 +146,7 @@ _LINK_TAIL = regex.compile(
 _EOL_SURE = r"(?:\r\n|\r(?!$)|\n)"
 _PLAIN_LINE = r" {0,3}[^ \t\r\n>`~*\-_+#<=0-9\[\].)](?:[^`<\r\n\]]|\](?!\())*" + _EOL_SURE
 _BLANK_LINE = r"[ \t]*" + _EOL_SURE
+_NOT_PLAIN = frozenset("\t>`~*-_+#<=0123456789[].)")
 _PLAIN = re.compile(f"((?:{_PLAIN_LINE})*)((?:{_BLANK_LINE}(?:{_PLAIN_LINE}|{_BLANK_LINE})*)?)")
 
 # Lines inside a fence (no container open) that cannot close it: not three spaces at most and
@@ -542,6 +543,8 @@ class CodeMask:
         leaf = self.leaf
         if self.stack or leaf > _FENCE or self.dense or self.definition or self.fog:  # in doubt: one by one
             return False
+        if leaf != _FENCE and t[a] in _NOT_PLAIN:
+            return False  # the first line is not plain: no match to try
         stop = min(len(t), a + self.head, upto - base + 1)
         if self.cuts:
             stop = min(stop, self.cuts[0][0] - base)
