@@ -131,8 +131,12 @@ LINKS = [
     (f"`[a](x`) {CALL}", 1),  # the code span starts first: no link
     (f"[a] (x`y) ` {CALL}", 1),  # `] (` is no link: the runs pair as usual
     (f"[1] see `x` {CALL}", 1),  # no `]:`: no definition
-    (f"[a]: /u`v\r2) ```{CALL}", 0),  # after a definition, `2)` starts a list: a fence in it
+    # After a possible definition the blocks depend on whether it parses: a `2)` item (with a
+    # fence in it) after one that does, a fence after one whose destination is the next line.
+    (f"[a]: /u`v\r2) ```{CALL}", 0),
     (f"[a]: /u\n2) ```\n\n   {CALL}", 0),
+    (f"[a]:\n<span>\n```\n\n\n{CALL}", 0),
+    (f"[a]:\n2) x\n\n   ```\n\n{CALL}", 0),
     (f"[a]: /u\n\n{CALL}", 1),
 ]
 
@@ -243,8 +247,9 @@ RANGES = [
     ("a\n  \n`b` c\n", 1_000_000, [(6, 8)]),  # plain lines, a blank one, then a span
     ("```\nline `x`\nline\n```\nafter `y`", 1_000_000, [(1, 3), (4, 12), (13, 17), (18, 21), (28, 31)]),
     (">\tx\n```\n```\nplain\n`a` b\n\n`c` d", 1_000_000, [(5, 7), (8, 11), (12, 17), (18, 28)]),  # in doubt: to the blank line
-    ("[a]: /u\n2) ```\n\n   x `y`", 1_000_000, [(12, 14), (16, 24)]),  # no paragraph after a definition
-    ("[a]: /u\n[b]\n\nc `d` e", 1_000_000, [(16, 18)]),  # the doubt ends at the blank line
+    ("[a]: /u\n2) ```\n\n   x `y`", 1_000_000, [(12, 24)]),  # a line after a possible definition: all code
+    ("[a]: /u\n[b]\n\nc `d` e", 1_000_000, [(16, 20)]),
+    ("[a]: /u\n\nc `d` e", 1_000_000, [(12, 14)]),  # a blank line first: the readings agree again
     ("-\n\n  `x`", 1_000_000, [(6, 8)]),  # an item may begin with one blank line, not two
     ("-\n  `x` y", 1_000_000, [(5, 7)]),  # an item begun with a blank line
     (">\tx\n```\n```\n    a\n    b\n", 1_000_000, [(5, 7), (8, 11), (12, 17), (18, 23)]),  # indented code, in doubt

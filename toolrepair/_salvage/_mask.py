@@ -41,8 +41,9 @@ fails closed (masking text that may be plain, never running a call that may be c
   its paragraph code from the first pairing run after it (one without a backtick changes no
   pairing); so does a link's destination and title (from its ``](``), and a paragraph that
   may open with a link reference definition, which hide backticks too;
-* the lines after such a paragraph, up to the next blank line, are read as if no paragraph
-  were open (a definition is none: a ``2)`` item may start there) and are code.
+* a line after a paragraph line that may be a link reference definition makes everything
+  from that paragraph on code: whether the definition parses (its destination and title may go on
+  over lines) decides the blocks after it (a ``2)`` item, a fence, an HTML block) for good.
 
 Bounds, so that ``salvage_text`` and a stream agree and a stream holds no more than
 ``head`` (``max_call_chars``) past a marker: a line longer than ``head`` makes everything
@@ -360,7 +361,7 @@ class CodeMask:
         self.line: tuple[str, int, int, int, int] = ("", 0, 0, 0, 0)  # the line being classified
         self.fch, self.flen = "", 0
         self.html_end: re.Pattern[str] | None = None
-        self.dead = -1  # from here on everything is code (a line longer than `head`)
+        self.dead = -1  # from here on everything is code (a line longer than `head`, a definition)
         self.regions: deque[tuple[int, int]] = deque()  # code, in order of start
         self.cuts: deque[tuple[int, int]] = deque()  # accepted calls not read past yet
         # The open paragraph's backtick runs: opener start, opener length (0: cannot open),
@@ -376,9 +377,10 @@ class CodeMask:
         # line under it (tabs in container indentation).
         self.fog_at = -1
         self.fog = False
-        # The open paragraph may be a link reference definition; lines after one, or from a
-        # backtick in tab doubt, to the next blank line, are code (``_doubtful``).
-        self.definition = False
+        # Where the open paragraph, which may be a link reference definition, starts (-1: none;
+        # a line after it makes all code from there); text from a backtick in tab doubt to the
+        # next blank line is code.
+        self.definition = -1
         self.dense = False
         self.work = 0  # characters looked at, for linear-time tests
         # A stream's text (``feed``): joined from `buf_base` on, pieces not yet joined, whether
@@ -541,7 +543,7 @@ class CodeMask:
         and within ``head``: all the line-by-line reading would do with them is open or go on
         with the paragraph (or mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``."""
         leaf = self.leaf
-        if self.stack or leaf > _FENCE or self.dense or self.definition or self.fog:  # in doubt: one by one
+        if self.stack or leaf > _FENCE or self.dense or self.definition != -1 or self.fog:  # in doubt: one by one
             return False
         if leaf != _FENCE and t[a] in _NOT_PLAIN:
             return False  # the first line is not plain: no match to try
@@ -586,8 +588,17 @@ class CodeMask:
         character). O(line + containers)."""
         fresh, self.empty_item = self.empty_item, False
         self.line = (t, base, a, b, r)
-        if (self.dense or self.definition) and _NONWS.search(t, a, b) is not None:
-            self._doubtful(base, a, b, r)
+        if (self.dense or self.definition != -1) and _NONWS.search(t, a, b) is not None:
+            if self.definition != -1:
+                # A second line after a paragraph that may be a link reference definition: the
+                # reference reads on as a definition (its destination or title may be here) or
+                # as a paragraph, and the blocks after part for good (a fence in one reading
+                # only, an item only in the other; a span across the two lines in one). All from
+                # the paragraph's start on is code (fail closed).
+                self.dead = self.definition
+                self._end_para(r)
+                return
+            self._code(base + a, base + b)  # in doubt: code to the next blank line
         self._tab_doubt(t, a, b)
         matched, i, col, part = self._continued(t, a, b, fresh)
         if not (self.leaf >= _FENCE and self._leaf_goes_on((i, col, part), matched)):
@@ -600,17 +611,6 @@ class CodeMask:
                 # place or another): from the first backtick to the next blank line, code.
                 self.dense = True
                 self._code(base + k, base + b)
-
-    def _doubtful(self, base: int, a: int, b: int, r: int) -> None:
-        """A line where the block structure is in doubt (``dense``: code, to the next blank
-        line), or the first after one that may be a link reference definition. The reference
-        reads a definition as no paragraph (so the line may start a list item, an HTML block
-        ... that a paragraph would hold), and a failed one as a paragraph: the mask reads the
-        line as if no paragraph were open, and puts it in doubt, failing closed for both."""
-        if self.definition:  # its paragraph is open
-            self._close_para(r)
-            self.dense = True
-        self._code(base + a, base + b)
 
     # -- containers -----------------------------------------------------------------------
     def _tab_doubt(self, t: str, a: int, b: int) -> None:
@@ -841,7 +841,7 @@ class CodeMask:
         O(line) in C, O(1) per run."""
         self.leaf = _PARA if self.leaf == _NONE else self.leaf
         if first and t.startswith("[", j) and _maybe_definition(t, j, b):
-            self.definition = True
+            self.definition = base + j
             self.fog_at = base + j  # the paragraph's first line: nothing was in doubt yet
         if self.fog:
             self.fog_at = 0
@@ -957,6 +957,6 @@ class CodeMask:
             self.waiting.clear()
             self.walk = 0
         self.fog_at = -1
-        self.definition = False
+        self.definition = -1
         if self.leaf == _PARA:
             self.leaf = _NONE
