@@ -63,6 +63,9 @@ _GROWTH = 4
 _BATCH = 8 * LOOKBEHIND
 
 
+_ASCII_SPACE = frozenset(c for c in map(chr, range(128)) if c.isspace())
+
+
 class _Plain(NamedTuple):
     """What the stream needs to pass plain text by the pass: a search for any anchor character
     (text without one holds no marker and completes none), and the proper prefixes of markers
@@ -145,9 +148,9 @@ class StreamSalvager:
             ...
     """
 
-    __slots__ = ("_any_cut", "_batch", "_call_i", "_closed", "_cut_i", "_entries", "_fed", "_held", "_kept",
-                 "_kept_since_cut", "_looked", "_max_input", "_may_reset", "_over", "_pass", "_plain", "_prefix",
-                 "_rel", "_resets", "_table", "_tried", "_until", "_ws")
+    __slots__ = ("_anchor", "_any_cut", "_batch", "_call_i", "_closed", "_cut_i", "_ends", "_entries", "_exotic",
+                 "_fed", "_held", "_kept", "_kept_since_cut", "_looked", "_max_input", "_may_reset", "_over", "_pass",
+                 "_plain", "_prefix", "_rel", "_resets", "_table", "_tried", "_until", "_ws")
 
     def __init__(
         self,
@@ -189,7 +192,8 @@ class StreamSalvager:
         # Plain text (see `feed`): may the next delta pass the pass by, the text after `_rel`
         # (anchor-free, unreleased: a marker may start there), the deltas not yet handed to
         # the pass and how much was handed so far.
-        self._table = _plain_table(config.finder)
+        self._table = table = _plain_table(config.finder)
+        self._anchor, self._ends, self._exotic = table.anchor, table.ascii_ends, table.exotic  # read per delta
         self._plain = True
         self._prefix = ""
         self._batch: list[str] = []
@@ -228,7 +232,9 @@ class StreamSalvager:
             fed = self._fed + len(delta)
             if fed > self._until:  # a batch's worth: hand it to the pass first
                 self._give()
-            if fed <= self._until and self._table.anchor(delta) is None:
+                if fed > self._until:
+                    return self._feed(delta)
+            if self._anchor(delta) is None:
                 if not delta:
                     return []
                 self._fed = fed
@@ -238,13 +244,12 @@ class StreamSalvager:
                 # `_release`'s usual case, inline: O(len(delta) + longest).
                 text = self._prefix + delta
                 end = text[-1]
-                table = self._table
-                if end >= table.exotic or not self._kept:
+                if end >= self._exotic or not self._kept:
                     return self._release(text)
                 self._prefix = ""
-                ending = table.ascii_ends.get(end)
-                if ending is not None:  # `_hold`, for an ASCII last character
-                    for prefix in ending:
+                ends = self._ends
+                if end in ends:  # `_hold`, for an ASCII last character
+                    for prefix in ends[end]:
                         k = len(prefix)
                         if text[-k:].lower() == prefix:
                             self._prefix = text[-k:]
@@ -252,7 +257,10 @@ class StreamSalvager:
                             if not text:
                                 return []
                             break
-                if self._ws or text[-1].isspace():
+                    if self._ws or text[-1].isspace():
+                        text = self._kept_text(text)
+                        return [TextDelta(text)] if text else []
+                elif self._ws or end in _ASCII_SPACE:
                     text = self._kept_text(text)
                     return [TextDelta(text)] if text else []
                 self._kept_since_cut = True  # `_kept_text` of text that ends in no whitespace
