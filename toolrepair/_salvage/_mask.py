@@ -145,7 +145,7 @@ _LINK_TAIL = regex.compile(
 # lines before the first blank one; group 2: the rest. A line is either plain or blank, so each
 # is matched once and fails at most once: O(n).
 _EOL_SURE = r"(?:\r\n|\r(?!$)|\n)"
-_PLAIN_LINE = r" {0,3}[^ \t\r\n>`~*\-_+#<=0-9\[\].)](?:[^`<\r\n\]]|\](?!\())*" + _EOL_SURE
+_PLAIN_LINE = r" {0,3}[^ \t\r\n>`~*\-_+#<=0-9\[\].)][^`<\r\n\]]*+(?:\](?!\()[^`<\r\n\]]*+)*+" + _EOL_SURE
 _BLANK_LINE = r"[ \t]*" + _EOL_SURE
 _NOT_PLAIN = frozenset("\t>`~*-_+#<=0123456789[].)")
 _PLAIN = re.compile(f"((?:{_PLAIN_LINE})*)((?:{_BLANK_LINE}(?:{_PLAIN_LINE}|{_BLANK_LINE})*)?)")
