@@ -137,6 +137,7 @@ LINKS = [
     (f"[a]: /u\n2) ```\n\n   {CALL}", 0),
     (f"[a]:\n<span>\n```\n\n\n{CALL}", 0),
     (f"[a]:\n2) x\n\n   ```\n\n{CALL}", 0),
+    (f"[`{CALL}\r`", 0),  # a span across a possible definition's lines: from its start, code
     (f"[a]: /u\n\n{CALL}", 1),
 ]
 
