@@ -6,6 +6,13 @@ Target (issue 17): <= 3x that floor on the plain reply. Two replies: plain prose
 calls, and prose dense with marker characters (``{``, ``<``, ``:``, fences), where the pass
 does real work; ``salvage_text`` of the whole reply is printed beside for reference.
 
+Plain reply, default / ``mask_reasoning=False``, on a shared 2-core machine under load (ratios
+swing with it): 6.4x / 11.1x (before plain deltas passed the pass by: 21.7x / 22.7x). Counted
+in CPU instructions instead (``valgrind --tool=cachegrind``, each run less one that only builds
+the deltas; the same on any machine): 2.8x / 4.8x (before: 12.9x / 13.7x). What remains: the
+plain path itself (~3.4x: the anchor search, the marker-prefix check, the call), the pass
+around each call (~6 entries while it is written) and the code mask reading every line.
+
     python benchmarks/bench_stream.py
 """
 
