@@ -403,10 +403,11 @@ class CompiledSchema:
             raise ArgumentError("Arguments nest too deeply to validate", reason="too-deep") from None
 
     def _rename(self, args: dict[str, Any], tool: str, events: list[RepairEvent]) -> dict[str, Any]:
+        known = self._known
         renamed: dict[str, Any] = {}
         source: dict[str, str] = {}  # property -> the key that supplied it
         for key, value in args.items():
-            target = self._property_named(key)
+            target = key if key in known else self._property_named(key)
             if target in source:
                 raise ArgumentError(
                     f"Arguments {source[target]!r} and {key!r} both name {target!r}",
@@ -429,10 +430,8 @@ class CompiledSchema:
         return renamed
 
     def _property_named(self, key: str) -> str:
-        """The property ``key`` names: itself, or the one property with its normalised spelling,
-        or itself where additional keys are allowed. Raises ``ambiguous`` or ``unknown-key``."""
-        if key in self._known:
-            return key
+        """The property a key that is none names: the one property with its normalised spelling,
+        or the key itself where additional keys are allowed. Raises ``ambiguous`` or ``unknown-key``."""
         candidates = (
             self._normalized.get(_normalize_key(key)) if isinstance(key, str) and len(key) <= _MAX_KEY_CHARS else None
         )
