@@ -85,8 +85,8 @@ def read_call_shape(obj: Mapping[str, Any]) -> CallShape:
             break
     inner = obj.get(WRAPPER_KEY)
     # Unwrapped only when the inner mapping names a call: a "function" key may hold other data.
-    # (dict first: ABC checks are slow, and decoded JSON holds dicts.)
-    wrapped = (type(inner) is dict or isinstance(inner, Mapping)) and any(
+    # (None and dict first: ABC checks are slow, and decoded JSON holds dicts or nothing here.)
+    wrapped = inner is not None and (type(inner) is dict or isinstance(inner, Mapping)) and any(
         isinstance(inner.get(row.name), str) for row in CALL_KEYS)
     source: Mapping[str, Any] = inner if wrapped else obj  # type: ignore[assignment]
     for row in CALL_KEYS:
@@ -96,9 +96,10 @@ def read_call_shape(obj: Mapping[str, Any]) -> CallShape:
                 if key in source:
                     return CallShape(name, source[key], key, ident, wrapped)
             return CallShape(name, None, None, ident, wrapped)
-    arguments_key = next((key for key in _ARGUMENT_KEYS[CALL_KEYS[0].name] if key in source), None)
-    arguments = source[arguments_key] if arguments_key is not None else None
-    return CallShape(None, arguments, arguments_key, ident, wrapped)
+    for key in _ARGUMENT_KEYS[CALL_KEYS[0].name]:  # no name: data, or a call missing its name
+        if key in source:
+            return CallShape(None, source[key], key, ident, wrapped)
+    return CallShape(None, None, None, ident, wrapped)
 
 
 def call_parts(call: ToolCall | Mapping[str, Any]) -> tuple[str, Any, str | None, str, tuple[int, int] | None]:
