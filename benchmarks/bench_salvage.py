@@ -12,6 +12,15 @@ which the baseline and the subject take turns, so a busy spell slows both alike:
 - a 2 KB reply with three Hermes calls: <= 6x ``json.loads`` of its three payloads;
 - a refused candidate costs at most three accepted ones: ``'<tool_call>{' * n`` per marker
   <= 3x the 2 KB reply's cost per call.
+
+Where the Markdown time goes (CPython 3.11, instructions counted under callgrind, so load does
+not move them): ``text.lower()`` of the corpus is 5.9 M instructions, ``salvage_text`` 218 M
+(37x; it was 1,170 M, 197x, while the code mask was asked about every marker first). About 43 %
+is the regex engine: each marker subgroup's search crosses the text once at one to two ns a
+character, and nine subgroups (``<`` twice, ``:`` twice, ``[`` three times, ``>``, ``{``) do;
+the rest is Python work for the 1,317 data braces of the fenced JSON blocks (a pop, one reader
+call, one JSON decode, one call-shape reading each). The 2 KB reply: 0.70 M instructions
+against 0.056 M for ``json.loads`` of its payloads (12.5x).
 """
 
 from __future__ import annotations
