@@ -176,6 +176,7 @@ def t_unions(a: int | None, b: int | str, c: int | None = None, d: Any = None) -
 def t_special(a: Literal["x", "y"], b: Color, c: dt.datetime, d: dt.date, e: pathlib.Path) -> None: ...
 def t_structured(a: Point, b: Movie, c: Annotated[int, "how many"]) -> None: ...
 def t_untyped(a, b=1) -> None: ...  # type: ignore[no-untyped-def]
+def t_tuples(a: tuple[int, str], b: tuple[float], c: tuple) -> None: ...  # type: ignore[type-arg]
 
 
 @pytest.mark.parametrize(
@@ -187,6 +188,10 @@ def t_untyped(a, b=1) -> None: ...  # type: ignore[no-untyped-def]
                         "b": {"type": "object", "additionalProperties": {"type": "number"}},
                         "c": {"type": "array", "items": {"type": "integer"}},
                         "d": {"type": "array", "items": {"type": "string"}}, "e": {"type": "array"}}),
+        (t_tuples, {"a": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                          "minItems": 2, "maxItems": 2},
+                    "b": {"type": "array", "prefixItems": [{"type": "number"}], "minItems": 1, "maxItems": 1},
+                    "c": {"type": "array"}}),
         (t_unions, {"a": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
                     "b": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
                     "c": {"anyOf": [{"type": "integer"}, {"type": "null"}]}, "d": {}}),
@@ -275,3 +280,22 @@ def test_pydantic_style_args_schema() -> None:
     assert info.call_style == "dict"
     assert info.schema["required"] == ["q"]
     assert tr.ToolRegistry([Tool()]).execute("Search", {"q": "x"}) == "x"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"p": [1, "a"]}, "(1, 'a')"),
+        ({"p": ["1", "a"]}, "(1, 'a')"),  # each item coerced to its own schema
+        ({"p": [1, "a", 3]}, "too long"),
+        ({"p": [1]}, "too short"),
+        ({"p": [1, 2]}, "(1, '2')"),  # a number for a string item keeps its spelling
+        ({"p": [1, [2]]}, "Argument 'p[1]' must be a string"),
+    ],
+)
+def test_fixed_tuple_items_each_have_their_schema(arguments: dict[str, object], expected: str) -> None:
+    def pair(p: tuple[int, str]) -> str:
+        return repr(tuple(p))
+
+    outcome = tr.ToolRegistry([pair]).run(tr.ToolCall("pair", arguments))
+    assert expected in outcome.content

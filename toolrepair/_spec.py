@@ -172,9 +172,19 @@ _SCALARS: dict[Any, dict[str, str]] = {
 
 
 def _array_schema(args: tuple[Any, ...], depth: int) -> dict[str, Any]:
-    # tuple[int, ...] and tuple[int, str] give the first item's schema, a bare tuple none.
-    item = _type_schema(args[0], depth + 1) if (args and args[-1] is not Ellipsis) or len(args) == 2 else {}
+    # list[int], set[int], tuple[int, ...]: every item has the first argument's schema.
+    item = _type_schema(args[0], depth + 1) if args else {}
     return {"type": "array", "items": item} if item else {"type": "array"}
+
+
+def _tuple_schema(args: tuple[Any, ...], depth: int) -> dict[str, Any]:
+    """``tuple[int, ...]`` is an array of ints; ``tuple[int, str]`` exactly two items, each
+    with its own schema (Draft 2020-12 ``prefixItems``), so a valid second item is not
+    judged by the first one's type."""
+    if not args or (len(args) == 2 and args[1] is Ellipsis):
+        return _array_schema(args[:1], depth)
+    prefix = [_type_schema(arg, depth + 1) for arg in args]
+    return {"type": "array", "prefixItems": prefix, "minItems": len(args), "maxItems": len(args)}
 
 
 def _mapping_schema(args: tuple[Any, ...], depth: int) -> dict[str, Any]:
@@ -186,7 +196,7 @@ _CONTAINERS: dict[Any, Callable[[tuple[Any, ...], int], dict[str, Any]]] = {
     list: _array_schema,
     set: _array_schema,
     frozenset: _array_schema,
-    tuple: _array_schema,
+    tuple: _tuple_schema,
     dict: _mapping_schema,
 }
 # collections.abc classes by name (bare, or the origin of a subscripted one).
