@@ -32,6 +32,7 @@ __all__ = [
     "ReadContext",
     "build_content",
     "expect_literal",
+    "found_calls",
     "offered_name",
     "salvaged_call",
     "skip_ws",
@@ -197,6 +198,12 @@ def expect_literal(text: str, i: int, literal: str, ctx: ReadContext) -> bool | 
     if not ctx.final and len(got) < len(literal) and literal.startswith(got):
         return NEED_MORE
     return False
+
+
+def found_calls(end: int, calls: Sequence[RawCall]) -> Found | None:
+    """The calls a reader has read, ending its candidate at ``end``; None when it read none
+    (the text is not this dialect's)."""
+    return Found(end, tuple(calls)) if calls else None
 
 
 def build_content(text: str, cuts: Sequence[tuple[int, int]]) -> str:

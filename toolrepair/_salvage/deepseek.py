@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
+from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
 from ._json import JsonFailure, decode_at
+from .json_blocks import read_after_payload
 from .token_block import BodyFailure, TokenBlock, token_at
 
 __all__ = ["DEEPSEEK_V3", "DEEPSEEK_V31"]
@@ -66,38 +67,41 @@ def _read_arguments(
 ) -> tuple[RawCall, int] | BodyFailure | NeedMore | None:
     """An optionally fenced JSON object at ``i`` (after whitespace); O(payload)."""
     n = len(text)
-    i = skip_ws(text, i)
-    fenced = text.startswith("```", i)
-    if fenced:
-        i += 3
-        while i < n and text[i].isalpha():  # the info string: `json`
-            i += 1
-        i = skip_ws(text, i)
-    elif n - i < 3 and not ctx.final and "```".startswith(text[i:]):
-        return NEED_MORE
+    opened = _open_fence(text, i, ctx)
+    if not isinstance(opened, tuple):
+        return opened
+    i, fenced = opened
     if i >= n:
         return NEED_MORE if not ctx.final else BodyFailure("truncated", n)
     if text[i] not in "{[":
         return None
     decoded = decode_at(text, i, ctx)
-    if decoded is NEED_MORE:
-        return NEED_MORE
     if isinstance(decoded, JsonFailure):
         return BodyFailure(decoded.reason, max(decoded.pos, i + 1))
-    assert isinstance(decoded, tuple)
+    if not isinstance(decoded, tuple):
+        return decoded
     value, j = decoded
-    if fenced:
-        k = skip_ws(text, j)
-        if k >= n and not ctx.final:
-            return NEED_MORE
-        closed = expect_literal(text, k, "```", ctx)
-        if closed is NEED_MORE:
-            return NEED_MORE
-        if closed:
-            j = k + 3
+    end = read_after_payload(text, j, "```", ctx) if fenced else j
+    if isinstance(end, NeedMore):
+        return NEED_MORE
     if not isinstance(value, dict):
-        return RawCall(name, {}, None, "undecodable-arguments"), j
-    return RawCall(name, value), j
+        return RawCall(name, {}, None, "undecodable-arguments"), end
+    return RawCall(name, value), end
+
+
+def _open_fence(text: str, i: int, ctx: ReadContext) -> tuple[int, bool] | NeedMore:
+    """Past whitespace and an opening fence with its info string (``json``) at ``i``: (index
+    of the payload, fenced). NEED_MORE while the text ends inside what may be a fence."""
+    n = len(text)
+    i = skip_ws(text, i)
+    if not text.startswith("```", i):
+        if n - i < 3 and not ctx.final and "```".startswith(text[i:]):
+            return NEED_MORE
+        return i, False
+    i += 3
+    while i < n and text[i].isalpha():  # the info string: `json`
+        i += 1
+    return skip_ws(text, i), True
 
 
 def _read_head(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws, startswith_ci
+from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, found_calls, skip_ws, startswith_ci
 from ._json import JsonFailure, decode_at
 from ._xml_text import ValueSpec, any_at, call_at_end, read_attrs, value_or_refusal
 
@@ -206,7 +206,7 @@ class InvokeDialect:
             if isinstance(k, NeedMore):
                 return NEED_MORE
             if k >= n:
-                return NEED_MORE if not ctx.final else _so_far(j, calls) or Found(n, error="truncated")
+                return NEED_MORE if not ctx.final else found_calls(j, calls) or Found(n, error="truncated")
             lit = any_at(text, k, literals, ctx)
             if isinstance(lit, NeedMore):
                 return NEED_MORE
@@ -214,14 +214,9 @@ class InvokeDialect:
                 return Found(k + len(close), tuple(calls))  # no calls: a silent skip
             got = None if lit is None else self._invoke(text, k, ctx, spec, budget)
             if not isinstance(got, tuple):
-                return _so_far(j, calls) if got is None else got
+                return found_calls(j, calls) if got is None else got
             calls.append(got[0])
             j = got[1]
-
-
-def _so_far(j: int, calls: list[RawCall]) -> Found | None:
-    """The calls read before ``j``, ending the block there (None: no call, not this dialect)."""
-    return Found(j, tuple(calls)) if calls else None
 
 
 MINIMAX_M2 = InvokeDialect(

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
+from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, found_calls, skip_ws
 
 __all__ = ["MAX_TOKEN_CHARS", "BodyFailure", "BodyReader", "TokenBlock", "token_at"]
 
@@ -42,32 +42,37 @@ def token_at(
     when the text ends inside what may still become a token. O(MAX_TOKEN_CHARS).
     """
     n = len(text)
-    head = text[i : i + len(opener)]
-    if head != opener:
-        if not ctx.final and len(head) < len(opener) and opener.startswith(head) and i + len(head) == n:
-            return NEED_MORE
-        return None
+    if not text.startswith(opener, i):
+        cut = not ctx.final and n - i < len(opener) and opener.startswith(text[i:])
+        return NEED_MORE if cut else None
     w = i + len(opener)
     limit = min(n, w + MAX_TOKEN_CHARS + len(closer))
     j = text.find(closer, w, limit)
     if j == -1:
-        # Still a token in the making when every character so far is a word character,
-        # possibly followed by the start of the closer.
-        if ctx.final or limit < n:
-            return None
-        tail = text[w:]
-        k = len(tail)
-        while k > 0 and not _word_char(tail[k - 1]) and closer.startswith(tail[k - 1 :]):
-            k -= 1
-        if all(_word_char(c) for c in tail[:k]) and closer.startswith(tail[k:]):
-            return NEED_MORE
-        return None
-    word = text[w:j].lower()
+        making = not ctx.final and limit >= n and _in_the_making(text[w:], closer)
+        return NEED_MORE if making else None
+    word = _normalised(text[w:j])
+    return None if word is None else (word, j + len(closer))
+
+
+def _normalised(raw: str) -> str | None:
+    """A token's words in lower case, every separator spelling as ``_``; None when it holds
+    anything else."""
+    word = raw.lower()
     for old, new in _SEPARATORS:
         word = word.replace(old, new)
     if not word or not all(c.isalnum() or c == "_" for c in word):
         return None
-    return word, j + len(closer)
+    return word
+
+
+def _in_the_making(tail: str, closer: str) -> bool:
+    """Still a token in the making: every character so far is a word character, possibly
+    followed by the start of the closer. O(len(tail))."""
+    k = len(tail)
+    while k > 0 and not _word_char(tail[k - 1]) and closer.startswith(tail[k - 1 :]):
+        k -= 1
+    return all(_word_char(c) for c in tail[:k]) and closer.startswith(tail[k:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,45 +141,37 @@ class TokenBlock:
         return Found(end2, (call,))
 
     def _section(self, text: str, i: int, ctx: ReadContext, body: BodyReader) -> Found | NeedMore | None:
+        # A section token with no call of ours after it is not our payload (found_calls: None).
         n = len(text)
         calls: list[RawCall] = []
         end = i
         while True:
             k = skip_ws(text, end)
             if k >= n:
-                if not ctx.final:
-                    return NEED_MORE
-                break
+                return NEED_MORE if not ctx.final else found_calls(end, calls)
             tok = token_at(text, k, self.opener, self.closer, ctx)
-            if tok is NEED_MORE:
-                return NEED_MORE
             if not isinstance(tok, tuple):
-                break
+                return NEED_MORE if tok is NEED_MORE else found_calls(end, calls)
             word, after = tok
             if word in self.block_end:
-                if calls:
-                    end = after
-                break
-            if word not in self.call_begin:
-                break
-            got = body(text, after, ctx)
-            if got is NEED_MORE:
-                return NEED_MORE
-            if got is None:
-                break  # not this dialect's call: the section ends before it
-            if isinstance(got, BodyFailure):
-                return self._refuse_section(text, got, ctx)
-            assert isinstance(got, tuple)
-            call, j = got
-            calls.append(call)
-            e = self._after_call(text, j, ctx, self.call_end)
-            if e is NEED_MORE:
-                return NEED_MORE
-            assert isinstance(e, int)
-            end = e
-        if not calls:
-            return None  # a section token with no call of ours after it is not our payload
-        return Found(end, tuple(calls))
+                return found_calls(after, calls)
+            got = self._section_call(text, after, ctx, body) if word in self.call_begin else None
+            if not isinstance(got, tuple):
+                return found_calls(end, calls) if got is None else got  # None: not this dialect's call
+            calls.append(got[0])
+            end = got[1]
+
+    def _section_call(self, text: str, i: int, ctx: ReadContext, body: BodyReader
+                      ) -> tuple[RawCall, int] | Found | NeedMore | None:
+        """The call whose payload starts at ``i`` in a section, through its end token."""
+        got = body(text, i, ctx)
+        if isinstance(got, BodyFailure):
+            return self._refuse_section(text, got, ctx)
+        if not isinstance(got, tuple):
+            return got
+        call, j = got
+        e = self._after_call(text, j, ctx, self.call_end)
+        return NEED_MORE if isinstance(e, NeedMore) else (call, e)
 
     def _refuse_section(self, text: str, failure: BodyFailure, ctx: ReadContext) -> Found | NeedMore:
         """Refuse the section through its end token (or the end of the reply)."""
