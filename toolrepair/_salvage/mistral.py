@@ -71,17 +71,10 @@ def _v11_call(text: str, name: str, j: int, ctx: ReadContext, bound: str) -> Fou
     """After ``NAME`` at ``j``: optional ``[CALL_ID]ID``, optional ``[ARGS]``, then the JSON
     object. None when what follows the name is not this shape. O(ID + payload)."""
     n = len(text)
-    ident: str | None = None
-    got = expect_literal(text, j, "[call_id]", ctx)
-    if got is NEED_MORE:
-        return NEED_MORE
-    if got:
-        k = j + len("[call_id]")
-        limit = min(n, k + MAX_ID_CHARS + 1)
-        j = text.find("[", k, limit)
-        if j == -1:
-            return NEED_MORE if not ctx.final and limit == n else None
-        ident = text[k:j].strip() or None
+    head = _call_id(text, j, ctx)
+    if not isinstance(head, tuple):
+        return head
+    ident, j = head
     got = expect_literal(text, j, "[args]", ctx)
     if got is NEED_MORE:
         return NEED_MORE
@@ -92,6 +85,21 @@ def _v11_call(text: str, name: str, j: int, ctx: ReadContext, bound: str) -> Fou
     if text[j] != "{" and not (got and text[j] == '"'):
         return None  # after [ARGS] the payload may be a JSON string holding the object
     return arguments_at(text, name, j, ctx, ident, bound=bound)
+
+
+def _call_id(text: str, j: int, ctx: ReadContext) -> tuple[str | None, int] | NeedMore | None:
+    """An optional ``[CALL_ID]ID`` at ``j``: (the id or None, the index after it)."""
+    got = expect_literal(text, j, "[call_id]", ctx)
+    if got is NEED_MORE:
+        return NEED_MORE
+    if not got:
+        return None, j
+    k = j + len("[call_id]")
+    limit = min(len(text), k + MAX_ID_CHARS + 1)
+    e = text.find("[", k, limit)
+    if e == -1:
+        return NEED_MORE if not ctx.final and limit == len(text) else None
+    return text[k:e].strip() or None, e
 
 
 @dataclass(frozen=True)
@@ -105,36 +113,45 @@ class _Mistral:
         # before the next token *as written* (the lower-case table form never occurs in
         # `[TOOL_CALLS]` text, and a bound that is never found reads to max_call_chars per
         # marker: quadratic on a run of tokens).
-        n = len(text)
         bound = text[start:marker_end]
         i = skip_ws(text, marker_end)
-        if i >= n:
+        if i >= len(text):
             return NEED_MORE if not ctx.final else Found(marker_end, error="truncated")
         if text[i] in "[{":
-            payload = _json_payload(text, i, ctx, bound)
-            if isinstance(payload, Found) and payload.error is not None and payload.resume is not None:
-                # A refused array must not swallow what follows it: another `[TOOL_CALLS]` may
-                # start right here (`[TOOL_CALLS] [TOOL_CALLS]name{...}`).
-                return Found(payload.end, error=payload.error, resume=i)
-            return payload
-        # v11: a name, then `{`, `[ARGS]` or `[CALL_ID]`; anything else may be junk before an array.
-        limit = min(n, i + ctx.max_name_chars)
-        j = i
-        while j < limit and _is_name_char(text[j]):
-            j += 1
-        if j >= n:
-            return NEED_MORE if not ctx.final else Found(j, error="truncated")
-        if i < j < limit:
-            found = _v11_call(text, text[i:j], j, ctx, bound)
-            if found is not None:
-                return found
-        k = _array_after_junk(text, i, ctx)
-        if k is None:
-            return Found(marker_end, error="not-a-call")
-        if k is NEED_MORE:
-            return NEED_MORE
-        assert isinstance(k, int)
-        return _json_payload(text, k, ctx, bound)
+            return _pre_v11(text, i, ctx, bound)
+        return _v11_or_junk(text, i, marker_end, ctx, bound)
+
+
+def _pre_v11(text: str, i: int, ctx: ReadContext, bound: str) -> Found | NeedMore:
+    """The pre-v11 payload right after the token."""
+    payload = _json_payload(text, i, ctx, bound)
+    if isinstance(payload, Found) and payload.error is not None and payload.resume is not None:
+        # A refused array must not swallow what follows it: another `[TOOL_CALLS]` may
+        # start right here (`[TOOL_CALLS] [TOOL_CALLS]name{...}`).
+        return Found(payload.end, error=payload.error, resume=i)
+    return payload
+
+
+def _v11_or_junk(text: str, i: int, marker_end: int, ctx: ReadContext, bound: str) -> Found | NeedMore:
+    """v11: a name, then ``{``, ``[ARGS]`` or ``[CALL_ID]``; anything else may be junk before
+    a pre-v11 array."""
+    n = len(text)
+    limit = min(n, i + ctx.max_name_chars)
+    j = i
+    while j < limit and _is_name_char(text[j]):
+        j += 1
+    if j >= n:
+        return NEED_MORE if not ctx.final else Found(j, error="truncated")
+    if i < j < limit:
+        found = _v11_call(text, text[i:j], j, ctx, bound)
+        if found is not None:
+            return found
+    k = _array_after_junk(text, i, ctx)
+    if k is None:
+        return Found(marker_end, error="not-a-call")
+    if isinstance(k, NeedMore):
+        return NEED_MORE
+    return _json_payload(text, k, ctx, bound)
 
 
 MISTRAL = _Mistral()
