@@ -76,30 +76,21 @@ def read_value(
     while True:
         p = text.find("<", j, limit)
         if p == -1:
-            if limit < n:
-                return "too-large"
-            return NEED_MORE if not ctx.final else "truncated"
+            return _out_of_room(text, limit, ctx)
         hit = any_at(text, p, watch, ctx)
         if isinstance(hit, NeedMore):
             return NEED_MORE
         if hit == spec.close:
-            k = skip_ws(text, p + len(hit))
-            if k >= n:
-                if not ctx.final:
-                    return NEED_MORE
-            else:
-                after = any_at(text, k, spec.successors, ctx)
-                if isinstance(after, NeedMore):
-                    return NEED_MORE
-                if after is None:
-                    j = p + 1  # markup inside the value, not its end
-                    continue
-            pieces.append(text[seg:p])
-            return "".join(pieces), p + len(hit), True, crossings
-        if hit in spec.stops:
+            ends = _closes_value(text, p + len(hit), spec, ctx)
+            if ends is NEED_MORE:
+                return NEED_MORE
+            if ends:
+                pieces.append(text[seg:p])
+                return "".join(pieces), p + len(hit), True, crossings
+        elif hit in spec.stops:
             pieces.append(text[seg:p])
             return "".join(pieces), p, False, crossings
-        if hit == _CDATA_OPEN:
+        elif hit == _CDATA_OPEN:
             got = _cdata_end(text, p + len(hit), limit, spec, ctx, crossings=crossings)
             if not isinstance(got, tuple):
                 return got
@@ -108,11 +99,30 @@ def read_value(
             pieces.append(text[p + len(hit) : e])
             seg = j = e + 3
             continue
-        if hit is not None:  # one of our own opening markers, quoted in a value
+        elif hit is not None:  # one of our own opening markers, quoted in a value
             crossings += 1
             if crossings > MAX_CROSSINGS:
                 return "too-large"
-        j = p + 1
+        j = p + 1  # markup inside the value, not its end
+
+
+def _closes_value(text: str, k: int, spec: ValueSpec, ctx: ReadContext) -> bool | NeedMore:
+    """Whether the closing tag ending at ``k`` ends the value: what the format puts after
+    one follows it (after whitespace), or the text ends there."""
+    k = skip_ws(text, k)
+    if k >= len(text):
+        return NEED_MORE if not ctx.final else True
+    after = any_at(text, k, spec.successors, ctx)
+    if isinstance(after, NeedMore):
+        return NEED_MORE
+    return after is not None
+
+
+def _out_of_room(text: str, limit: int, ctx: ReadContext) -> NeedMore | str:
+    """No ``<`` before ``limit``: the value is too large, or the text ends inside it."""
+    if limit < len(text):
+        return "too-large"
+    return NEED_MORE if not ctx.final else "truncated"
 
 
 def value_or_refusal(
@@ -150,9 +160,7 @@ def _cdata_end(
         if e != -1:
             return e, crossings
         if p == -1:
-            if limit < len(text):
-                return "too-large"
-            return NEED_MORE if not ctx.final else "truncated"
+            return _out_of_room(text, limit, ctx)
         if any(startswith_ci(text, m, p) for m in spec.own):
             crossings += 1
             if crossings > MAX_CROSSINGS:
