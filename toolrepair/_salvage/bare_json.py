@@ -46,17 +46,12 @@ class _BareJson:
         deep = nested_run(ctx.max_depth).match(text, start)
         if deep is not None:
             return Found(deep.end(), resume=deep.end())  # silent: prose braces are not rejections
-        if text[start] == "{":
-            prose = _prose_brace(text, start, ctx)
-            if prose is not None:
-                return prose
+        prose = _prose_brace(text, start, ctx)
+        if prose is not None:
+            return prose
         decoded = decode_at(text, start, ctx)
-        if isinstance(decoded, JsonFailure):
-            # A broken reply-wide array may still hold a whole call object: look inside.
-            resume = start + 1 if text[start] == "[" else max(decoded.pos, start + 1)
-            return Found(start + 1, resume=resume)
         if not isinstance(decoded, tuple):
-            return decoded
+            return _undecoded(text, start, decoded)
         value, end = decoded
         calls = calls_from_value(value, require_arguments=True)
         if calls is None or any(c.error == "not-a-call" for c in calls):
@@ -68,10 +63,21 @@ def _prose_brace(text: str, start: int, ctx: ReadContext) -> Found | None:
     """Prose braces (``{x}``, ``{1, 2}``): a JSON object's next token is a key or ``}``. Told
     here in O(whitespace), the answer decode_at's failure at that token would give, without
     building a JSONDecodeError (it counts the window's lines): 20 µs a brace."""
+    if text[start] != "{":
+        return None
     i = _JSON_WS(text, start + 1).end()
     if i < len(text) and text[i] not in '"}' and (ctx.final or len(text) - i > _PARTIAL_TAIL):
         return Found(start + 1, resume=i)
     return None
+
+
+def _undecoded(text: str, start: int, failure: JsonFailure | NeedMore) -> Found | NeedMore:
+    """JSON at ``start`` that does not decode: a silent skip (prose brackets are not rejections)
+    to where decoding failed, or into a broken reply-wide array, which may still hold a whole
+    call object."""
+    if isinstance(failure, NeedMore):
+        return NEED_MORE
+    return Found(start + 1, resume=start + 1 if text[start] == "[" else max(failure.pos, start + 1))
 
 
 def _with_separator(text: str, end: int, calls: tuple[RawCall, ...], ctx: ReadContext) -> Found | NeedMore:

@@ -98,18 +98,11 @@ class AttributeTagDialect(TagDialect):
         closes = _tag_may_close(text, marker_end, ctx)
         if closes is not True:
             return closes
-        attributes, k = _attributes(text, marker_end - 1)
-        if k >= len(text):
-            return NEED_MORE if not ctx.final else None
-        name = attributes.get("name")
-        if text[k] != ">" or not name:
-            return None  # not a call tag: prose, or an attribute spelling not read here
-        i = skip_ws_match(text, k + 1).end()
-        if i >= len(text):
-            return NEED_MORE if not ctx.final else None
-        if text[i] != "{":
-            return None
-        got = arguments_at(text, name, i, ctx, attributes.get("id"), bound=self.open.lower()[:-1])
+        head = _call_tag(text, marker_end - 1, ctx)
+        if not isinstance(head, tuple):
+            return head
+        name, ident, i = head
+        got = arguments_at(text, name, i, ctx, ident, bound=self.open.lower()[:-1])
         if not isinstance(got, Found) or got.error is not None:
             return got
         end = read_after_payload(text, got.end, self.close.lower(), ctx)
@@ -132,6 +125,22 @@ def _tag_may_close(text: str, i: int, ctx: ReadContext) -> Literal[True] | NeedM
         return None
     # The tag is not closed yet: an attribute may be cut.
     return NEED_MORE if not ctx.final and limit > len(text) else True
+
+
+def _call_tag(text: str, i: int, ctx: ReadContext) -> tuple[str, str | None, int] | NeedMore | None:
+    """The rest of a call tag from ``i``: (the ``name`` attribute, the ``id`` attribute, index
+    of the ``{`` opening the arguments after its ``>``); None when it is no call tag (prose, or
+    an attribute spelling not read here)."""
+    attributes, k = _attributes(text, i)
+    if k >= len(text):
+        return NEED_MORE if not ctx.final else None
+    name = attributes.get("name")
+    if text[k] != ">" or not name:
+        return None
+    j = skip_ws_match(text, k + 1).end()
+    if j >= len(text):
+        return NEED_MORE if not ctx.final else None
+    return (name, attributes.get("id"), j) if text[j] == "{" else None
 
 
 def _attributes(text: str, i: int) -> tuple[dict[str, str], int]:
