@@ -85,6 +85,9 @@ QWEN: list[Row] = [
      ["a"], [("a", {"x": "v"})], ""),
     ("<tool_call>\n<function=a>\n<parameter=x>\n\r\n</parameter>\n</function>\n</tool_call>", ["a"],
      [("a", {"x": ""})], ""),
+    # Seed-OSS blocks may hold several functions (a Qwen3-Coder block holds one).
+    ("<seed:tool_call>\n<function=a>\n<parameter=x>1</parameter>\n</function>\n<function=a>\n"
+     "<parameter=x>2</parameter>\n</function>\n</seed:tool_call>", ["a"], [("a", {"x": "1"}), ("a", {"x": "2"})], ""),
     ("<seed:think>try <seed:tool_call><function=a><parameter=x>0</parameter></function></seed:tool_call>"
      "</seed:think><seed:tool_call>\n<function=a>\n<parameter=x>keep\n</parameter>\n</function>\n</seed:tool_call>",
      ["a"], [("a", {"x": "keep\n"})], None),
@@ -128,6 +131,10 @@ INVOKE: list[Row] = [
     ("<minimax:tool_call><invoke name=\"zz\"></invoke></minimax:tool_call>", ["a"], [], None),
     ("]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"a\">]<]minimax[>[<k>v]<]minimax[>[</k>"
      "]<]minimax[>[</invoke>]<]minimax[>[</tool_call>", ["a"], [("a", {"k": "v"})], ""),
+    # The reply ended between invokes: the complete calls stand.
+    ("]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"a\">]<]minimax[>[<k>v]<]minimax[>[</k>"
+     "]<]minimax[>[</invoke>", ["a"], [("a", {"k": "v"})], ""),
+    ("<minimax:tool_call><invoke name=\"a\">{\"q\": \"x\"}", ["a"], [("a", {"q": "x"})], ""),
     ("<|open|>tools<|sep|><|open|>call tool=\"a\" index=\"1\"<|sep|><|open|>argument key=\"n\" type=\"number\""
      "<|sep|>7<|close|>argument<|sep|><|open|>argument key=\"s\" type=\"string\"<|sep|>7<|close|>argument<|sep|>"
      "<|close|>call<|sep|><|close|>tools<|sep|>", ["a"], [("a", {"n": 7, "s": "7"})], ""),
@@ -171,6 +178,15 @@ def test_streaming_prefixes_agree(text: str, allowed: Any, calls: Any, content: 
     ("<tool_call>\n<function=zz>\n<parameter=x>1</parameter>\n</function>\n</tool_call>", "not-offered"),
     ("<tool_call>zz<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>", "not-offered"),
     ("<minimax:tool_call><invoke name=\"a\"><parameter name=\"x\">1", "truncated"),
+    ("<minimax:tool_call><invoke name=\"a\">{\"q\": }</invoke></minimax:tool_call>", "undecodable"),
+    ("<minimax:tool_call><invoke name=\"a\"><parameter_x name=\"k\">1</parameter_x></invoke></minimax:tool_call>",
+     "undecodable"),
+    ("<minimax:tool_call><invoke name=\"a\"><parameter id=\"k\">1</parameter></invoke></minimax:tool_call>",
+     "undecodable"),
+    ("]<]minimax[>[<tool_call>]<]minimax[>[<foo>", "undecodable"),
+    ("]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"a\">]<]minimax[>[<k>v]<]minimax[>[</j>", "undecodable"),
+    ("<tool_call>a<arg_key>" + "k" * 300 + "</arg_key><arg_value>v</arg_value></tool_call>", "undecodable"),
+    ("<tool_call>a<arg_key>k</arg_key> v</tool_call>", "undecodable"),
 ])
 def test_rejection_reasons(text: str, reason: str) -> None:
     r = salvage_text(text, ["a"])
