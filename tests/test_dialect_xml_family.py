@@ -29,6 +29,7 @@ PYTHONIC: list[Row] = [
     ("[rm(path='/')]", ["a"], [], None),
     ("see [the docs](http://x) and [note(s)]", ["a"], [], None),
     ("[get_weather('Paris')]", ["get_weather"], [], None),
+    ("[a(x='''multi\nline''', y=\"\"\"q\"\"\")]", ["a"], [("a", {"x": "multi\nline", "y": "q"})], ""),
 ]
 
 WRAPPED: list[Row] = [
@@ -175,6 +176,12 @@ def test_streaming_prefixes_agree(text: str, allowed: Any, calls: Any, content: 
     ("[a(x=1])]", "undecodable"),
     ("[a(x=__import__('os'))]", "non-literal"),
     ("[a(x=1e999)]", "undecodable-arguments"),
+    ("[a(x='one\nline')]", "undecodable"),  # a newline inside a one-line string
+    ("[a(x={**d})]", "non-literal"),
+    ("[a(x={1: 2})]", "undecodable-arguments"),  # JSON keys are strings
+    ("[a(x=not 1)]", "non-literal"),
+    ("[a(x=-True)]", "non-literal"),
+    ("[a(x=y)]", "non-literal"),
     ("<tool_call>\n<function=zz>\n<parameter=x>1</parameter>\n</function>\n</tool_call>", "not-offered"),
     ("<tool_call>zz<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>", "not-offered"),
     ("<minimax:tool_call><invoke name=\"a\"><parameter name=\"x\">1", "truncated"),
