@@ -111,11 +111,16 @@ def _header_word(
         return None  # a `<` that opens no token
     if startswith_ci(text, "to=", j):
         return None, _recipient(text, j, e, limit, head)
+    _fill(head, slot, text[j:e])
+    return None, e
+
+
+def _fill(head: _Header, slot: str | None, word: str) -> None:
+    """``word`` as the header's role or channel; content types and stray words are not needed."""
     if slot == "role":
-        head.role = text[j:e]
+        head.role = word
     elif slot == "channel":
-        head.channel = text[j:e]
-    return None, e  # content types and stray words are not needed
+        head.channel = word
 
 
 def _recipient(text: str, j: int, e: int, limit: int, head: _Header) -> int:
