@@ -313,7 +313,12 @@ class MarkerScan:
         self._lead_ends: frozenset[int] | None = None  # every lead's end, once all are known
         absent = {a for a in finder.anchors if a not in text}  # one memchr per anchor, not per subgroup
         for k, sub in enumerate(finder.subgroups):
-            q = -1 if sub.anchor in absent and not sub.leads else self._start(k, text, 0)
+            if sub.leads:
+                q = self._start(k, text, 0)
+            elif sub.anchor in absent:
+                q = -1
+            else:
+                q = sub.next_start(text, 0)
             if q == -1:
                 self._idle.append(k)
             else:
@@ -361,10 +366,11 @@ class MarkerScan:
 
     def _start(self, k: int, text: str, i: int) -> int:
         """Subgroup ``k``'s next possible start at or after window offset ``i``, with its lead
-        gates' one position each. O(1) Python work per call beyond the subgroup's search."""
+        gates' one position each. O(1) Python work per call beyond the subgroup's search.
+        Only for a subgroup with lead gates: the others' start is ``next_start`` alone, which
+        the callers call directly (one Python frame per search, not two: most searches of a
+        reply are of lead-free subgroups)."""
         sub = self._finder.subgroups[k]
-        if not sub.leads:
-            return sub.next_start(text, i)
         q = sub.next_start(text, i)
         leads, base = self._finder.leads, self.base
         for lead, pattern in sub.leads:
@@ -418,8 +424,10 @@ class MarkerScan:
         # A marker cut by the old end may be completed by the new text: look from its start.
         lo = max(0, old - self._finder.max_len)
         idle, self._idle = self._idle, []
+        subgroups = self._finder.subgroups
         for k in idle:
-            q = self._start(k, text, lo)
+            sub = subgroups[k]
+            q = self._start(k, text, lo) if sub.leads else sub.next_start(text, lo)
             if q == -1:
                 self._idle.append(k)
             else:
@@ -463,10 +471,11 @@ class MarkerScan:
             # Bring the earliest subgroup's next start up to `pos` (stale ones are re-found there).
             while nxt:
                 q, k = nxt[0]
-                at = far if subgroups[k].dialect_only else pos
+                sub = subgroups[k]
+                at = far if sub.dialect_only else pos
                 if q >= at:
                     break
-                q = self._start(k, text, at - base)
+                q = self._start(k, text, at - base) if sub.leads else sub.next_start(text, at - base)
                 if q == -1:
                     heapq.heappop(nxt)
                     self._idle.append(k)
@@ -489,7 +498,7 @@ class MarkerScan:
             k = nxt[0][1]
             sub = subgroups[k]
             found = sub.markers_at(text, best - base)
-            q = self._start(k, text, best - base + 1)
+            q = self._start(k, text, best - base + 1) if sub.leads else sub.next_start(text, best - base + 1)
             if q == -1:
                 heapq.heappop(nxt)
                 self._idle.append(k)
