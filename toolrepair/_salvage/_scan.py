@@ -313,10 +313,12 @@ class MarkerScan:
         self._lead_ends: frozenset[int] | None = None  # every lead's end, once all are known
         absent = {a for a in finder.anchors if a not in text}  # one memchr per anchor, not per subgroup
         for k, sub in enumerate(finder.subgroups):
-            if sub.leads:
-                q = self._start(k, text, 0)
-            elif sub.anchor in absent:
+            # Without its anchor a subgroup has no start, lead or not, when the anchor begins its
+            # marker: a lead's one position holds it or is past the text (``_start``).
+            if sub.anchor in absent and (not sub.leads or sub.offset == 0):
                 q = -1
+            elif sub.leads:
+                q = self._start(k, text, 0)
             else:
                 q = sub.next_start(text, 0)
             if q == -1:
