@@ -373,7 +373,8 @@ class SalvagePass:
             found = self._read(dialect, s, marker_end, final, retried)
             if found is None:
                 continue
-            if not checked and _needs_mask(found):
+            # The answer depends on the mask when it is a wait, a call or a rejection.
+            if not checked and (not isinstance(found, Found) or found.calls or found.error is not None):
                 code = self._covers(s, final)
                 if code is NEED_MORE:
                     self.settling = False  # the mask waits for a line's end, not a character
@@ -491,11 +492,6 @@ class SalvagePass:
 
     def result(self) -> SalvageResult:
         return SalvageResult(tuple(self.calls), build_content(self.text, self.cuts), tuple(self.rejected))
-
-
-def _needs_mask(found: Found | NeedMore) -> bool:
-    """Whether a reader's answer depends on the code mask: a wait, a call or a rejection."""
-    return not isinstance(found, Found) or bool(found.calls) or found.error is not None
 
 
 def _settled(found: Found | NeedMore | None, text: str) -> Found | NeedMore | None:

@@ -374,9 +374,12 @@ class MarkerScan:
         reply are of lead-free subgroups)."""
         sub = self._finder.subgroups[k]
         q = sub.next_start(text, i)
-        leads, base = self._finder.leads, self.base
+        leads, base, known = self._finder.leads, self.base, self._lead_at
         for lead, pattern in sub.leads:
-            end = self._lead(leads[lead])
+            j = leads[lead]
+            end = known[j]  # once known it stays: no call per search of a lead-gated subgroup
+            if end is None:
+                end = self._lead(j)
             if end is None:  # not known yet: every occurrence may be the one
                 return sub.next_start(text, i, gated=False)
             w = end - base
