@@ -247,8 +247,7 @@ RANGES = [
     ("`a\n" + "b" * 30, 10, [(3, 33)]),
     ("a\n  \n`b` c\n", 1_000_000, [(6, 8)]),  # plain lines, a blank one, then a span
     ("```\nline `x`\nline\n```\nafter `y`", 1_000_000, [(1, 3), (4, 12), (13, 17), (18, 21), (28, 31)]),
-    (">\tx\n```\n```\nplain\n`a` b\n\n`c` d", 1_000_000, [(5, 7), (8, 11), (19, 28)]),  # in doubt: to the blank line
-    (">\tx `a\n# h\ny\n\n`z`", 1_000_000, [(5, 12), (14, 17)]),  # left unpaired by a heading: code to the blank line
+    (">\tx\n```\n```\nplain\n`a` b\n\n`c` d", 1_000_000, [(5, 7), (8, 11), (12, 17), (18, 28)]),  # in doubt: to the blank line
     ("[a]: /u\n2) ```\n\n   x `y`", 1_000_000, [(12, 24)]),  # a line after a possible definition: all code
     ("[a]: /u\n[b]\n\nc `d` e", 1_000_000, [(16, 20)]),
     ("[a]: /u\n\nc `d` e", 1_000_000, [(12, 14)]),  # a blank line first: the readings agree again

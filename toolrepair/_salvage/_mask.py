@@ -32,10 +32,9 @@ fails closed (masking text that may be plain, never running a call that may be c
 
 * a tab in a line's container indentation, where the spec's tab stops and the reference's
   part, puts the text up to the next blank line in doubt: each paragraph there is code from
-  its first pairing backtick run to its end, indented code there is masked, and a run left
-  unpaired by a block that interrupts its paragraph (a lazy line of it in the other
-  reading) makes code from it to that blank line, as a fence taken where tabs follow a list
-  marker does (indented code and a paragraph in the other reading). So does a lazy line indented four
+  its first pairing backtick run to its end, indented code there is masked, and everything
+  from the first backtick on is code (the readings may part on the blocks too: a fence in
+  one, indented code and a paragraph in the other). So does a lazy line indented four
   columns or more inside nested quotes that starts a block (markdown-it-py ends the quotes
   there; the spec continues the paragraph);
 * raw inline HTML or an autolink holding a backtick, or left open by a line's end, makes
@@ -604,6 +603,14 @@ class CodeMask:
         matched, i, col, part = self._continued(t, a, b, fresh)
         if not (self.leaf >= _FENCE and self._leaf_goes_on((i, col, part), matched)):
             self._blocks(matched, (i, col, part))
+        if self.fog and not self.dense:
+            k = t.find("`", a, b)
+            if k != -1:
+                # Where tab readings part, the block structure may part too (a fence in one
+                # reading, indented code and a paragraph in the other; a paragraph split in one
+                # place or another): from the first backtick to the next blank line, code.
+                self.dense = True
+                self._code(base + k, base + b)
 
     # -- containers -----------------------------------------------------------------------
     def _tab_doubt(self, t: str, a: int, b: int) -> None:
@@ -762,10 +769,8 @@ class CodeMask:
         if k != -1 and t.find("\t", j + mlen, k) != -1 and _fence_at(t, k, b):
             # Tabs after a marker inside quotes are counted differently by the reference
             # implementation, which may find a fence here: take the fence, and the narrowest
-            # item (masking more, never less). Its lines may be indented code and a paragraph
-            # in the other reading: code to the next blank line after the fence, too.
+            # item (masking more, never less).
             self._open(matched, r, mcol + 1 - col)
-            self.dense = True
             return k, mcol + sp, 0
         self._open(matched, r, mcol + 1 - col)  # five or more: indented code after one column
         return _consume(t, j + mlen, mcol, 0, 1)
@@ -905,10 +910,9 @@ class CodeMask:
                 return
             h = full.end()
 
-    def _pair(self, ended: int, cut: bool = False) -> None:
+    def _pair(self, ended: int) -> None:
         """Advance the pairing walk as far as is decided; ``ended`` (the offset where the
-        paragraph's end was known; ``cut``: by a block interrupting it) decides the openers
-        left without a closer."""
+        paragraph's end was known) decides the openers left without a closer."""
         ro, ro_len, re_, rn = self.ro, self.ro_len, self.re_, self.rn
         w = self.walk
         fog = self.fog_at
@@ -920,17 +924,9 @@ class CodeMask:
                     self._code(ro[w], ended)
                     w = len(ro)
                 elif rn[w] < 0 and ended >= 0:
-                    if self.fog and cut:
-                        # In tab doubt a block that interrupts the paragraph may be a lazy line
-                        # of it in the other reading, and the run paired there: code from it
-                        # to the next blank line.
-                        self._code(ro[w], ended)
-                        self.dense = True
-                        w = len(ro)
-                    else:
-                        if ended - self.head > ro[w]:
-                            self._code(ro[w], ended - self.head)
-                        w += 1
+                    if ended - self.head > ro[w]:
+                        self._code(ro[w], ended - self.head)
+                    w += 1
                 else:
                     break
             elif ro_len[w] == 0:
@@ -948,12 +944,12 @@ class CodeMask:
 
     def _close_para(self, r: int) -> None:
         if self.leaf == _PARA:
-            self._end_para(r, cut=True)
+            self._end_para(r)
             self.leaf = _NONE
 
-    def _end_para(self, r: int, cut: bool = False) -> None:
+    def _end_para(self, r: int) -> None:
         if self.ro:
-            self._pair(r, cut)
+            self._pair(r)
             self.ro.clear()
             self.ro_len.clear()
             self.re_.clear()
