@@ -155,6 +155,8 @@ NESTED_QUOTE_LAZY = [
     (f"> a `\n    - b\n`{CALL}`", 1),  # one quote: the spec's reading
     (f"> > a `\n    - b\n\n`{CALL}`", 0),  # a span on its own after the blank line
     (f"> > a `\n    - b\n\n{CALL}", 1),
+    (f">>x\n    <details\n`\n    >\r{CALL}`", 0),  # the quotes ended: `    >` is no blank quote line
+    (f"> > > x\n```x`\n    {CALL}\n(x`", 0),  # an HTML block of kind 7 ends nothing: one paragraph
 ]
 
 INDENTED = [

@@ -216,22 +216,28 @@ def _blank(t: str, i: int, j: int, b: int) -> bool:
     return j >= b
 
 
-# What may start a block: a lazy line starting so ends nested quotes in the reference
-# implementation however far it is indented (see ``_splits_quotes``).
-_BLOCK_START = frozenset("`~*-_+#<0123456789")
-
-
 def _splits_quotes(t: str, i: int, b: int, stack: list[int], matched: int) -> bool:
     """Does a lazy paragraph line ``t[i:b]``, indented four columns or more, end the paragraph
     in the reference implementation? The spec continues the paragraph (nothing interrupts
     one from four columns in). markdown-it-py marks the line lazy for the outermost quote left
     open (indentation -1), so a quote nested in it no longer sees the indentation, reads the
-    line as a block start (fence, break, list item, HTML block, heading), and both quotes end
-    there. O(MAX_CONTAINERS + line)."""
+    line as a block start that may end a quote (fence, break, list item, HTML block of kinds
+    1-6, heading), and both quotes end there. O(MAX_CONTAINERS + line)."""
     if stack[matched:].count(-1) < 2:  # O(MAX_CONTAINERS)
         return False
     m = _NONWS.search(t, i, b)
-    return m is not None and t[m.start()] in _BLOCK_START
+    if m is None:
+        return False
+    j = m.start()
+    ch = t[j]
+    if ch in "-+*" or ch.isdigit():
+        o = _ORDERED.match(t, j, b) if ch.isdigit() else None
+        end = j + 1 if o is None else o.end()
+        if (o is not None or not ch.isdigit()) and (end == b or t[end] in " \t"):
+            return True
+    if ch == "<":
+        return any(start.match(t, j, b) for start, _ in _HTML[:6])
+    return _fence_at(t, j, b) or _is_break(t, j, b, ch) or (ch == "#" and _ATX.match(t, j, b) is not None)
 
 
 def _is_break(t: str, j: int, b: int, ch: str) -> bool:
@@ -725,10 +731,14 @@ class CodeMask:
 
     def _indented(self, i: int, matched: int, para: bool, lazy: bool) -> None:
         """Four columns or more: a paragraph's continuation, or indented code."""
-        t, base, a, b, _ = self.line
-        if para:
-            if lazy and _splits_quotes(t, i, b, self.stack, matched):
-                self.fog = True
+        t, base, a, b, r = self.line
+        if para and lazy and _splits_quotes(t, i, b, self.stack, matched):
+            # The reference's reading: the quotes end and the line is indented code; the spec
+            # goes on with the paragraph, and the blocks after may part (a blank quote line in
+            # one is a paragraph's line in the other). In doubt to the next blank line.
+            self.fog = True
+            self._close_para(r)
+        elif para:
             self._runs(t, base, i, b)  # a paragraph's continuation, lazy or not
             return
         del self.stack[matched:]
