@@ -14,16 +14,17 @@ which the baseline and the subject take turns, so a busy spell slows both alike:
   <= 3x the 2 KB reply's cost per call.
 
 Where the Markdown time goes (CPython 3.11, instructions counted under callgrind, so load does
-not move them): ``text.lower()`` of the corpus is 5.9 M instructions, ``salvage_text`` 218 M
-(37x; it was 1,170 M, 197x, while the code mask was asked about every marker first). About 43 %
+not move them): ``text.lower()`` of the corpus is 5.9 M instructions, ``salvage_text`` 214 M
+(36x; it was 1,170 M, 197x, while the code mask was asked about every marker first). About 43 %
 is the regex engine: each marker subgroup's search crosses the text once at one to two ns a
 character, and nine subgroups (``<`` twice, ``:`` twice, ``[`` three times, ``>``, ``{``) do;
 the rest is Python work for the 1,317 data braces of the fenced JSON blocks (a pop, one reader
 call, one JSON decode, one call-shape reading each). The 2 KB reply: 0.69 M instructions
-against 0.053 M for ``json.loads`` of its payloads (13x; 6x would be 0.32 M): the marker scan
-0.22 M (0.10 M building it, 0.12 M for its four pops), the Hermes reader 0.20 M for its three
-reads, the code mask 0.13 M for its three answers, the rest of the pass (taking the calls,
-the result) 0.14 M. Reader and mask alone are past the 6x target.
+against 0.053-0.058 M (by hash seed) for ``json.loads`` of its payloads (12-13x; 6x would be
+about 0.33 M): the marker scan 0.22 M (0.10 M building it, of which 0.04 M regex searches;
+0.12 M for its four pops, mostly Python), the Hermes reader 0.20 M for its three reads, the
+code mask 0.13 M for its three answers, the rest of the pass (taking the calls, the result)
+0.14 M. The reader and the mask alone spend the whole 6x budget.
 """
 
 from __future__ import annotations
