@@ -70,7 +70,7 @@ def table(names: list[str]) -> str:
 
 
 def record(text: str) -> None:
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     block = f"{START}\nMeasured {stamp} on {machine_line()}.\n\n```text\n{text.rstrip()}\n```\n{END}"
     readme = README.read_text(encoding="utf-8") if README.exists() else f"# Benchmarks\n\n{START}\n{END}\n"
     if START in readme and END in readme:
