@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Union
 
 from .._args import check_nesting
 from .._callshape import WRAPPER_DEPTH
@@ -164,7 +163,7 @@ def _within_depth(arguments: object, max_depth: int) -> bool:
 
 # What a blocked dialect marker's try left for the next (``SalvagePass._marker``): the reader's
 # settled answer waiting for the mask, NEED_MORE (both undecided), or nothing.
-Pending = Union[tuple[Dialect, Found], NeedMore, None]  # noqa: UP007 (a runtime alias on Python 3.10)
+Pending = tuple[Dialect, Found] | NeedMore | None
 
 
 def _allowlist(allowed: Collection[str] | AnyTool | NameTable) -> NameTable | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from ._base import Dialect
 
@@ -47,7 +47,7 @@ class InReasoning(NamedTuple):
     pair: int
 
 
-Mode = Union[InReasoning, None]  # noqa: UP007 (a runtime alias on Python 3.10)
+Mode = InReasoning | None
 
 
 @dataclass(frozen=True, slots=True)

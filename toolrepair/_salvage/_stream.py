@@ -44,7 +44,7 @@ import functools
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from .._limits import Limits, limits_with
 from .._types import ToolCall
@@ -109,7 +109,7 @@ class ToolCallReady:
     call: ToolCall
 
 
-Event = Union[TextDelta, ToolCallReady]  # noqa: UP007 (a runtime alias on Python 3.10)
+Event = TextDelta | ToolCallReady
 
 class _HeldCut(NamedTuple):
     """A cut held back (see the module docstring): its span, its text, its calls."""
@@ -120,7 +120,7 @@ class _HeldCut(NamedTuple):
 
 
 # A held segment: text, or a cut.
-_Held = Union[str, _HeldCut]  # noqa: UP007
+_Held = str | _HeldCut
 
 
 class StreamSalvager:
