@@ -7,11 +7,15 @@ give the same calls and text). The differential suite against markdown-it-py is 
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import toolrepair as tr
 from toolrepair._salvage._base import NEED_MORE
-from toolrepair._salvage._mask import CodeMask
+from toolrepair._salvage._mask import CodeMask, first_trigger
 
 CALL = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
 ONE = ["f"]
@@ -319,3 +323,27 @@ def test_a_call_after_a_heading_leaves_no_paragraph_open() -> None:
     assert mask.covers(text, 0, 4, True) is False
     mask.cut(4, 16)  # the call's own backtick opens nothing
     assert [mask.covers(text, 0, s, True) for s in range(16, len(text))] == [False] * 3 + [True] * 3 + [False] * 3
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "expected"),
+    [
+        ("", 0, 0),
+        ("plain", 0, 5),
+        ("a`b~c", 0, 1),
+        ("a~b`c", 0, 1),
+        ("a`b~c", 2, 3),
+        ("~~~", 1, 1),
+        ("``", 5, 2),  # past the end: nothing there
+        ("x" * 50 + "~" + "`", 0, 50),
+    ],
+)
+def test_first_trigger_table(text: str, start: int, expected: int) -> None:
+    assert first_trigger(text, start) == expected
+
+
+@given(st.text(alphabet="ab`~\n ", max_size=40), st.integers(min_value=0, max_value=45))
+def test_first_trigger_is_the_first_backtick_or_tilde(text: str, start: int) -> None:
+    # Oracle: the regex search the function replaced.
+    m = re.compile(r"[`~]").search(text, start)
+    assert first_trigger(text, start) == (len(text) if m is None else m.start())

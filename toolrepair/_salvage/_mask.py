@@ -81,8 +81,6 @@ DEFAULT_REASONING: tuple[tuple[str | None, str], ...] = (
 
 MAX_CONTAINERS = 64
 
-# What every fence and code span starts with: without one before `s`, `s` is not in code.
-_TRIGGER = re.compile(r"[`~]")
 _EOL = re.compile(r"[\r\n]")
 _LINE_END = re.compile(r"\r\n?|\n")
 _NONWS = re.compile(r"[^ \t]")
@@ -161,9 +159,15 @@ _NONE, _PARA, _FENCE, _ICODE, _HTML_BLOCK = range(5)
 
 
 def first_trigger(text: str, start: int = 0) -> int:
-    """The first offset from ``start`` where code could begin, or ``len(text)``. O(n) in C."""
-    m = _TRIGGER.search(text, start)
-    return len(text) if m is None else m.start()
+    """The first offset from ``start`` (>= 0) where code could begin, or ``len(text)``: every
+    fence and code span starts with a backtick or a tilde, so without one before ``s``, ``s``
+    is not in code. Two ``str.find`` calls, the second bounded by the first: O(n) at memchr
+    speed, several times cheaper than a character-class search over the same text."""
+    end = text.find("`", start)
+    if end == -1:
+        end = len(text)
+    tilde = text.find("~", start, end)
+    return end if tilde == -1 else tilde
 
 
 def _fence_at(t: str, k: int, b: int) -> bool:
