@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import socket
@@ -58,7 +59,10 @@ def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
     import uvicorn
 
     ran: dict[str, Any] = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: ran.update(app=app, **kw))
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: ran.update(app=app, frozen=gc.get_freeze_count(), **kw))
+    frozen: list[bool] = []
+    real_freeze = gc.freeze
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True) or real_freeze())
     proxy_logger = logging.getLogger("toolrepair.proxy")
     monkeypatch.setattr(proxy_logger, "handlers", [])  # the handler serve adds is dropped afterwards
     monkeypatch.setattr(proxy_logger, "level", proxy_logger.level)
@@ -66,6 +70,9 @@ def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
             "hosted", "--annotate", "--max-reprompts", "2", "--timeout", "1.5", "--max-body", "10", "--api-key", "k"]
     assert cli.main(argv) == 0
     assert (ran["host"], ran["port"], ran["access_log"]) == ("0.0.0.0", 9000, False)
+    # The start-up heap is frozen before the server runs (no full-collection pauses over it).
+    gc.unfreeze()
+    assert frozen == [True] and ran["frozen"] > 0
     config = ran["app"].state.config
     assert (config.profile, config.annotate, config.max_reprompts, config.timeout, config.max_body, config.api_key) == (
         "hosted", True, 2, 1.5, 10, "k")

@@ -4,6 +4,7 @@ of the proxy stack until the command runs."""
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 from typing import Any, TextIO
 
@@ -70,6 +71,10 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         return fail(str(exc))
 
     _log_requests()
+    # What start-up made (modules, the app) lives as long as the server: frozen out of the
+    # collector's reach, a full collection no longer walks it in the middle of a request
+    # (measured: a ~20 ms pause every few hundred requests, the whole p99 of a first token).
+    gc.freeze()
     # uvicorn's access log would be a second line per request (and logs query strings).
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info")
     return 0
