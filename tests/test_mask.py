@@ -250,7 +250,9 @@ RANGES = [
     ("> a\n" + " " * 40 + "> `b` c", 1_000_000, [(47, 49)]),
     ("- a\n" + " " * 40 + "\n  `b` c", 1_000_000, [(48, 50)]),  # a long blank line keeps the item
     ("`" + "x" * 30, 10, [(1, 31)]),  # a line longer than `head`: code from its start
-    ("`a\n" + "b" * 30, 10, [(3, 33)]),
+    # The run's pairing is known only past the long line, more than `head` past `a`: `a` is
+    # code too (a stream holding `head` could not tell either; whole text and stream agree).
+    ("`a\n" + "b" * 30, 10, [(1, 33)]),
     ("a\n  \n`b` c\n", 1_000_000, [(6, 8)]),  # plain lines, a blank one, then a span
     ("```\nline `x`\nline\n```\nafter `y`", 1_000_000, [(1, 3), (4, 12), (13, 17), (18, 21), (28, 31)]),
     (">\tx\n```\n```\nplain\n`a` b\n\n`c` d", 1_000_000, [(5, 7), (8, 11), (12, 17), (18, 28)]),  # in doubt: to the blank line
@@ -347,3 +349,26 @@ def test_first_trigger_is_the_first_backtick_or_tilde(text: str, start: int) -> 
     # Oracle: the regex search the function replaced.
     m = re.compile(r"[`~]").search(text, start)
     assert first_trigger(text, start) == (len(text) if m is None else m.start())
+
+
+# A backtick run after a call, left unpaired only at the reply's end, more than `head` past
+# later markers: the whole text and a stream in one piece or many agree (found by the deep
+# property sweep: the whole text read the last line past `head` and took a call the one-piece
+# stream refused).
+_HEAD_EDGE = (
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>```\n'
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call><tool_call>\n'
+    '{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call><tool_call>\n'
+    '{"name": "rm", "arguments": {}}</tool_call><tool_call>{"name": "get_weather", "arguments": '
+    '"{\\"a\\": 1}"} </tool_call>{x}'
+)
+
+
+@pytest.mark.parametrize("piece", [len(_HEAD_EDGE), 1, 7, 16, 100])
+def test_a_pairing_decided_past_head_is_read_alike_whole_and_streamed(piece: int) -> None:
+    whole = tr.salvage_text(_HEAD_EDGE, tr.ANY_TOOL, max_call_chars=120)
+    assert [(c.name, c.span) for c in whole.calls] == [("get_weather", (0, 78)), ("get_weather", (294, 368))]
+    stream = tr.StreamSalvager(tr.ANY_TOOL, max_call_chars=120)
+    events = [e for i in range(0, len(_HEAD_EDGE), piece) for e in stream.feed(_HEAD_EDGE[i:i + piece])]
+    events += stream.close()
+    assert tuple(e.call for e in events if isinstance(e, tr.ToolCallReady)) == whole.calls

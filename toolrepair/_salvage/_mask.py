@@ -411,11 +411,16 @@ class CodeMask:
             self.see(t, base)
         if self.trigger == -1 or self.trigger >= s:
             return False  # nothing before `s` can start code
+        # The answer is a function of the text up to `head` past `s`, read as not final when
+        # more follows: so a stream fed in any pieces and the whole text agree (a question
+        # still open there leaves `s` in code, below). O(1) to set up.
+        n = min(len(t), s + self.head - base)
+        ended = final and base + n < s + self.head  # as `>= s + head` below reads it
         while self.pos <= s or (self.walk < len(self.ro) and self.ro[self.walk] < s):
             # Past `s` only to decide a pairing, which plain lines never do: read them all.
-            if self._line(t, base, final, s if self.pos <= s else base + len(t)):
+            if self._line(t, base, ended, s if self.pos <= s else base + n - 1, n):
                 continue
-            if self.dead != -1 or final:
+            if self.dead != -1 or ended:
                 break  # from `dead` on all is code; before it, what was read decides
             if base + len(t) >= s + self.head:
                 return True  # undecided within `head` past `s`: code (fail closed)
@@ -482,13 +487,14 @@ class CodeMask:
         return self.buf, self.buf_base
 
     # -- lines ----------------------------------------------------------------------------
-    def _line(self, t: str, base: int, final: bool, upto: int) -> bool:
+    def _line(self, t: str, base: int, final: bool, upto: int, n: int = -1) -> bool:
         """Read the next line if it is complete (or the text is), or a run of plain lines
-        that end by ``upto``. False when there is none."""
+        that end by ``upto``, in ``t[:n]`` (all of ``t`` by default). False when there is none."""
         if self.dead != -1:
             return False
         a = self.pos - base
-        n = len(t)
+        if n < 0:
+            n = len(t)
         if self.lf and a < n:
             self.lf = False
             if t[a] == "\n":
@@ -507,7 +513,7 @@ class CodeMask:
         if not within and self._plain(t, base, a, upto):
             return True
         c = cuts[0][1] - base if within else a
-        end = self._end(t, base, c, final)
+        end = self._end(t, base, c, final, n)
         if end is None:
             return False
         b, nxt = end
@@ -523,11 +529,10 @@ class CodeMask:
             self._end_para(base + n)
         return True
 
-    def _end(self, t: str, base: int, c: int, final: bool) -> tuple[int, int] | None:
-        """Where the line from ``c`` ends, and where the next one starts; None while that is
-        not known, or when the line is longer than ``head`` (then code from there on: fail
-        closed). A line still being written is searched for its end once per character."""
-        n = len(t)
+    def _end(self, t: str, base: int, c: int, final: bool, n: int) -> tuple[int, int] | None:
+        """Where the line from ``c`` ends in ``t[:n]``, and where the next one starts; None
+        while that is not known, or when the line is longer than ``head`` (then code from there
+        on: fail closed). A line still being written is searched for its end once per character."""
         m = _EOL.search(t, max(c, self.nolf - base), min(n, c + self.head + 1))
         if m is None:
             self.nolf = base + n
