@@ -12,6 +12,7 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_stream import stream
 
 import toolrepair as tr
 from toolrepair._salvage._base import NEED_MORE
@@ -368,7 +369,5 @@ _HEAD_EDGE = (
 def test_a_pairing_decided_past_head_is_read_alike_whole_and_streamed(piece: int) -> None:
     whole = tr.salvage_text(_HEAD_EDGE, tr.ANY_TOOL, max_call_chars=120)
     assert [(c.name, c.span) for c in whole.calls] == [("get_weather", (0, 78)), ("get_weather", (294, 368))]
-    stream = tr.StreamSalvager(tr.ANY_TOOL, max_call_chars=120)
-    events = [e for i in range(0, len(_HEAD_EDGE), piece) for e in stream.feed(_HEAD_EDGE[i:i + piece])]
-    events += stream.close()
-    assert tuple(e.call for e in events if isinstance(e, tr.ToolCallReady)) == whole.calls
+    _, calls = stream(_HEAD_EDGE, tr.ANY_TOOL, range(piece, len(_HEAD_EDGE), piece), max_call_chars=120)
+    assert calls == whole.calls

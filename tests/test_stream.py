@@ -30,6 +30,7 @@ def stream(text: str, allowed: Any, cuts: Iterable[int], **kw: Any) -> tuple[str
         events += salvager.feed(text[prev:cut])
         prev = cut
     events += salvager.close()
+    assert all(e.text for e in events if isinstance(e, TextDelta))  # no empty text event
     text_out = "".join(e.text for e in events if isinstance(e, TextDelta))
     return text_out, tuple(e.call for e in events if isinstance(e, ToolCallReady))
 

@@ -63,22 +63,17 @@ _GROWTH = 4
 _BATCH = 8 * LOOKBEHIND
 
 
-_ASCII_SPACE = frozenset(c for c in map(chr, range(128)) if c.isspace())
 
 
 class _Plain(NamedTuple):
     """What the stream needs to pass plain text by the pass: a search for any anchor character
     (text without one holds no marker and completes none), and the proper prefixes of markers
     that hold no anchor character (``call`` of ``call:``), the only ones that can end such text,
-    by their last character, longest first (``ends`` None: ask ``partial_start`` instead);
-    ``ascii_ends`` the same by an ASCII last character of either case. A text whose last
-    character is at least ``exotic`` takes the general path (``_release``)."""
+    by their last character, longest first (``ends`` None: ask ``partial_start`` instead)."""
 
     anchor: Callable[[str], re.Match[str] | None]
     ends: dict[str, tuple[str, ...]] | None
-    ascii_ends: dict[str, tuple[str, ...]]
     longest: int
-    exotic: str
 
 
 @functools.lru_cache(maxsize=64)
@@ -88,11 +83,10 @@ def _plain_table(finder: MarkerFinder) -> _Plain:
     by_last: dict[str, tuple[str, ...]] = {}
     for p in free:
         by_last[p[-1]] = (*by_last.get(p[-1], ()), p)
-    ascii_ends = {c: by_last[c.lower()] for c in map(chr, range(128)) if c.lower() in by_last}
     if any("\u0307" in p for p in free):  # `İ` lowers to two characters: compare in place
-        return _Plain(finder.anchor_re.search, None, ascii_ends, 0, "\x00")
+        return _Plain(finder.anchor_re.search, None, 0)
     # A non-ASCII last character (the Kelvin sign lowers to `k`) is compared by `_hold`.
-    return _Plain(finder.anchor_re.search, by_last, ascii_ends, max(map(len, free), default=0), "\x80")
+    return _Plain(finder.anchor_re.search, by_last, max(map(len, free), default=0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +142,7 @@ class StreamSalvager:
             ...
     """
 
-    __slots__ = ("_anchor", "_any_cut", "_batch", "_call_i", "_closed", "_cut_i", "_ends", "_entries", "_exotic",
+    __slots__ = ("_anchor", "_any_cut", "_batch", "_call_i", "_closed", "_cut_i", "_entries",
                  "_fed", "_held", "_kept", "_kept_since_cut", "_looked", "_max_input", "_may_reset", "_over", "_pass",
                  "_plain", "_prefix", "_rel", "_resets", "_table", "_tried", "_until", "_ws")
 
@@ -193,7 +187,7 @@ class StreamSalvager:
         # (anchor-free, unreleased: a marker may start there), the deltas not yet handed to
         # the pass and how much was handed so far.
         self._table = table = _plain_table(config.finder)
-        self._anchor, self._ends, self._exotic = table.anchor, table.ascii_ends, table.exotic  # read per delta
+        self._anchor = table.anchor  # read per delta
         self._plain = True
         self._prefix = ""
         self._batch: list[str] = []
@@ -241,30 +235,7 @@ class StreamSalvager:
                 self._batch.append(delta)
                 if self._held is not None:  # released to the held text per batch (`_give`)
                     return []
-                # `_release`'s usual case, inline: O(len(delta) + longest).
-                text = self._prefix + delta
-                end = text[-1]
-                if end >= self._exotic or not self._kept:
-                    return self._release(text)
-                self._prefix = ""
-                ends = self._ends
-                if end in ends:  # `_hold`, for an ASCII last character
-                    for prefix in ends[end]:
-                        k = len(prefix)
-                        if text[-k:].lower() == prefix:
-                            self._prefix = text[-k:]
-                            text = text[:-k]
-                            if not text:
-                                return []
-                            break
-                    if self._ws or text[-1].isspace():
-                        text = self._kept_text(text)
-                        return [TextDelta(text)] if text else []
-                elif self._ws or end in _ASCII_SPACE:
-                    text = self._kept_text(text)
-                    return [TextDelta(text)] if text else []
-                self._kept_since_cut = True  # `_kept_text` of text that ends in no whitespace
-                return [TextDelta(text)]
+                return self._release(self._prefix + delta)
         return self._feed(delta)
 
     def _feed(self, delta: str) -> list[Event]:

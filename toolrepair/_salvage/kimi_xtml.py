@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
-from ._xml_text import any_at, read_attrs
+from ._xml_text import any_at, call_at_end, read_attrs
 from .invoke_xml import json_value
 
 __all__ = ["KIMI_K3"]
@@ -74,9 +74,7 @@ class _KimiK3:
         while True:
             k = skip_ws(text, j)
             if k >= n:
-                if not ctx.final:
-                    return NEED_MORE
-                return (RawCall(name, arguments), j) if arguments else Found(n, error="truncated")
+                return call_at_end(text, name, arguments, j, ctx)
             lit = any_at(text, k, (_END_CALL, _ARG), ctx)
             if isinstance(lit, NeedMore):
                 return NEED_MORE
