@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 from ._complete import repair_completion
 from ._config import ProxyConfig
 from ._errors import ProxyError, error_body
+from ._paths import raw_request_path
 from ._report import Tally
 from ._reprompt import corrective_turn
 from ._sse import MalformedSSE, SSEReader
@@ -108,7 +109,8 @@ class _Proxy:
         scheme, _, token = given.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), key.encode()):
             raise ProxyError(401, "Missing or wrong API key: send 'Authorization: Bearer <key>' with the key "
-                             "toolrepair serve was started with (--api-key).", kind="invalid_api_key")
+                             "toolrepair serve was started with (--api-key-file, TOOLREPAIR_API_KEY or --api-key).",
+                             kind="invalid_api_key")
 
     async def _read_body(self, request: Request) -> bytes:
         limit = self.config.max_body
@@ -146,13 +148,14 @@ class _Proxy:
         return run
 
     async def health(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "upstream": self.config.upstream})
+        # Unauthenticated: the upstream as shown everywhere, userinfo and query hidden.
+        return JSONResponse({"status": "ok", "upstream": self.upstream.shown})
 
     # -- forwarding ---------------------------------------------------------------------
     async def _open(self, request: Request, content: bytes) -> httpx.Response:
         try:
             with anyio.fail_after(self.config.timeout):
-                return await self.upstream.open(request.method, request.url.path, headers=self._headers(request),
+                return await self.upstream.open(request.method, sent_path(request), headers=self._headers(request),
                                                 content=content, query=request.url.query)
         except TimeoutError:
             raise timeout_error(self.config.timeout) from None
@@ -195,7 +198,7 @@ class _Proxy:
     async def _whole(self, request: Request, content: bytes) -> tuple[httpx.Response, bytes]:
         try:
             with anyio.fail_after(self.config.timeout):
-                reply = await self.upstream.open("POST", request.url.path, headers=self._headers(request),
+                reply = await self.upstream.open("POST", sent_path(request), headers=self._headers(request),
                                                  content=content, query=request.url.query)
                 try:
                     data = await reply.aread()
@@ -310,6 +313,20 @@ def _repaired(data: str, repair: StreamRepair) -> list[bytes]:
     return [_event(out) for out in repair.feed(chunk)]
 
 
+def sent_path(request: Request) -> str:
+    """The request's path as the client sent it, percent-encoding kept: what ``Upstream.open``
+    checks and forwards (a decoded path would hide ``%2e%2e`` and ``%2f`` from the check)."""
+    raw = request.scope.get("raw_path")
+    return raw_request_path(request.scope["path"], raw if isinstance(raw, bytes) else None)
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    """Starlette's 404 and 405, in the OpenAI error shape clients parse."""
+    status = getattr(exc, "status_code", 404)
+    message = "Method not allowed." if status == 405 else f"No such path: {request.url.path[:200]!r}."
+    return JSONResponse(error_body(message, "invalid_request_error"), status_code=status)
+
+
 def _first_message(completion: dict[str, Any]) -> dict[str, Any] | None:
     choices = completion.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
@@ -333,6 +350,7 @@ def build_app(config: ProxyConfig, *, transport: httpx.AsyncBaseTransport | None
         Route("/v1/{path:path}", proxy.endpoint(proxy.forward),
               methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
     app.state.config = config
+    app.state.shown_upstream = proxy.upstream.shown
     return app

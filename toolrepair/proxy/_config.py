@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
+
+from ._redact import redact_url
 
 __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_TIMEOUT", "ProxyConfig"]
 
@@ -25,11 +27,12 @@ class ProxyConfig:
     max_reprompts: int = 0  # self-repair round trips per request
     timeout: float = DEFAULT_TIMEOUT  # seconds to wait on the upstream (to the headers, then between reads)
     max_body: int = DEFAULT_MAX_BODY  # largest request body accepted, in bytes
-    api_key: str | None = None  # when set, clients must send `Authorization: Bearer <api_key>`
+    # When set, clients must send `Authorization: Bearer <api_key>`; kept out of the repr (logs, tracebacks).
+    api_key: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
-            raise ValueError(f"upstream must be an http:// or https:// URL, not {self.upstream!r}")
+            raise ValueError(f"upstream must be an http:// or https:// URL, not {redact_url(self.upstream)!r}")
         if self.profile not in ("local", "hosted"):
             raise ValueError(f"profile must be 'local' or 'hosted', not {self.profile!r}")
         if self.max_reprompts < 0:
