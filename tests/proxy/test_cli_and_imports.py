@@ -67,13 +67,15 @@ def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(proxy_logger, "handlers", [])  # the handler serve adds is dropped afterwards
     monkeypatch.setattr(proxy_logger, "level", proxy_logger.level)
     argv = ["serve", "--upstream", "http://127.0.0.1:1/v1", "--host", "0.0.0.0", "--port", "9000", "--profile",
-            "hosted", "--annotate", "--max-reprompts", "2", "--timeout", "1.5", "--max-body", "10", "--api-key", "k"]
+            "hosted", "--annotate", "--max-reprompts", "2", "--timeout", "1.5", "--max-body", "10", "--max-reply", "11", "--max-line", "12",
+            "--api-key", "k"]
     assert cli.main(argv) == 0
     assert (ran["host"], ran["port"], ran["access_log"]) == ("0.0.0.0", 9000, False)
     # The start-up heap is frozen before the server runs (no full-collection pauses over it).
     gc.unfreeze()
     assert frozen == [True] and ran["frozen"] > 0
     config = ran["app"].state.config
+    assert (config.max_reply, config.max_line) == (11, 12)
     assert (config.profile, config.annotate, config.max_reprompts, config.timeout, config.max_body, config.api_key) == (
         "hosted", True, 2, 1.5, 10, "k")
     # The request line is on; httpx's own per-request INFO line stays off.

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._config import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, ProxyConfig
+from ._config import DEFAULT_MAX_BODY, DEFAULT_MAX_LINE, DEFAULT_MAX_REPLY, DEFAULT_TIMEOUT, ProxyConfig
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-__all__ = ("DEFAULT_MAX_BODY", "DEFAULT_TIMEOUT", "ProxyConfig", "create_app")
+__all__ = ("DEFAULT_MAX_BODY", "DEFAULT_MAX_LINE", "DEFAULT_MAX_REPLY", "DEFAULT_TIMEOUT", "ProxyConfig", "create_app")
 
 _MISSING = "toolrepair serve needs Starlette, uvicorn and httpx (missing module {!r}): pip install 'toolrepair[proxy]'"
 
@@ -30,6 +30,8 @@ def create_app(
     max_reprompts: int = 0,
     timeout: float = DEFAULT_TIMEOUT,
     max_body: int = DEFAULT_MAX_BODY,
+    max_reply: int = DEFAULT_MAX_REPLY,
+    max_line: int = DEFAULT_MAX_LINE,
     api_key: str | None = None,
     transport: Any = None,
 ) -> Starlette:
@@ -39,7 +41,8 @@ def create_app(
     ``transport`` an ``httpx.AsyncBaseTransport`` to reach it by (default: the network).
     """
     config = ProxyConfig(upstream, profile=profile, annotate=annotate, max_reprompts=max_reprompts,
-                         timeout=timeout, max_body=max_body, api_key=api_key)
+                         timeout=timeout, max_body=max_body, max_reply=max_reply, max_line=max_line,
+                         api_key=api_key)
     try:
         from ._app import build_app
     except ImportError as exc:

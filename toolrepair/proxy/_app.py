@@ -6,6 +6,7 @@ import hmac
 import json
 import logging
 import time
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from ._body import iter_body, read_body
 from ._complete import repair_completion
 from ._config import ProxyConfig
 from ._errors import ProxyError, error_body
@@ -160,14 +162,20 @@ class _Proxy:
         except TimeoutError:
             raise timeout_error(self.config.timeout) from None
 
-    def _relay(self, request: Request, reply: httpx.Response, start: float, tally: Tally | None,
-               extra: dict[str, str] | None = None) -> _Body:
+    async def _relay(self, request: Request, reply: httpx.Response, start: float, tally: Tally | None,
+                     extra: dict[str, str] | None = None) -> _Body:
+        try:
+            body = iter_body(reply)
+        except ProxyError:  # an encoding not asked for: said before any response starts
+            await reply.aclose()
+            raise
+
         async def chunks() -> AsyncIterator[bytes]:
             try:
-                async for part in reply.aiter_bytes():
+                async for part in body:
                     yield part
-            except httpx.HTTPError:
-                return  # the upstream went away: what came is delivered, the body ends
+            except (httpx.HTTPError, zlib.error):
+                return  # the upstream went away or garbled its body: what came is delivered, the body ends
 
         async def close() -> None:
             await reply.aclose()
@@ -178,7 +186,7 @@ class _Proxy:
     async def forward(self, request: Request, start: float) -> Response:
         """Any other /v1/ path: sent on unchanged, the answer streamed back unchanged."""
         content = await self._read_body(request)
-        return self._relay(request, await self._open(request, content), start, None)
+        return await self._relay(request, await self._open(request, content), start, None)
 
     # -- chat completions ---------------------------------------------------------------
     async def chat(self, request: Request, start: float) -> Response:
@@ -189,7 +197,7 @@ class _Proxy:
         tools = request_tools(body, self.config.profile)
         if tools.registry is None:  # nothing to repair against: the request is forwarded as is
             request.state.tally = Tally()
-            return self._relay(request, await self._open(request, content), start, request.state.tally,
+            return await self._relay(request, await self._open(request, content), start, request.state.tally,
                                {"x-toolrepair": request.state.tally.header()})
         if body.get("stream") is True:
             return await self._stream(request, content, tools, start)
@@ -201,7 +209,7 @@ class _Proxy:
                 reply = await self.upstream.open("POST", sent_path(request), headers=self._headers(request),
                                                  content=content, query=request.url.query)
                 try:
-                    data = await reply.aread()
+                    data = await read_body(reply, self.config.max_reply)
                 finally:
                     await reply.aclose()
         except (TimeoutError, httpx.TimeoutException):  # whichever of the two clocks ran out first
@@ -249,7 +257,12 @@ class _Proxy:
         reply = await self._open(request, content)
         tally = request.state.tally = Tally()
         if reply.status_code != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
-            return self._relay(request, reply, start, tally, {"x-toolrepair": tally.header()})
+            return await self._relay(request, reply, start, tally, {"x-toolrepair": tally.header()})
+        try:
+            body = iter_body(reply)
+        except ProxyError:
+            await reply.aclose()
+            raise
         repair = StreamRepair(tools.registry, tally)
         headers = {**returned_headers(reply.headers.items()), **_SSE_HEADERS, "x-toolrepair": "streamed"}
 
@@ -257,16 +270,16 @@ class _Proxy:
             await reply.aclose()
             self._log(request, 200, tally, start)
 
-        return _Body(self._events(reply, repair, tools.required), 200, headers, close)
+        return _Body(self._events(body, repair, tools.required), 200, headers, close)
 
-    async def _events(self, reply: httpx.Response, repair: StreamRepair, required: bool) -> AsyncIterator[bytes]:
+    async def _events(self, body: AsyncIterator[bytes], repair: StreamRepair, required: bool) -> AsyncIterator[bytes]:
         # What one read of the upstream yields goes out as one write (not one per event): no
         # event waits for a later read, and a burst of small events costs one send, not many.
-        reader = SSEReader()
+        reader = SSEReader(self.config.max_line)
         out: list[bytes] = []
         fault: str | None = None
         try:
-            async for part in reply.aiter_bytes():
+            async for part in body:
                 if _relay_events(reader.feed(part), repair, out):
                     break
                 if out:
@@ -284,6 +297,8 @@ class _Proxy:
             fault = f"The upstream stopped sending for {self.config.timeout:g} s (--timeout)."
         except httpx.HTTPError as exc:
             fault = f"The upstream stream broke off: {type(exc).__name__}."
+        except zlib.error:
+            fault = "The upstream's stream could not be decoded (corrupt compressed body)."
         out.extend(_event(held) for held in repair.close())
         # Too late to ask again once the reply has been streamed: said, not repaired.
         repair.tally.tool_choice_unmet = required and not repair.calls

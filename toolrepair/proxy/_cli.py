@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ._config import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT
+from ._config import DEFAULT_MAX_BODY, DEFAULT_MAX_LINE, DEFAULT_MAX_REPLY, DEFAULT_TIMEOUT
 
 __all__ = ["API_KEY_ENV", "add_serve_parser", "api_key"]
 
@@ -48,6 +48,10 @@ def add_serve_parser(sub: Any) -> None:
                        help=f"seconds to wait on the upstream (default: {DEFAULT_TIMEOUT:g})")
     serve.add_argument("--max-body", type=_positive(int), default=DEFAULT_MAX_BODY,
                        help=f"largest request body in bytes (default: {DEFAULT_MAX_BODY})")
+    serve.add_argument("--max-reply", type=_positive(int), default=DEFAULT_MAX_REPLY,
+                       help=f"largest whole upstream reply in bytes, decoded (default: {DEFAULT_MAX_REPLY})")
+    serve.add_argument("--max-line", type=_positive(int), default=DEFAULT_MAX_LINE,
+                       help=f"longest upstream event-stream line in bytes (default: {DEFAULT_MAX_LINE})")
     key = serve.add_mutually_exclusive_group()
     key.add_argument("--api-key-file", metavar="F", default=None,
                      help="require clients to send 'Authorization: Bearer KEY', KEY being the first line of F "
@@ -96,7 +100,7 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     try:
         app = create_app(upstream=args.upstream, profile=args.profile, annotate=args.annotate,
                          max_reprompts=args.max_reprompts, timeout=args.timeout, max_body=args.max_body,
-                         api_key=api_key(args, os.environ))
+                         max_reply=args.max_reply, max_line=args.max_line, api_key=api_key(args, os.environ))
         import uvicorn
     except (ImportError, ValueError) as exc:
         return fail(str(exc))

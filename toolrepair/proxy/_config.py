@@ -7,10 +7,15 @@ from typing import Literal
 
 from ._redact import redact_url
 
-__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_TIMEOUT", "ProxyConfig"]
+__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_MAX_LINE", "DEFAULT_MAX_REPLY", "DEFAULT_TIMEOUT", "ProxyConfig"]
 
 DEFAULT_TIMEOUT = 600.0  # seconds; local models can think for minutes before the first token
 DEFAULT_MAX_BODY = 32 * 1024 * 1024  # bytes; long agent histories with images stay well under
+# bytes, decoded: a whole upstream reply read to be repaired (Limits.max_input_chars is 32M chars)
+DEFAULT_MAX_REPLY = 64 * 1024 * 1024
+# bytes: one line (or one event's data) of an upstream event stream; a chunk is a few hundred bytes,
+# a server that sends the whole reply as one chunk stays well under
+DEFAULT_MAX_LINE = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +32,8 @@ class ProxyConfig:
     max_reprompts: int = 0  # self-repair round trips per request
     timeout: float = DEFAULT_TIMEOUT  # seconds to wait on the upstream (to the headers, then between reads)
     max_body: int = DEFAULT_MAX_BODY  # largest request body accepted, in bytes
+    max_reply: int = DEFAULT_MAX_REPLY  # largest whole upstream reply read, in bytes once decoded
+    max_line: int = DEFAULT_MAX_LINE  # longest upstream event-stream line or event, in bytes
     # When set, clients must send `Authorization: Bearer <api_key>`; kept out of the repr (logs, tracebacks).
     api_key: str | None = field(default=None, repr=False)
 
@@ -41,5 +48,7 @@ class ProxyConfig:
             raise ValueError("timeout must be > 0 seconds")
         if self.max_body <= 0:
             raise ValueError("max_body must be > 0 bytes")
+        if self.max_reply <= 0 or self.max_line <= 0:
+            raise ValueError("max_reply and max_line must be > 0 bytes")
         if self.api_key == "":
             raise ValueError("api_key must not be empty")
