@@ -27,8 +27,8 @@ from ._paths import raw_request_path
 from ._report import Tally
 from ._reprompt import corrective_turn
 from ._sse import MalformedSSE, SSEReader
-from ._stream import StreamRepair
-from ._tools import RequestTools, request_tools
+from ._stream import MalformedChunk, StreamRepair
+from ._tools import RequestTools, request_object, request_tools
 from ._upstream import Upstream, forwarded_headers, json_object, returned_headers, timeout_error
 
 __all__ = ["build_app"]
@@ -191,9 +191,7 @@ class _Proxy:
     # -- chat completions ---------------------------------------------------------------
     async def chat(self, request: Request, start: float) -> Response:
         content = await self._read_body(request)
-        body = json_object(content)
-        if body is None:
-            raise ProxyError(400, "Request body is not a JSON object.", kind="invalid_request_error")
+        body = request_object(content)
         tools = request_tools(body, self.config.profile)
         if tools.registry is None:  # nothing to repair against: the request is forwarded as is
             request.state.tally = Tally()
@@ -293,13 +291,22 @@ class _Proxy:
                     fault = "The upstream closed the stream before it ended."
         except MalformedSSE as exc:
             fault = f"The upstream sent a malformed event stream ({exc})."
+        except MalformedChunk as exc:
+            fault = f"The upstream sent a malformed chunk ({exc})."
         except httpx.TimeoutException:
             fault = f"The upstream stopped sending for {self.config.timeout:g} s (--timeout)."
         except httpx.HTTPError as exc:
             fault = f"The upstream stream broke off: {type(exc).__name__}."
         except zlib.error:
             fault = "The upstream's stream could not be decoded (corrupt compressed body)."
-        out.extend(_event(held) for held in repair.close())
+        except Exception:  # the proxy's own fault: said in the stream, never a cut connection
+            logger.exception("repairing a stream failed")
+            fault = "The proxy failed while repairing the stream."
+        try:
+            out.extend(_event(held) for held in repair.close())
+        except Exception:
+            logger.exception("repairing a stream failed")
+            fault = fault or "The proxy failed while repairing the stream."
         # Too late to ask again once the reply has been streamed: said, not repaired.
         repair.tally.tool_choice_unmet = required and not repair.calls
         if fault is not None:

@@ -26,7 +26,37 @@ from .._salvage import StreamSalvager, TextDelta
 from ._calls import finish_reason, repair_native, repair_salvaged
 from ._report import Tally
 
-__all__ = ["StreamRepair"]
+__all__ = ["MalformedChunk", "StreamRepair"]
+
+
+class MalformedChunk(ValueError):
+    """An upstream chunk whose shape the proxy cannot read without guessing: a choice that is not
+    an object, an ``index`` that is not a non-negative integer, content or calls after the
+    choice's ``finish_reason``, a delta, content or call piece of the wrong type. The stream then
+    ends with the documented error event and ``[DONE]``, never a cut connection."""
+
+
+def _index(value: Any, where: str) -> int:
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        raise MalformedChunk(f"{where} must be a non-negative integer, not {_shown(value)}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
+_KINDS: dict[type, str] = {str: "a string", dict: "an object", list: "an array"}
+
+
+def _optional(value: Any, kind: type, where: str) -> Any:
+    """``value`` when it is None or a ``kind``; MalformedChunk otherwise."""
+    if value is not None and not isinstance(value, kind):
+        raise MalformedChunk(f"{where} must be {_KINDS[kind]}, not {_shown(value)}")
+    return value
 
 _REPLACED = frozenset({"content", "tool_calls"})
 _CHOICE_OWN = frozenset({"index", "delta", "finish_reason"})
@@ -93,9 +123,8 @@ class StreamRepair:
         base = self._base = {k: v for k, v in chunk.items() if k not in ("choices", "usage")}
         out: list[dict[str, Any]] = []
         for choice in choices:
-            if not isinstance(choice, dict) or not isinstance(choice.get("delta", {}), dict):
-                out.append({**base, "choices": [choice]})
-                continue
+            if not isinstance(choice, dict):
+                raise MalformedChunk(f"a choice must be an object, not {_shown(choice)}")
             out.extend(self._feed_choice(base, choice))
         if "usage" in chunk:
             if out:
@@ -115,20 +144,22 @@ class StreamRepair:
         return out
 
     def _feed_choice(self, base: dict[str, Any], choice: dict[str, Any]) -> list[dict[str, Any]]:
-        index = choice.get("index", 0)
+        index = _index(choice.get("index"), "a choice's index")
         state = self._choice(index)
-        delta: dict[str, Any] = choice.get("delta") or {}
+        delta: dict[str, Any] = _optional(choice.get("delta"), dict, "a choice's delta") or {}
+        native = _optional(delta.get("tool_calls"), list, "delta.tool_calls")
+        content = _optional(delta.get("content"), str, "delta.content")
+        if state.done and (native or content):
+            raise MalformedChunk(f"choice {index} has content or tool calls after its finish_reason")
         head = {k: v for k, v in delta.items() if k not in _REPLACED}
         extra = {k: v for k, v in choice.items() if k not in _CHOICE_OWN}
         deltas: list[dict[str, Any]] = []
-        native = delta.get("tool_calls")
-        if isinstance(native, list) and native:
+        if native:
             if state.salvager is not None:  # native calls: salvage stops, what it held is text
                 deltas.extend(self._events(state, state.salvager.close()))
                 state.salvager = None
             deltas.extend(self._native(state, native))
-        content = delta.get("content")
-        if isinstance(content, str) and content:
+        if content:
             if state.salvager is not None:
                 deltas.extend(self._events(state, state.salvager.feed(content)))
             else:
@@ -169,8 +200,11 @@ class StreamRepair:
         deltas: list[dict[str, Any]] = []
         for piece in pieces:
             if not isinstance(piece, dict):
-                continue
-            index = piece.get("index", 0)
+                raise MalformedChunk(f"a tool_calls entry must be an object, not {_shown(piece)}")
+            index = _index(piece.get("index"), "a tool_calls entry's index")
+            fn = _optional(piece.get("function"), dict, "a tool_calls entry's function")
+            for key in ("name", "arguments"):
+                _optional((fn or {}).get(key), str, f"function.{key}")
             if index not in state.native:
                 # A new index: the calls before it are complete.
                 deltas.extend(self._emit_native(state))
@@ -180,10 +214,9 @@ class StreamRepair:
                 call["id"] = piece["id"]
             if isinstance(piece.get("type"), str):
                 call["type"] = piece["type"]
-            fn = piece.get("function")
-            if isinstance(fn, dict):
+            if fn is not None:
                 for key in ("name", "arguments"):
-                    if isinstance(fn.get(key), str):
+                    if fn.get(key) is not None:
                         call["function"][key] += fn[key]
         return deltas
 
