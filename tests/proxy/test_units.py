@@ -31,6 +31,10 @@ from .replies import TOOLS, assemble
     ({"upstream": "http://x", "timeout": 0}, "timeout"),
     ({"upstream": "http://x", "max_body": 0}, "max_body"),
     ({"upstream": "http://x", "api_key": ""}, "api_key"),
+    ({"upstream": "http://x", "max_reply": 0}, "max_reply"),
+    ({"upstream": "http://x", "max_line": 0}, "max_line"),
+    ({"upstream": "http://x", "workers": 0}, "workers"),
+    ({"upstream": "me:pw@host"}, "'\\*\\*\\*@host'"),  # credentials hidden even in this message
 ])
 def test_config_refuses(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):

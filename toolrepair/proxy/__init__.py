@@ -32,6 +32,7 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     max_reply: int = DEFAULT_MAX_REPLY,
     max_line: int = DEFAULT_MAX_LINE,
+    workers: int | None = None,
     api_key: str | None = None,
     transport: Any = None,
 ) -> Starlette:
@@ -42,7 +43,7 @@ def create_app(
     """
     config = ProxyConfig(upstream, profile=profile, annotate=annotate, max_reprompts=max_reprompts,
                          timeout=timeout, max_body=max_body, max_reply=max_reply, max_line=max_line,
-                         api_key=api_key)
+                         workers=workers, api_key=api_key)
     try:
         from ._app import build_app
     except ImportError as exc:

@@ -9,6 +9,7 @@ import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -19,10 +20,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from .._registry import ToolRegistry
 from ._body import iter_body, read_body
 from ._complete import repair_completion
 from ._config import ProxyConfig
 from ._errors import ProxyError, error_body
+from ._offload import Offload
 from ._paths import raw_request_path
 from ._report import Tally
 from ._reprompt import corrective_turn
@@ -91,11 +94,12 @@ _Handler = Callable[[Request, float], Awaitable[Response]]
 
 
 class _Proxy:
-    __slots__ = ("config", "upstream")
+    __slots__ = ("config", "offload", "upstream")
 
     def __init__(self, config: ProxyConfig, transport: httpx.AsyncBaseTransport | None) -> None:
         self.config = config
         self.upstream = Upstream(config, transport)
+        self.offload = Offload(config.workers)
 
     # -- the edges ----------------------------------------------------------------------
     def _log(self, request: Request, status: int, tally: Tally | None, start: float) -> None:
@@ -191,8 +195,9 @@ class _Proxy:
     # -- chat completions ---------------------------------------------------------------
     async def chat(self, request: Request, start: float) -> Response:
         content = await self._read_body(request)
-        body = request_object(content)
-        tools = request_tools(body, self.config.profile)
+        # A long history (megabytes of JSON) is parsed off the loop, and its tools compiled there.
+        body = await self.offload.run(request_object, content, size=len(content))
+        tools = await self.offload.run(request_tools, body, self.config.profile, size=len(content))
         if tools.registry is None:  # nothing to repair against: the request is forwarded as is
             request.state.tally = Tally()
             return await self._relay(request, await self._open(request, content), start, request.state.tally,
@@ -224,11 +229,14 @@ class _Proxy:
         reprompts = 0
         while True:
             reply, data = await self._whole(request, content)
-            completion = json_object(data) if reply.status_code == 200 else None
-            if completion is None:  # an upstream error, or not a completion: passed through
+            tally = Tally(reprompts=reprompts)
+            # Parsing and repairing are linear, but a reply can be megabytes: off the loop.
+            whole = (await self.offload.run(repair_whole, data, tools.registry, tally, size=len(data))
+                     if reply.status_code == 200 else None)
+            if whole is None:  # an upstream error, or not a completion: passed through
                 return Response(data, reply.status_code, returned_headers(reply.headers.items()))
-            tally = request.state.tally = Tally(reprompts=reprompts)
-            repaired = repair_completion(completion, tools.registry, tally)
+            request.state.tally = tally
+            completion, repaired = whole.completion, whole.repaired
             message = _first_message(repaired)
             missing = None
             if tools.required and message is not None and not message.get("tool_calls"):
@@ -247,8 +255,7 @@ class _Proxy:
             repaired["toolrepair"] = tally.annotation()
         headers = returned_headers(reply.headers.items())
         headers["x-toolrepair"] = tally.header()
-        # Nothing changed: the upstream's own bytes go back (no re-encoding, numbers as written).
-        return Response(data if repaired == completion else _dumps(repaired), 200, headers)
+        return Response(await self.offload.run(_encoded, data, completion, repaired, size=len(data)), 200, headers)
 
     async def _stream(self, request: Request, content: bytes, tools: RequestTools, start: float) -> Response:
         assert tools.registry is not None
@@ -278,7 +285,8 @@ class _Proxy:
         fault: str | None = None
         try:
             async for part in body:
-                if _relay_events(reader.feed(part), repair, out):
+                # A large read (one huge chunk) is repaired off the loop; token-sized ones inline.
+                if await self.offload.run(_relay_events, reader.feed(part), repair, out, size=len(part)):
                     break
                 if out:
                     yield b"".join(out)
@@ -316,6 +324,28 @@ class _Proxy:
         out.append(b": x-toolrepair " + repair.tally.header().encode() + b"\n\n")
         out.append(_DONE)
         yield b"".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class WholeRepair:
+    """A whole reply as the upstream sent it (parsed) and as repaired."""
+
+    completion: dict[str, Any]
+    repaired: dict[str, Any]
+
+
+def repair_whole(data: bytes, registry: ToolRegistry, tally: Tally) -> WholeRepair | None:
+    """The upstream's reply bytes parsed and repaired (None when they are not a JSON object):
+    the whole reply's CPU work, run on a worker thread. O(len(data))."""
+    completion = json_object(data)
+    if completion is None:
+        return None
+    return WholeRepair(completion, repair_completion(completion, registry, tally))
+
+
+def _encoded(data: bytes, completion: dict[str, Any], repaired: dict[str, Any]) -> bytes:
+    # Nothing changed: the upstream's own bytes go back (no re-encoding, numbers as written).
+    return data if repaired == completion else _dumps(repaired)
 
 
 def _relay_events(events: Iterator[str], repair: StreamRepair, out: list[bytes]) -> bool:

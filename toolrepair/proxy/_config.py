@@ -34,6 +34,8 @@ class ProxyConfig:
     max_body: int = DEFAULT_MAX_BODY  # largest request body accepted, in bytes
     max_reply: int = DEFAULT_MAX_REPLY  # largest whole upstream reply read, in bytes once decoded
     max_line: int = DEFAULT_MAX_LINE  # longest upstream event-stream line or event, in bytes
+    # Worker threads repairing large replies at once (None: the CPUs this process may use).
+    workers: int | None = None
     # When set, clients must send `Authorization: Bearer <api_key>`; kept out of the repr (logs, tracebacks).
     api_key: str | None = field(default=None, repr=False)
 
@@ -50,5 +52,7 @@ class ProxyConfig:
             raise ValueError("max_body must be > 0 bytes")
         if self.max_reply <= 0 or self.max_line <= 0:
             raise ValueError("max_reply and max_line must be > 0 bytes")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError("workers must be >= 1")
         if self.api_key == "":
             raise ValueError("api_key must not be empty")
