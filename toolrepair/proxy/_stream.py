@@ -62,15 +62,35 @@ _REPLACED = frozenset({"content", "tool_calls"})
 _CHOICE_OWN = frozenset({"index", "delta", "finish_reason"})
 
 
+class _NativeCall:
+    """A native call being streamed: its name and arguments kept as the pieces that came, joined
+    once when it is complete (``+=`` on each piece copies everything before it: quadratic)."""
+
+    __slots__ = ("arguments", "id", "name", "sent", "type")
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.type = "function"
+        self.name: list[str] = []
+        self.arguments: list[str] = []
+        self.sent = False
+
+    def tool_call(self) -> dict[str, Any]:
+        """The ``tool_calls`` entry, as the upstream would have sent it whole. O(its length)."""
+        call: dict[str, Any] = {"type": self.type,
+                                "function": {"name": "".join(self.name), "arguments": "".join(self.arguments)}}
+        return call if self.id is None else {"id": self.id, **call}
+
+
 class _Choice:
     """One choice's state: its salvager, its native calls being written, what went out."""
 
-    __slots__ = ("calls", "done", "native", "native_sent", "salvaged", "salvager")
+    __slots__ = ("calls", "done", "native", "pending", "salvaged", "salvager")
 
     def __init__(self, salvager: StreamSalvager | None) -> None:
         self.salvager = salvager
-        self.native: dict[Any, dict[str, Any]] = {}  # upstream index -> call so far, in order
-        self.native_sent = 0  # the first native_sent calls of `native` went out
+        self.native: dict[int, _NativeCall] = {}  # upstream index -> call so far
+        self.pending: list[_NativeCall] = []  # calls not sent yet, in order
         self.calls = 0  # tool_calls deltas emitted (the next one's index)
         self.salvaged = 0
         self.done = False
@@ -205,26 +225,30 @@ class StreamRepair:
             fn = _optional(piece.get("function"), dict, "a tool_calls entry's function")
             for key in ("name", "arguments"):
                 _optional((fn or {}).get(key), str, f"function.{key}")
-            if index not in state.native:
+            call = state.native.get(index)
+            if call is None:
                 # A new index: the calls before it are complete.
                 deltas.extend(self._emit_native(state))
-                state.native[index] = {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
-            call = state.native[index]
+                call = state.native[index] = _NativeCall()
+                state.pending.append(call)
+            elif call.sent:  # its call went out when a later index began: not silently dropped
+                raise MalformedChunk(f"tool call {index} continued after a later call began")
             if isinstance(piece.get("id"), str):
-                call["id"] = piece["id"]
+                call.id = piece["id"]
             if isinstance(piece.get("type"), str):
-                call["type"] = piece["type"]
+                call.type = piece["type"]
             if fn is not None:
-                for key in ("name", "arguments"):
-                    if fn.get(key) is not None:
-                        call["function"][key] += fn[key]
+                if fn.get("name"):
+                    call.name.append(fn["name"])
+                if fn.get("arguments"):
+                    call.arguments.append(fn["arguments"])
         return deltas
 
     def _emit_native(self, state: _Choice) -> list[dict[str, Any]]:
-        pending = list(state.native.values())[state.native_sent:]
-        state.native_sent += len(pending)
-        return [self._call_delta(state, repair_native({k: v for k, v in call.items() if v is not None},
-                                                      self._registry, self.tally))
+        pending, state.pending = state.pending, []
+        for call in pending:
+            call.sent = True
+        return [self._call_delta(state, repair_native(call.tool_call(), self._registry, self.tally))
                 for call in pending]
 
     def _flush(self, state: _Choice) -> list[dict[str, Any]]:
