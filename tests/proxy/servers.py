@@ -26,9 +26,9 @@ from .replies import CASES, Reply, chunks, completion, sse
 class Running:
     """An ASGI app served by uvicorn in a thread, on 127.0.0.1 and a free port."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **options: Any) -> None:
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="critical", access_log=False,
-                                lifespan="on", ws="none")
+                                lifespan="on", ws="none", **options)
         self.server = uvicorn.Server(config)
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)

@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._config import DEFAULT_MAX_BODY, DEFAULT_MAX_LINE, DEFAULT_MAX_REPLY, DEFAULT_TIMEOUT, ProxyConfig
+from ._config import (
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_LINE,
+    DEFAULT_MAX_REPLY,
+    DEFAULT_TIMEOUT,
+    ProxyConfig,
+)
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -33,6 +41,8 @@ def create_app(
     max_reply: int = DEFAULT_MAX_REPLY,
     max_line: int = DEFAULT_MAX_LINE,
     workers: int | None = None,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
     api_key: str | None = None,
     transport: Any = None,
 ) -> Starlette:
@@ -43,7 +53,8 @@ def create_app(
     """
     config = ProxyConfig(upstream, profile=profile, annotate=annotate, max_reprompts=max_reprompts,
                          timeout=timeout, max_body=max_body, max_reply=max_reply, max_line=max_line,
-                         workers=workers, api_key=api_key)
+                         workers=workers, header_timeout=header_timeout, max_connections=max_connections,
+                         api_key=api_key)
     try:
         from ._app import build_app
     except ImportError as exc:

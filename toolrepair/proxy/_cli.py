@@ -112,5 +112,8 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     # (measured: a ~20 ms pause every few hundred requests, the whole p99 of a first token).
     gc.freeze()
     # uvicorn's access log would be a second line per request (and logs query strings).
-    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info")
+    from ._server import server_options
+
+    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info",
+                **server_options(app.state.config))
     return 0

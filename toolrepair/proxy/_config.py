@@ -7,7 +7,8 @@ from typing import Literal
 
 from ._redact import redact_url
 
-__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_MAX_LINE", "DEFAULT_MAX_REPLY", "DEFAULT_TIMEOUT", "ProxyConfig"]
+__all__ = ["DEFAULT_HEADER_TIMEOUT", "DEFAULT_MAX_BODY", "DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_LINE",
+           "DEFAULT_MAX_REPLY", "DEFAULT_TIMEOUT", "ProxyConfig"]
 
 DEFAULT_TIMEOUT = 600.0  # seconds; local models can think for minutes before the first token
 DEFAULT_MAX_BODY = 32 * 1024 * 1024  # bytes; long agent histories with images stay well under
@@ -16,6 +17,10 @@ DEFAULT_MAX_REPLY = 64 * 1024 * 1024
 # bytes: one line (or one event's data) of an upstream event stream; a chunk is a few hundred bytes,
 # a server that sends the whole reply as one chunk stays well under
 DEFAULT_MAX_LINE = 16 * 1024 * 1024
+DEFAULT_HEADER_TIMEOUT = 10.0  # seconds for a request's headers, from its first byte; clients send them at once
+# open client connections; each also holds one to the upstream, so with the common limit of 1024
+# open files the process stays under it
+DEFAULT_MAX_CONNECTIONS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +41,8 @@ class ProxyConfig:
     max_line: int = DEFAULT_MAX_LINE  # longest upstream event-stream line or event, in bytes
     # Worker threads repairing large replies at once (None: the CPUs this process may use).
     workers: int | None = None
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT  # seconds a request's headers may take (`serve`)
+    max_connections: int = DEFAULT_MAX_CONNECTIONS  # open client connections (`serve`)
     # When set, clients must send `Authorization: Bearer <api_key>`; kept out of the repr (logs, tracebacks).
     api_key: str | None = field(default=None, repr=False)
 
@@ -54,5 +61,7 @@ class ProxyConfig:
             raise ValueError("max_reply and max_line must be > 0 bytes")
         if self.workers is not None and self.workers < 1:
             raise ValueError("workers must be >= 1")
+        if not self.header_timeout > 0 or self.max_connections < 1:
+            raise ValueError("header_timeout must be > 0 seconds and max_connections >= 1")
         if self.api_key == "":
             raise ValueError("api_key must not be empty")
