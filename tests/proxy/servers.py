@@ -118,7 +118,7 @@ class Upstream:
         _, first = model.split("/", 1)
         last = body["messages"][-1] if body["messages"] else {}
         fixed = Reply('<tool_call>{"name": "web_search", "arguments": {"query": "fixed"}}</tool_call>')
-        corrected = last.get("role") == "tool" or "You must call" in str(last.get("content"))
+        corrected = last.get("role") == "tool" or (len(body["messages"]) > 1 and last.get("role") == "user")
         if first == "never":
             return self._send(CASES["prose"][0], "vllm", "whole", body)
         return self._send(fixed if corrected else CASES[first][0], "vllm", "whole", body)

@@ -213,7 +213,7 @@ def test_stream_edges() -> None:
 def test_stream_cut_short_releases_what_it_held() -> None:
     out = _feed([{"id": "a", "choices": [{"index": 0, "delta": {"content": 'ok <tool_call>{"name": "web'}}]},
                  {"id": "a", "choices": [{"index": 0, "delta": {"tool_calls": [
-                     {"index": 0, "id": "c", "function": {"name": "get_weather"}},
+                     {"index": 0, "id": "c", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}},
                      {"index": 0, "type": "function", "function": None}]}}]}])
     message = assemble(out)
     assert message["content"] == 'ok <tool_call>{"name": "web'  # native calls began: held text is text

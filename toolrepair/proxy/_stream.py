@@ -85,10 +85,15 @@ class _NativeCall:
 class _Choice:
     """One choice's state: its salvager, its native calls being written, what went out."""
 
-    __slots__ = ("calls", "done", "native", "pending", "salvaged", "salvager")
+    __slots__ = ("calls", "done", "held", "native", "pending", "raw", "salvaged", "salvager", "shown")
 
     def __init__(self, salvager: StreamSalvager | None) -> None:
         self.salvager = salvager
+        self.raw: list[str] = []  # the content as the upstream sent it, while salvage runs
+        self.shown: list[str] = []  # the salvager's text sent before its first call
+        # From the first salvaged call on, events wait for the choice's end: a native call after
+        # them means the reply has native calls, and then nothing is salvaged (as whole).
+        self.held: list[Any] | None = None
         self.native: dict[int, _NativeCall] = {}  # upstream index -> call so far
         self.pending: list[_NativeCall] = []  # calls not sent yet, in order
         self.calls = 0  # tool_calls deltas emitted (the next one's index)
@@ -176,11 +181,11 @@ class StreamRepair:
         deltas: list[dict[str, Any]] = []
         if native:
             if state.salvager is not None:  # native calls: salvage stops, what it held is text
-                deltas.extend(self._events(state, state.salvager.close()))
-                state.salvager = None
+                deltas.extend(self._unsalvaged(state))
             deltas.extend(self._native(state, native))
         if content:
             if state.salvager is not None:
+                state.raw.append(content)
                 deltas.extend(self._events(state, state.salvager.feed(content)))
             else:
                 deltas.append({"content": content})
@@ -201,14 +206,49 @@ class StreamRepair:
         return chunks
 
     def _events(self, state: _Choice, events: list[Any]) -> list[dict[str, Any]]:
+        """The salvager's events: text before its first call goes out at once; from that call
+        on, everything is held until the choice ends (``_release``) or native calls begin."""
         deltas: list[dict[str, Any]] = []
         for event in events:
+            if state.held is None and isinstance(event, TextDelta):
+                state.shown.append(event.text)
+                deltas.append({"content": event.text})
+            else:
+                if state.held is None:
+                    state.held = []
+                state.held.append(event)
+        return deltas
+
+    def _release(self, state: _Choice) -> list[dict[str, Any]]:
+        """The held events, the choice having ended without native calls: calls and text."""
+        held, state.held = state.held or [], None
+        deltas: list[dict[str, Any]] = []
+        for event in held:
             if isinstance(event, TextDelta):
                 deltas.append({"content": event.text})
             else:
                 tool_call = repair_salvaged(event.call, state.salvaged, self._registry, self.tally)
                 state.salvaged += 1
-                deltas.append(self._call_delta(state, tool_call))
+                if tool_call is not None:  # a refused call is never delivered
+                    deltas.append(self._call_delta(state, tool_call))
+        return deltas
+
+    def _unsalvaged(self, state: _Choice) -> list[dict[str, Any]]:
+        """Native calls began: salvage stops and what it held goes out as the text the upstream
+        wrote (as the whole reply keeps its content when it has native calls). O(content)."""
+        assert state.salvager is not None
+        deltas = self._events(state, state.salvager.close())
+        state.salvager = None
+        if state.held is not None:
+            raw, shown = "".join(state.raw), "".join(state.shown)
+            # The text already sent is the raw text's start unless the salvager rewrote it (chat
+            # markup): then the rest from the first call's marker on.
+            first = next(e for e in state.held if not isinstance(e, TextDelta))
+            start = len(shown) if raw.startswith(shown) else (first.call.span or (0, 0))[0]
+            state.held = None
+            if raw[start:]:
+                deltas.append({"content": raw[start:]})
+        state.raw, state.shown = [], []
         return deltas
 
     def _call_delta(self, state: _Choice, tool_call: dict[str, Any]) -> dict[str, Any]:
@@ -248,13 +288,14 @@ class StreamRepair:
         pending, state.pending = state.pending, []
         for call in pending:
             call.sent = True
-        return [self._call_delta(state, repair_native(call.tool_call(), self._registry, self.tally))
-                for call in pending]
+        repaired = (repair_native(call.tool_call(), self._registry, self.tally) for call in pending)
+        return [self._call_delta(state, tool_call) for tool_call in repaired if tool_call is not None]
 
     def _flush(self, state: _Choice) -> list[dict[str, Any]]:
         deltas = self._emit_native(state)
         if state.salvager is not None:
             deltas.extend(self._events(state, state.salvager.close()))
+            deltas.extend(self._release(state))
         return deltas
 
 
