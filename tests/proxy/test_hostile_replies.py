@@ -217,3 +217,35 @@ def test_sse_reader_bounds_lines_and_events(chunks: list[bytes]) -> None:
 def test_sse_reader_takes_what_fits() -> None:
     reader = SSEReader(max_line=100)
     assert list(reader.feed(b"data: " + b"x" * 90 + b"\n\n" + b"data: " + b"y" * 90 + b"\n\n")) == ["x" * 90, "y" * 90]
+
+
+# -- bytes that are not UTF-8: one rule, fail closed ------------------------------------------------
+_NOT_UTF8 = [b"\xff", b"\xc3(", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82"]  # bad, surrogate, > U+10FFFF, cut
+
+
+@pytest.mark.parametrize("bad", _NOT_UTF8)
+def test_a_whole_reply_that_is_not_utf8_is_a_502(serve_reply: Any, bad: bytes) -> None:
+    body = json.dumps(completion(CASES["hermes"][0], "vllm")).encode().replace(b"Let me", b"Let " + bad + b"me")
+    response = _chat(serve_reply(http_reply(body)))
+    assert response.status_code == 502 and "not valid UTF-8" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("bad", _NOT_UTF8)
+def test_a_stream_that_is_not_utf8_ends_with_the_error_event(serve_reply: Any, bad: bytes) -> None:
+    body = _chunk("Hello") + _chunk("X").replace(b"X", bad) + _chunk("never")
+    events = _events(serve_reply(_sse_reply(body)))
+    assert events[-1] == "[DONE]"
+    errors = [e["error"]["message"] for e in events if isinstance(e, dict) and "error" in e]
+    assert len(errors) == 1 and "not UTF-8" in errors[0]
+    text = "".join(e["choices"][0]["delta"].get("content") or "" for e in events if isinstance(e, dict) and e.get("choices"))
+    assert text == "Hello"
+
+
+@pytest.mark.parametrize("bad", _NOT_UTF8)
+def test_sse_reader_refuses_bytes_that_are_not_utf8(bad: bytes) -> None:
+    with pytest.raises(MalformedSSE, match="not UTF-8"):
+        list(SSEReader().feed(b"data: " + bad + b"\n\n"))
+    reader = SSEReader()
+    list(reader.feed(b"data: " + bad))
+    with pytest.raises(MalformedSSE, match="not UTF-8"):
+        reader.close()

@@ -335,9 +335,16 @@ class WholeRepair:
 
 
 def repair_whole(data: bytes, registry: ToolRegistry, tally: Tally) -> WholeRepair | None:
-    """The upstream's reply bytes parsed and repaired (None when they are not a JSON object):
-    the whole reply's CPU work, run on a worker thread. O(len(data))."""
-    completion = json_object(data)
+    """The upstream's reply bytes parsed and repaired (None when they are not a JSON object; a
+    502 ProxyError when they are not UTF-8): the whole reply's CPU work, run on a worker thread.
+    O(len(data))."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        # One rule with streams: a reply that is not UTF-8 is an upstream fault, never read with
+        # replacement characters nor passed on unrepaired.
+        raise ProxyError(502, "The upstream's reply is not valid UTF-8.", kind="upstream_error") from None
+    completion = json_object(text)
     if completion is None:
         return None
     return WholeRepair(completion, repair_completion(completion, registry, tally))

@@ -15,6 +15,15 @@ class MalformedSSE(ValueError):
     """A line that is not a server-sent event field, or one longer than the reader's bound."""
 
 
+def _decoded(line: bytes) -> str:
+    """A line as UTF-8, strictly: bytes that are not UTF-8 are a malformed stream, never read
+    with replacement characters (the whole reply's rule too: fail closed, one reading)."""
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedSSE(f"a line that is not UTF-8 (byte {exc.start})") from None
+
+
 class SSEReader:
     """Payloads of ``data`` fields, one per event (several data lines joined by ``\\n``).
 
@@ -41,7 +50,8 @@ class SSEReader:
         """The data of each event ``chunk`` completes, in order (lazily: a malformed line raises
         where it stands, after the events before it).
 
-        Lines end in LF, CRLF or CR (the SSE grammar), and are decoded as UTF-8 (what SSE is);
+        Lines end in LF, CRLF or CR (the SSE grammar), and are decoded as UTF-8 (what SSE is;
+        a line that is not UTF-8 raises ``MalformedSSE``);
         nothing else ends a line, so a U+2028 inside a JSON string stays in it. A line ended
         by a CR last in ``chunk`` is read at once (a LF first in the next chunk is its pair).
         O(len(chunk)) per call, plus the open line once, when it ends.
@@ -65,7 +75,7 @@ class SSEReader:
         self._rest_size = len(rest)
         for line in lines:
             self._check(len(line))
-            data = self.feed_line(line.decode("utf-8", "replace"))
+            data = self.feed_line(_decoded(line))
             if data is not None:
                 yield data
 
@@ -97,7 +107,7 @@ class SSEReader:
         rest = b"".join(self._rest)
         self._rest, self._cr, self._rest_size = [], False, 0
         if rest:
-            self.feed_line(rest.decode("utf-8", "replace"))
+            self.feed_line(_decoded(rest))
         data, self._data = self._data, None
         return None if data is None else "\n".join(data)
 
