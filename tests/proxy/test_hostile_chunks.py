@@ -128,3 +128,31 @@ def test_request_object() -> None:
     with pytest.raises(ProxyError, match="not a JSON object") as exc:
         request_object(b"[1]")
     assert exc.value.status == 400 and exc.value.param == "body"
+
+
+@pytest.mark.parametrize("where", ["feed", "close"])
+def test_a_fault_of_the_proxy_itself_still_ends_the_stream_properly(start_proxy: Any, monkeypatch: pytest.MonkeyPatch,
+                                                                   where: str) -> None:
+    """Defence in depth: whatever goes wrong while repairing, the client gets the error event and
+    [DONE], never a cut connection (the fault injected where the repair runs)."""
+    from toolrepair.proxy import _app
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("injected")
+
+    if where == "feed":
+        monkeypatch.setattr(_app, "_repaired", broken)
+    else:
+        monkeypatch.setattr(StreamRepair, "close", broken)
+    upstream = RawUpstream(lambda request: http_reply(_sse(_HELLO, _choice({}, "stop")), content_type="text/event-stream"))
+    try:
+        proxy = start_proxy(upstream=f"{upstream.url}/v1")
+        body = {"model": "m", "messages": [], "tools": TOOLS, "stream": True}
+        with httpx.stream("POST", f"{proxy}/v1/chat/completions", json=body, timeout=60) as response:
+            lines = [line for line in response.iter_lines() if line.startswith("data: ")]
+        assert lines[-1] == "data: [DONE]"
+        errors = [json.loads(line[6:])["error"] for line in lines[:-1] if '"error"' in line]
+        assert [e["message"] for e in errors] == ["The proxy failed while repairing the stream."]
+        assert "injected" not in "".join(lines)  # no internals in what the client reads
+    finally:
+        upstream.close()

@@ -249,3 +249,12 @@ def test_sse_reader_refuses_bytes_that_are_not_utf8(bad: bytes) -> None:
     list(reader.feed(b"data: " + bad))
     with pytest.raises(MalformedSSE, match="not UTF-8"):
         reader.close()
+
+
+def test_a_corrupt_compressed_relayed_body_ends_where_it_breaks(serve_reply: Any) -> None:
+    packed = gzip.compress(b'{"object": "list", "data": []}' * 1000)
+    url = serve_reply(http_reply(packed[:30] + b"\xff" * 64 + packed[94:], headers=(("content-encoding", "gzip"),)))
+    with httpx.stream("GET", f"{url}/v1/models", timeout=60) as response:
+        assert response.status_code == 200  # already started: the body ends where it broke
+        body = response.read()
+    assert len(body) < 30 * 1000
