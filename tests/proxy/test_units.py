@@ -34,6 +34,8 @@ from .replies import TOOLS, assemble
     ({"upstream": "http://x", "max_reply": 0}, "max_reply"),
     ({"upstream": "http://x", "max_line": 0}, "max_line"),
     ({"upstream": "http://x", "workers": 0}, "workers"),
+    ({"upstream": "http://x", "header_timeout": 0}, "header_timeout"),
+    ({"upstream": "http://x", "max_connections": 0}, "max_connections"),
     ({"upstream": "me:pw@host"}, "'\\*\\*\\*@host'"),  # credentials hidden even in this message
 ])
 def test_config_refuses(options: dict[str, Any], message: str) -> None:
