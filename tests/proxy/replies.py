@@ -80,8 +80,8 @@ CASES: dict[str, tuple[Reply, Expected]] = {
     "native_mixed": (
         Reply(None, [_native("call_a", "get_weather", '{"city": "Rome"}'),
                      _native("call_b", "send_email", '{"to": "x"}')], finish="tool_calls"),
-        Expected(None, [("get_weather", {"city": "Rome"}), ("send_email", {"to": "x"})],
-                 header="repaired=0, salvaged=0, refused=1"),
+        # send_email is not offered: refused, and never delivered as a call
+        Expected(None, [("get_weather", {"city": "Rome"})], header="repaired=0, salvaged=0, refused=1"),
     ),
     "prose": (
         Reply("The answer is 4."),
@@ -94,7 +94,8 @@ CASES: dict[str, tuple[Reply, Expected]] = {
     ),
     "schema_refused": (
         Reply('<tool_call>{"name": "web_search", "arguments": {"limit": 3}}</tool_call>'),
-        Expected(None, [("web_search", {"limit": 3})], header="repaired=0, salvaged=1, refused=1"),
+        # salvaged, then refused by the schema (no query): never delivered as a call
+        Expected(None, [], finish="stop", header="repaired=0, salvaged=1, refused=1"),
     ),
 }
 

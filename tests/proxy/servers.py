@@ -8,6 +8,7 @@ replays ``replies.CASES[case]`` as that server would send it (streamed when aske
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections.abc import AsyncIterator
@@ -25,9 +26,9 @@ from .replies import CASES, Reply, chunks, completion, sse
 class Running:
     """An ASGI app served by uvicorn in a thread, on 127.0.0.1 and a free port."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **options: Any) -> None:
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="critical", access_log=False,
-                                lifespan="on", ws="none")
+                                lifespan="on", ws="none", **options)
         self.server = uvicorn.Server(config)
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -117,7 +118,7 @@ class Upstream:
         _, first = model.split("/", 1)
         last = body["messages"][-1] if body["messages"] else {}
         fixed = Reply('<tool_call>{"name": "web_search", "arguments": {"query": "fixed"}}</tool_call>')
-        corrected = last.get("role") == "tool" or "You must call" in str(last.get("content"))
+        corrected = last.get("role") == "tool" or (len(body["messages"]) > 1 and last.get("role") == "user")
         if first == "never":
             return self._send(CASES["prose"][0], "vllm", "whole", body)
         return self._send(fixed if corrected else CASES[first][0], "vllm", "whole", body)
@@ -196,3 +197,93 @@ class Upstream:
         body = await request.json()
         return JSONResponse({"object": "list", "data": [{"embedding": [0.5] * 3, "index": 0}],
                              "model": body.get("model")})
+
+
+class RawUpstream:
+    """An upstream on a raw socket: it records each request exactly as received (the request
+    target undecoded, the headers as sent) and answers with ``answer(request)``, raw HTTP bytes
+    (one request per connection). For what a framework would normalise before a test could see it."""
+
+    def __init__(self, answer: Any = None) -> None:
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.requests: list[dict[str, Any]] = []
+        self.answer = answer or (lambda request: http_reply(b'{"object": "list", "data": []}'))
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    got = conn.recv(65536)
+                    if not got:
+                        break
+                    data += got
+                head, _, body = data.partition(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, target, _ = lines[0].split(" ", 2)
+                headers = [tuple(part.strip() for part in line.split(":", 1)) for line in lines[1:]]
+                length = next((int(v) for k, v in headers if k.lower() == "content-length"), 0)
+                while len(body) < length:
+                    body += conn.recv(65536)
+                request = {"method": method, "target": target, "headers": headers, "body": body}
+                self.requests.append(request)
+                with contextlib.suppress(OSError):
+                    conn.sendall(self.answer(request))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def http_reply(body: bytes, *, status: str = "200 OK", content_type: str = "application/json",
+               headers: tuple[tuple[str, str], ...] = ()) -> bytes:
+    """One whole HTTP/1.1 response, closing the connection."""
+    extra = "".join(f"{k}: {v}\r\n" for k, v in headers)
+    return (f"HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n"
+            f"connection: close\r\n{extra}\r\n").encode() + body
+
+
+def raw_request(url: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send ``request`` (raw bytes, exactly as written) to the server at ``url``; its status,
+    headers (last of each name) and body. One request, then the connection closes."""
+    import socket
+
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:  # timeout: a safety net only
+        sock.sendall(request)
+        data = b""
+        while True:
+            got = sock.recv(65536)
+            if not got:
+                break
+            data += got
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
+    if headers.get("transfer-encoding") == "chunked":
+        body = _dechunk(body)
+    return int(lines[0].split(" ")[1]), headers, body
+
+
+def _dechunk(body: bytes) -> bytes:
+    out = b""
+    while body:
+        size_line, _, body = body.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        if size == 0:
+            break
+        out, body = out + body[:size], body[size + 2:]
+    return out

@@ -67,13 +67,15 @@ def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(proxy_logger, "handlers", [])  # the handler serve adds is dropped afterwards
     monkeypatch.setattr(proxy_logger, "level", proxy_logger.level)
     argv = ["serve", "--upstream", "http://127.0.0.1:1/v1", "--host", "0.0.0.0", "--port", "9000", "--profile",
-            "hosted", "--annotate", "--max-reprompts", "2", "--timeout", "1.5", "--max-body", "10", "--api-key", "k"]
+            "hosted", "--annotate", "--max-reprompts", "2", "--timeout", "1.5", "--max-body", "10", "--max-reply", "11", "--max-line", "12",
+            "--api-key", "k"]
     assert cli.main(argv) == 0
     assert (ran["host"], ran["port"], ran["access_log"]) == ("0.0.0.0", 9000, False)
     # The start-up heap is frozen before the server runs (no full-collection pauses over it).
     gc.unfreeze()
     assert frozen == [True] and ran["frozen"] > 0
     config = ran["app"].state.config
+    assert (config.max_reply, config.max_line) == (11, 12)
     assert (config.profile, config.annotate, config.max_reprompts, config.timeout, config.max_body, config.api_key) == (
         "hosted", True, 2, 1.5, 10, "k")
     # The request line is on; httpx's own per-request INFO line stays off.
@@ -120,3 +122,50 @@ def test_serve_command_line(upstream: Any) -> None:
     # One line per request, the proxy's own: httpx's per-request INFO line is not let through.
     lines = [line for line in rest.splitlines() if "/v1/" in line]
     assert len(lines) == 1 and " toolrepair.proxy POST /v1/chat/completions 200 " in lines[0], rest
+
+
+# -- where the API key comes from -------------------------------------------------------------------
+@pytest.mark.parametrize(("flags", "file_text", "environ", "key", "warned"), [
+    ([], None, {}, None, False),
+    ([], None, {"TOOLREPAIR_API_KEY": "from-env"}, "from-env", False),
+    ([], None, {"TOOLREPAIR_API_KEY": ""}, None, False),
+    (["--api-key-file", "{file}"], "from-file\n", {"TOOLREPAIR_API_KEY": "from-env"}, "from-file", False),
+    (["--api-key-file", "{file}"], "  spaced \r\nsecond line\n", {}, "spaced", False),
+    (["--api-key", "on-argv"], None, {"TOOLREPAIR_API_KEY": "from-env"}, "on-argv", True),
+])
+def test_api_key_sources(tmp_path: Any, capsys: pytest.CaptureFixture[str], flags: list[str], file_text: str | None,
+                         environ: dict[str, str], key: str | None, warned: bool) -> None:
+    from toolrepair.proxy._cli import api_key
+
+    path = tmp_path / "key"
+    if file_text is not None:
+        path.write_text(file_text)
+    argv = ["serve", "--upstream", "http://x/v1", *(f.format(file=path) for f in flags)]
+    assert api_key(cli.build_parser().parse_args(argv), environ) == key
+    err = capsys.readouterr().err
+    assert ("visible to other users" in err) is warned
+    if warned:
+        assert "--api-key-file" in err and "TOOLREPAIR_API_KEY" in err
+
+
+@pytest.mark.parametrize(("file_text", "message"), [(None, "cannot read the API key"), ("\n", "is empty"),
+                                                    (b"\xff\xfe", "cannot read the API key")])
+def test_api_key_file_refused(tmp_path: Any, capsys: pytest.CaptureFixture[str], file_text: Any, message: str) -> None:
+    path = tmp_path / "key"
+    if isinstance(file_text, bytes):
+        path.write_bytes(file_text)
+    elif file_text is not None:
+        path.write_text(file_text)
+    assert cli.main(["serve", "--upstream", "http://x/v1", "--api-key-file", str(path)]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_api_key_and_its_file_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["serve", "--upstream", "http://x/v1", "--api-key", "k", "--api-key-file", "f"]) == 2
+    assert "not allowed with" in capsys.readouterr().err
+
+
+def test_bad_upstream_url_hides_credentials(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["serve", "--upstream", "ftp://me:pw@host/v1?k=v"]) == 1
+    err = capsys.readouterr().err
+    assert "pw" not in err and "k=v" not in err and "ftp://***@host/v1?***" in err

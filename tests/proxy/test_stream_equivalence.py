@@ -82,7 +82,8 @@ def test_hosted_repairs_nothing_silently(key: str) -> None:
     choice, tally = _whole(completion(reply, "vllm"), "hosted")
     out, stream_tally = _stream(chunks(reply, "vllm", "token"), "hosted")
     assert choice["message"].get("content") == reply.content  # nothing salvaged
-    assert choice["message"].get("tool_calls") == reply.tool_calls  # drift left as written, noted
+    # drift is not repaired silently: refused, noted, and never delivered as a call
+    assert choice["message"].get("tool_calls") is None and assemble(out)["tool_calls"] is None
     assert assemble(out)["content"] == reply.content
     assert tally.repaired == stream_tally.repaired == tally.salvaged == 0
     assert tally.refused == stream_tally.refused == (1 if reply.tool_calls else 0)

@@ -136,11 +136,12 @@ class _StreamRepair:
         delta = choices[0].delta
         for tc in getattr(delta, "tool_calls", None) or []:
             data = as_dict(tc)
-            slot = self._native.setdefault(int(data.get("index") or 0), {"id": None, "name": "", "arguments": ""})
+            # Pieces are kept and joined once at the end: `+=` would copy the whole so far each time.
+            slot = self._native.setdefault(int(data.get("index") or 0), {"id": None, "name": [], "arguments": []})
             fn = data.get("function") or {}
             slot["id"] = slot["id"] or data.get("id")
-            slot["name"] += fn.get("name") or ""
-            slot["arguments"] += fn.get("arguments") or ""
+            slot["name"].append(fn.get("name") or "")
+            slot["arguments"].append(fn.get("arguments") or "")
         items = self._text.feed(delta.content) if isinstance(getattr(delta, "content", None), str) else []
         finish = choices[0].finish_reason
         if finish is None:
@@ -150,7 +151,7 @@ class _StreamRepair:
     def _finish(self, template: Any, items: list[str | Vetted], finish: Any) -> list[Any]:
         items = items + self._text.close()
         for slot in self._native.values():
-            items.append(vet(self._registry, (slot["name"], slot["arguments"], slot["id"])))
+            items.append(vet(self._registry, _joined(slot)))
         self._native = {}
         has_calls = self._sent_calls > 0 or any(isinstance(i, Vetted) and i.error is None for i in items)
         return self._emit(template, items, _finish(finish, has_calls))
@@ -160,10 +161,14 @@ class _StreamRepair:
         if self._last is None or not getattr(self._last, "choices", None):
             return []
         items = self._text.close()
-        native: list[str | Vetted] = [vet(self._registry, (s["name"], s["arguments"], s["id"]))
-                                      for s in self._native.values()]
+        native: list[str | Vetted] = [vet(self._registry, _joined(s)) for s in self._native.values()]
         self._native = {}
         return self._emit(self._last, items + native)
+
+
+def _joined(slot: dict[str, Any]) -> tuple[str, str, Any]:
+    """A streamed native call's (name, arguments, id), its pieces joined once: O(its length)."""
+    return "".join(slot["name"]), "".join(slot["arguments"]), slot["id"]
 
 
 def repair_stream(chunks: Iterable[Any], registry: ToolRegistry) -> Iterator[Any]:

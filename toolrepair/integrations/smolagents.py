@@ -125,12 +125,13 @@ def _model_class() -> type:
                                                       response_format=response_format,
                                                       tools_to_call_from=tools_to_call_from, **kwargs):
                 for tc in delta.tool_calls or []:
-                    slot = native.setdefault(tc.index or 0, {"id": None, "name": "", "arguments": ""})
+                    # Pieces kept, joined once at the end: `+=` copies the whole so far each time.
+                    slot = native.setdefault(tc.index or 0, {"id": None, "name": [], "arguments": []})
                     slot["id"] = slot["id"] or tc.id
                     if tc.function is not None:
-                        slot["name"] += tc.function.name or ""
+                        slot["name"].append(tc.function.name or "")
                         args = tc.function.arguments
-                        slot["arguments"] += args if isinstance(args, str) else json.dumps(args or {})
+                        slot["arguments"].append(args if isinstance(args, str) else json.dumps(args or {}))
                 items = screen.feed(delta.content) if delta.content else []
                 ready += [i for i in items if isinstance(i, Vetted)]
                 text = "".join(i for i in items if isinstance(i, str))
@@ -140,8 +141,9 @@ def _model_class() -> type:
             ready += [i for i in items if isinstance(i, Vetted)]
             text = "".join(i for i in items if isinstance(i, str))
             for index, slot in sorted(native.items()):
-                ident = slot["id"] or stable_id("call_", slot["name"] + slot["arguments"], index)
-                ready.append(vet(registry, (slot["name"], slot["arguments"], ident)))
+                name, arguments = "".join(slot["name"]), "".join(slot["arguments"])
+                ident = slot["id"] or stable_id("call_", name + arguments, index)
+                ready.append(vet(registry, (name, arguments, ident)))
             self._refusal = _refusal(ready)
             calls = [] if self._refusal is not None else [
                 models.ChatMessageToolCallStreamDelta(index=i, id=v.call.id, type="function",

@@ -12,12 +12,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._config import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, ProxyConfig
+from ._config import (
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_LINE,
+    DEFAULT_MAX_REPLY,
+    DEFAULT_TIMEOUT,
+    ProxyConfig,
+)
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-__all__ = ("DEFAULT_MAX_BODY", "DEFAULT_TIMEOUT", "ProxyConfig", "create_app")
+__all__ = ("DEFAULT_MAX_BODY", "DEFAULT_MAX_LINE", "DEFAULT_MAX_REPLY", "DEFAULT_TIMEOUT", "ProxyConfig", "create_app")
 
 _MISSING = "toolrepair serve needs Starlette, uvicorn and httpx (missing module {!r}): pip install 'toolrepair[proxy]'"
 
@@ -30,6 +38,11 @@ def create_app(
     max_reprompts: int = 0,
     timeout: float = DEFAULT_TIMEOUT,
     max_body: int = DEFAULT_MAX_BODY,
+    max_reply: int = DEFAULT_MAX_REPLY,
+    max_line: int = DEFAULT_MAX_LINE,
+    workers: int | None = None,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
     api_key: str | None = None,
     transport: Any = None,
 ) -> Starlette:
@@ -39,7 +52,9 @@ def create_app(
     ``transport`` an ``httpx.AsyncBaseTransport`` to reach it by (default: the network).
     """
     config = ProxyConfig(upstream, profile=profile, annotate=annotate, max_reprompts=max_reprompts,
-                         timeout=timeout, max_body=max_body, api_key=api_key)
+                         timeout=timeout, max_body=max_body, max_reply=max_reply, max_line=max_line,
+                         workers=workers, header_timeout=header_timeout, max_connections=max_connections,
+                         api_key=api_key)
     try:
         from ._app import build_app
     except ImportError as exc:

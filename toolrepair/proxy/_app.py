@@ -6,8 +6,10 @@ import hmac
 import json
 import logging
 import time
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -18,14 +20,18 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from .._registry import ToolRegistry
+from ._body import iter_body, read_body
 from ._complete import repair_completion
 from ._config import ProxyConfig
 from ._errors import ProxyError, error_body
+from ._offload import Offload
+from ._paths import raw_request_path
 from ._report import Tally
 from ._reprompt import corrective_turn
 from ._sse import MalformedSSE, SSEReader
-from ._stream import StreamRepair
-from ._tools import RequestTools, request_tools
+from ._stream import MalformedChunk, StreamRepair
+from ._tools import RequestTools, request_object, request_tools
 from ._upstream import Upstream, forwarded_headers, json_object, returned_headers, timeout_error
 
 __all__ = ["build_app"]
@@ -88,11 +94,12 @@ _Handler = Callable[[Request, float], Awaitable[Response]]
 
 
 class _Proxy:
-    __slots__ = ("config", "upstream")
+    __slots__ = ("config", "offload", "upstream")
 
     def __init__(self, config: ProxyConfig, transport: httpx.AsyncBaseTransport | None) -> None:
         self.config = config
         self.upstream = Upstream(config, transport)
+        self.offload = Offload(config.workers)
 
     # -- the edges ----------------------------------------------------------------------
     def _log(self, request: Request, status: int, tally: Tally | None, start: float) -> None:
@@ -108,7 +115,8 @@ class _Proxy:
         scheme, _, token = given.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), key.encode()):
             raise ProxyError(401, "Missing or wrong API key: send 'Authorization: Bearer <key>' with the key "
-                             "toolrepair serve was started with (--api-key).", kind="invalid_api_key")
+                             "toolrepair serve was started with (--api-key-file, TOOLREPAIR_API_KEY or --api-key).",
+                             kind="invalid_api_key")
 
     async def _read_body(self, request: Request) -> bytes:
         limit = self.config.max_body
@@ -146,25 +154,32 @@ class _Proxy:
         return run
 
     async def health(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "upstream": self.config.upstream})
+        # Unauthenticated: the upstream as shown everywhere, userinfo and query hidden.
+        return JSONResponse({"status": "ok", "upstream": self.upstream.shown})
 
     # -- forwarding ---------------------------------------------------------------------
     async def _open(self, request: Request, content: bytes) -> httpx.Response:
         try:
             with anyio.fail_after(self.config.timeout):
-                return await self.upstream.open(request.method, request.url.path, headers=self._headers(request),
+                return await self.upstream.open(request.method, sent_path(request), headers=self._headers(request),
                                                 content=content, query=request.url.query)
         except TimeoutError:
             raise timeout_error(self.config.timeout) from None
 
-    def _relay(self, request: Request, reply: httpx.Response, start: float, tally: Tally | None,
-               extra: dict[str, str] | None = None) -> _Body:
+    async def _relay(self, request: Request, reply: httpx.Response, start: float, tally: Tally | None,
+                     extra: dict[str, str] | None = None) -> _Body:
+        try:
+            body = iter_body(reply)
+        except ProxyError:  # an encoding not asked for: said before any response starts
+            await reply.aclose()
+            raise
+
         async def chunks() -> AsyncIterator[bytes]:
             try:
-                async for part in reply.aiter_bytes():
+                async for part in body:
                     yield part
-            except httpx.HTTPError:
-                return  # the upstream went away: what came is delivered, the body ends
+            except (httpx.HTTPError, zlib.error):
+                return  # the upstream went away or garbled its body: what came is delivered, the body ends
 
         async def close() -> None:
             await reply.aclose()
@@ -175,18 +190,17 @@ class _Proxy:
     async def forward(self, request: Request, start: float) -> Response:
         """Any other /v1/ path: sent on unchanged, the answer streamed back unchanged."""
         content = await self._read_body(request)
-        return self._relay(request, await self._open(request, content), start, None)
+        return await self._relay(request, await self._open(request, content), start, None)
 
     # -- chat completions ---------------------------------------------------------------
     async def chat(self, request: Request, start: float) -> Response:
         content = await self._read_body(request)
-        body = json_object(content)
-        if body is None:
-            raise ProxyError(400, "Request body is not a JSON object.", kind="invalid_request_error")
-        tools = request_tools(body, self.config.profile)
+        # A long history (megabytes of JSON) is parsed off the loop, and its tools compiled there.
+        body = await self.offload.run(request_object, content, size=len(content))
+        tools = await self.offload.run(request_tools, body, self.config.profile, size=len(content))
         if tools.registry is None:  # nothing to repair against: the request is forwarded as is
             request.state.tally = Tally()
-            return self._relay(request, await self._open(request, content), start, request.state.tally,
+            return await self._relay(request, await self._open(request, content), start, request.state.tally,
                                {"x-toolrepair": request.state.tally.header()})
         if body.get("stream") is True:
             return await self._stream(request, content, tools, start)
@@ -195,10 +209,10 @@ class _Proxy:
     async def _whole(self, request: Request, content: bytes) -> tuple[httpx.Response, bytes]:
         try:
             with anyio.fail_after(self.config.timeout):
-                reply = await self.upstream.open("POST", request.url.path, headers=self._headers(request),
+                reply = await self.upstream.open("POST", sent_path(request), headers=self._headers(request),
                                                  content=content, query=request.url.query)
                 try:
-                    data = await reply.aread()
+                    data = await read_body(reply, self.config.max_reply)
                 finally:
                     await reply.aclose()
         except (TimeoutError, httpx.TimeoutException):  # whichever of the two clocks ran out first
@@ -215,11 +229,14 @@ class _Proxy:
         reprompts = 0
         while True:
             reply, data = await self._whole(request, content)
-            completion = json_object(data) if reply.status_code == 200 else None
-            if completion is None:  # an upstream error, or not a completion: passed through
+            tally = Tally(reprompts=reprompts)
+            # Parsing and repairing are linear, but a reply can be megabytes: off the loop.
+            whole = (await self.offload.run(repair_whole, data, tools.registry, tally, size=len(data))
+                     if reply.status_code == 200 else None)
+            if whole is None:  # an upstream error, or not a completion: passed through
                 return Response(data, reply.status_code, returned_headers(reply.headers.items()))
-            tally = request.state.tally = Tally(reprompts=reprompts)
-            repaired = repair_completion(completion, tools.registry, tally)
+            request.state.tally = tally
+            completion, repaired = whole.completion, whole.repaired
             message = _first_message(repaired)
             missing = None
             if tools.required and message is not None and not message.get("tool_calls"):
@@ -238,15 +255,19 @@ class _Proxy:
             repaired["toolrepair"] = tally.annotation()
         headers = returned_headers(reply.headers.items())
         headers["x-toolrepair"] = tally.header()
-        # Nothing changed: the upstream's own bytes go back (no re-encoding, numbers as written).
-        return Response(data if repaired == completion else _dumps(repaired), 200, headers)
+        return Response(await self.offload.run(_encoded, data, completion, repaired, size=len(data)), 200, headers)
 
     async def _stream(self, request: Request, content: bytes, tools: RequestTools, start: float) -> Response:
         assert tools.registry is not None
         reply = await self._open(request, content)
         tally = request.state.tally = Tally()
         if reply.status_code != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
-            return self._relay(request, reply, start, tally, {"x-toolrepair": tally.header()})
+            return await self._relay(request, reply, start, tally, {"x-toolrepair": tally.header()})
+        try:
+            body = iter_body(reply)
+        except ProxyError:
+            await reply.aclose()
+            raise
         repair = StreamRepair(tools.registry, tally)
         headers = {**returned_headers(reply.headers.items()), **_SSE_HEADERS, "x-toolrepair": "streamed"}
 
@@ -254,17 +275,18 @@ class _Proxy:
             await reply.aclose()
             self._log(request, 200, tally, start)
 
-        return _Body(self._events(reply, repair, tools.required), 200, headers, close)
+        return _Body(self._events(body, repair, tools.required), 200, headers, close)
 
-    async def _events(self, reply: httpx.Response, repair: StreamRepair, required: bool) -> AsyncIterator[bytes]:
+    async def _events(self, body: AsyncIterator[bytes], repair: StreamRepair, required: bool) -> AsyncIterator[bytes]:
         # What one read of the upstream yields goes out as one write (not one per event): no
         # event waits for a later read, and a burst of small events costs one send, not many.
-        reader = SSEReader()
+        reader = SSEReader(self.config.max_line)
         out: list[bytes] = []
         fault: str | None = None
         try:
-            async for part in reply.aiter_bytes():
-                if _relay_events(reader.feed(part), repair, out):
+            async for part in body:
+                # A large read (one huge chunk) is repaired off the loop; token-sized ones inline.
+                if await self.offload.run(_relay_events, reader.feed(part), repair, out, size=len(part)):
                     break
                 if out:
                     yield b"".join(out)
@@ -277,11 +299,22 @@ class _Proxy:
                     fault = "The upstream closed the stream before it ended."
         except MalformedSSE as exc:
             fault = f"The upstream sent a malformed event stream ({exc})."
+        except MalformedChunk as exc:
+            fault = f"The upstream sent a malformed chunk ({exc})."
         except httpx.TimeoutException:
             fault = f"The upstream stopped sending for {self.config.timeout:g} s (--timeout)."
         except httpx.HTTPError as exc:
             fault = f"The upstream stream broke off: {type(exc).__name__}."
-        out.extend(_event(held) for held in repair.close())
+        except zlib.error:
+            fault = "The upstream's stream could not be decoded (corrupt compressed body)."
+        except Exception:  # the proxy's own fault: said in the stream, never a cut connection
+            logger.exception("repairing a stream failed")
+            fault = "The proxy failed while repairing the stream."
+        try:
+            out.extend(_event(held) for held in repair.close())
+        except Exception:
+            logger.exception("repairing a stream failed")
+            fault = fault or "The proxy failed while repairing the stream."
         # Too late to ask again once the reply has been streamed: said, not repaired.
         repair.tally.tool_choice_unmet = required and not repair.calls
         if fault is not None:
@@ -291,6 +324,35 @@ class _Proxy:
         out.append(b": x-toolrepair " + repair.tally.header().encode() + b"\n\n")
         out.append(_DONE)
         yield b"".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class WholeRepair:
+    """A whole reply as the upstream sent it (parsed) and as repaired."""
+
+    completion: dict[str, Any]
+    repaired: dict[str, Any]
+
+
+def repair_whole(data: bytes, registry: ToolRegistry, tally: Tally) -> WholeRepair | None:
+    """The upstream's reply bytes parsed and repaired (None when they are not a JSON object; a
+    502 ProxyError when they are not UTF-8): the whole reply's CPU work, run on a worker thread.
+    O(len(data))."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        # One rule with streams: a reply that is not UTF-8 is an upstream fault, never read with
+        # replacement characters nor passed on unrepaired.
+        raise ProxyError(502, "The upstream's reply is not valid UTF-8.", kind="upstream_error") from None
+    completion = json_object(text)
+    if completion is None:
+        return None
+    return WholeRepair(completion, repair_completion(completion, registry, tally))
+
+
+def _encoded(data: bytes, completion: dict[str, Any], repaired: dict[str, Any]) -> bytes:
+    # Nothing changed: the upstream's own bytes go back (no re-encoding, numbers as written).
+    return data if repaired == completion else _dumps(repaired)
 
 
 def _relay_events(events: Iterator[str], repair: StreamRepair, out: list[bytes]) -> bool:
@@ -308,6 +370,20 @@ def _repaired(data: str, repair: StreamRepair) -> list[bytes]:
     if chunk is None:
         raise MalformedSSE(f"data is not a JSON object: {data[:80]!r}")
     return [_event(out) for out in repair.feed(chunk)]
+
+
+def sent_path(request: Request) -> str:
+    """The request's path as the client sent it, percent-encoding kept: what ``Upstream.open``
+    checks and forwards (a decoded path would hide ``%2e%2e`` and ``%2f`` from the check)."""
+    raw = request.scope.get("raw_path")
+    return raw_request_path(request.scope["path"], raw if isinstance(raw, bytes) else None)
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    """Starlette's 404 and 405, in the OpenAI error shape clients parse."""
+    status = getattr(exc, "status_code", 404)
+    message = "Method not allowed." if status == 405 else f"No such path: {request.url.path[:200]!r}."
+    return JSONResponse(error_body(message, "invalid_request_error"), status_code=status)
 
 
 def _first_message(completion: dict[str, Any]) -> dict[str, Any] | None:
@@ -333,6 +409,7 @@ def build_app(config: ProxyConfig, *, transport: httpx.AsyncBaseTransport | None
         Route("/v1/{path:path}", proxy.endpoint(proxy.forward),
               methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
     app.state.config = config
+    app.state.shown_upstream = proxy.upstream.shown
     return app

@@ -6,11 +6,16 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
+import sys
+from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ._config import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT
+from ._config import DEFAULT_MAX_BODY, DEFAULT_MAX_LINE, DEFAULT_MAX_REPLY, DEFAULT_TIMEOUT
 
-__all__ = ["add_serve_parser"]
+__all__ = ["API_KEY_ENV", "add_serve_parser", "api_key"]
+
+API_KEY_ENV = "TOOLREPAIR_API_KEY"
 
 
 def _positive(kind: type[float] | type[int]) -> Any:
@@ -43,7 +48,16 @@ def add_serve_parser(sub: Any) -> None:
                        help=f"seconds to wait on the upstream (default: {DEFAULT_TIMEOUT:g})")
     serve.add_argument("--max-body", type=_positive(int), default=DEFAULT_MAX_BODY,
                        help=f"largest request body in bytes (default: {DEFAULT_MAX_BODY})")
-    serve.add_argument("--api-key", default=None, help="require clients to send 'Authorization: Bearer KEY'")
+    serve.add_argument("--max-reply", type=_positive(int), default=DEFAULT_MAX_REPLY,
+                       help=f"largest whole upstream reply in bytes, decoded (default: {DEFAULT_MAX_REPLY})")
+    serve.add_argument("--max-line", type=_positive(int), default=DEFAULT_MAX_LINE,
+                       help=f"longest upstream event-stream line in bytes (default: {DEFAULT_MAX_LINE})")
+    key = serve.add_mutually_exclusive_group()
+    key.add_argument("--api-key-file", metavar="F", default=None,
+                     help="require clients to send 'Authorization: Bearer KEY', KEY being the first line of F "
+                          f"(or set {API_KEY_ENV})")
+    key.add_argument("--api-key", default=None,
+                     help="the key itself (visible to other users in `ps`: prefer --api-key-file)")
     serve.set_defaults(handler=_serve)
 
 
@@ -58,6 +72,27 @@ def _log_requests() -> None:
     logger.setLevel(logging.INFO)
 
 
+def api_key(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
+    """The key clients must send: from ``--api-key-file`` (its first line), ``--api-key``, or the
+    environment's ``TOOLREPAIR_API_KEY``, in that order; None for none. An unreadable or empty
+    file raises ValueError. ``--api-key`` puts the key in the process's command line, which every
+    user of the machine can read (``ps``): it still works, with a warning on stderr."""
+    if args.api_key_file is not None:
+        try:
+            with open(args.api_key_file, encoding="utf-8") as file:
+                key = file.readline().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"cannot read the API key from {args.api_key_file!r}: {exc}") from None
+        if not key:
+            raise ValueError(f"the API key file {args.api_key_file!r} is empty")
+        return key
+    if args.api_key is not None:
+        print("toolrepair: warning: --api-key is visible to other users of this machine (ps); "
+              f"use --api-key-file F or {API_KEY_ENV} instead", file=sys.stderr)
+        return str(args.api_key)
+    return environ.get(API_KEY_ENV) or None
+
+
 def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     from ..cli import fail
     from . import create_app
@@ -65,16 +100,20 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     try:
         app = create_app(upstream=args.upstream, profile=args.profile, annotate=args.annotate,
                          max_reprompts=args.max_reprompts, timeout=args.timeout, max_body=args.max_body,
-                         api_key=args.api_key)
+                         max_reply=args.max_reply, max_line=args.max_line, api_key=api_key(args, os.environ))
         import uvicorn
     except (ImportError, ValueError) as exc:
         return fail(str(exc))
 
     _log_requests()
+    logging.getLogger("toolrepair.proxy").info("repairing for the upstream %s", app.state.shown_upstream)
     # What start-up made (modules, the app) lives as long as the server: frozen out of the
     # collector's reach, a full collection no longer walks it in the middle of a request
     # (measured: a ~20 ms pause every few hundred requests, the whole p99 of a first token).
     gc.freeze()
     # uvicorn's access log would be a second line per request (and logs query strings).
-    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info")
+    from ._server import server_options
+
+    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info",
+                **server_options(app.state.config))
     return 0

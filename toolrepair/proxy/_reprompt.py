@@ -30,7 +30,9 @@ def corrective_turn(message: dict[str, Any], notes: list[Note], *, missing_call:
         assistant["tool_calls"] = calls
         turn.extend({"role": "tool", "tool_call_id": tc["id"], "content": by_id.get(tc["id"], _NOT_RUN)}
                     for tc in calls)
-    loose = [note.message for note in notes if note.tool_call_id is None]
+    # Refused calls are not in the turn (never delivered): their corrective text goes in the user message.
+    answered = {tc["id"] for tc in calls}
+    loose = [note.message for note in notes if note.tool_call_id is None or note.tool_call_id not in answered]
     if missing_call is not None:
         loose.append(missing_call)
     if loose:

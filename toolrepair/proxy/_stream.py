@@ -26,21 +26,76 @@ from .._salvage import StreamSalvager, TextDelta
 from ._calls import finish_reason, repair_native, repair_salvaged
 from ._report import Tally
 
-__all__ = ["StreamRepair"]
+__all__ = ["MalformedChunk", "StreamRepair"]
+
+
+class MalformedChunk(ValueError):
+    """An upstream chunk whose shape the proxy cannot read without guessing: a choice that is not
+    an object, an ``index`` that is not a non-negative integer, content or calls after the
+    choice's ``finish_reason``, a delta, content or call piece of the wrong type. The stream then
+    ends with the documented error event and ``[DONE]``, never a cut connection."""
+
+
+def _index(value: Any, where: str) -> int:
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        raise MalformedChunk(f"{where} must be a non-negative integer, not {_shown(value)}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
+_KINDS: dict[type, str] = {str: "a string", dict: "an object", list: "an array"}
+
+
+def _optional(value: Any, kind: type, where: str) -> Any:
+    """``value`` when it is None or a ``kind``; MalformedChunk otherwise."""
+    if value is not None and not isinstance(value, kind):
+        raise MalformedChunk(f"{where} must be {_KINDS[kind]}, not {_shown(value)}")
+    return value
 
 _REPLACED = frozenset({"content", "tool_calls"})
 _CHOICE_OWN = frozenset({"index", "delta", "finish_reason"})
 
 
+class _NativeCall:
+    """A native call being streamed: its name and arguments kept as the pieces that came, joined
+    once when it is complete (``+=`` on each piece copies everything before it: quadratic)."""
+
+    __slots__ = ("arguments", "id", "name", "sent", "type")
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.type = "function"
+        self.name: list[str] = []
+        self.arguments: list[str] = []
+        self.sent = False
+
+    def tool_call(self) -> dict[str, Any]:
+        """The ``tool_calls`` entry, as the upstream would have sent it whole. O(its length)."""
+        call: dict[str, Any] = {"type": self.type,
+                                "function": {"name": "".join(self.name), "arguments": "".join(self.arguments)}}
+        return call if self.id is None else {"id": self.id, **call}
+
+
 class _Choice:
     """One choice's state: its salvager, its native calls being written, what went out."""
 
-    __slots__ = ("calls", "done", "native", "native_sent", "salvaged", "salvager")
+    __slots__ = ("calls", "done", "held", "native", "pending", "raw", "salvaged", "salvager", "shown")
 
     def __init__(self, salvager: StreamSalvager | None) -> None:
         self.salvager = salvager
-        self.native: dict[Any, dict[str, Any]] = {}  # upstream index -> call so far, in order
-        self.native_sent = 0  # the first native_sent calls of `native` went out
+        self.raw: list[str] = []  # the content as the upstream sent it, while salvage runs
+        self.shown: list[str] = []  # the salvager's text sent before its first call
+        # From the first salvaged call on, events wait for the choice's end: a native call after
+        # them means the reply has native calls, and then nothing is salvaged (as whole).
+        self.held: list[Any] | None = None
+        self.native: dict[int, _NativeCall] = {}  # upstream index -> call so far
+        self.pending: list[_NativeCall] = []  # calls not sent yet, in order
         self.calls = 0  # tool_calls deltas emitted (the next one's index)
         self.salvaged = 0
         self.done = False
@@ -93,9 +148,8 @@ class StreamRepair:
         base = self._base = {k: v for k, v in chunk.items() if k not in ("choices", "usage")}
         out: list[dict[str, Any]] = []
         for choice in choices:
-            if not isinstance(choice, dict) or not isinstance(choice.get("delta", {}), dict):
-                out.append({**base, "choices": [choice]})
-                continue
+            if not isinstance(choice, dict):
+                raise MalformedChunk(f"a choice must be an object, not {_shown(choice)}")
             out.extend(self._feed_choice(base, choice))
         if "usage" in chunk:
             if out:
@@ -115,21 +169,23 @@ class StreamRepair:
         return out
 
     def _feed_choice(self, base: dict[str, Any], choice: dict[str, Any]) -> list[dict[str, Any]]:
-        index = choice.get("index", 0)
+        index = _index(choice.get("index"), "a choice's index")
         state = self._choice(index)
-        delta: dict[str, Any] = choice.get("delta") or {}
+        delta: dict[str, Any] = _optional(choice.get("delta"), dict, "a choice's delta") or {}
+        native = _optional(delta.get("tool_calls"), list, "delta.tool_calls")
+        content = _optional(delta.get("content"), str, "delta.content")
+        if state.done and (native or content):
+            raise MalformedChunk(f"choice {index} has content or tool calls after its finish_reason")
         head = {k: v for k, v in delta.items() if k not in _REPLACED}
         extra = {k: v for k, v in choice.items() if k not in _CHOICE_OWN}
         deltas: list[dict[str, Any]] = []
-        native = delta.get("tool_calls")
-        if isinstance(native, list) and native:
+        if native:
             if state.salvager is not None:  # native calls: salvage stops, what it held is text
-                deltas.extend(self._events(state, state.salvager.close()))
-                state.salvager = None
+                deltas.extend(self._unsalvaged(state))
             deltas.extend(self._native(state, native))
-        content = delta.get("content")
-        if isinstance(content, str) and content:
+        if content:
             if state.salvager is not None:
+                state.raw.append(content)
                 deltas.extend(self._events(state, state.salvager.feed(content)))
             else:
                 deltas.append({"content": content})
@@ -150,14 +206,49 @@ class StreamRepair:
         return chunks
 
     def _events(self, state: _Choice, events: list[Any]) -> list[dict[str, Any]]:
+        """The salvager's events: text before its first call goes out at once; from that call
+        on, everything is held until the choice ends (``_release``) or native calls begin."""
         deltas: list[dict[str, Any]] = []
         for event in events:
+            if state.held is None and isinstance(event, TextDelta):
+                state.shown.append(event.text)
+                deltas.append({"content": event.text})
+            else:
+                if state.held is None:
+                    state.held = []
+                state.held.append(event)
+        return deltas
+
+    def _release(self, state: _Choice) -> list[dict[str, Any]]:
+        """The held events, the choice having ended without native calls: calls and text."""
+        held, state.held = state.held or [], None
+        deltas: list[dict[str, Any]] = []
+        for event in held:
             if isinstance(event, TextDelta):
                 deltas.append({"content": event.text})
             else:
                 tool_call = repair_salvaged(event.call, state.salvaged, self._registry, self.tally)
                 state.salvaged += 1
-                deltas.append(self._call_delta(state, tool_call))
+                if tool_call is not None:  # a refused call is never delivered
+                    deltas.append(self._call_delta(state, tool_call))
+        return deltas
+
+    def _unsalvaged(self, state: _Choice) -> list[dict[str, Any]]:
+        """Native calls began: salvage stops and what it held goes out as the text the upstream
+        wrote (as the whole reply keeps its content when it has native calls). O(content)."""
+        assert state.salvager is not None
+        deltas = self._events(state, state.salvager.close())
+        state.salvager = None
+        if state.held is not None:
+            raw, shown = "".join(state.raw), "".join(state.shown)
+            # The text already sent is the raw text's start unless the salvager rewrote it (chat
+            # markup): then the rest from the first call's marker on.
+            first = next(e for e in state.held if not isinstance(e, TextDelta))
+            start = len(shown) if raw.startswith(shown) else (first.call.span or (0, 0))[0]
+            state.held = None
+            if raw[start:]:
+                deltas.append({"content": raw[start:]})
+        state.raw, state.shown = [], []
         return deltas
 
     def _call_delta(self, state: _Choice, tool_call: dict[str, Any]) -> dict[str, Any]:
@@ -169,35 +260,42 @@ class StreamRepair:
         deltas: list[dict[str, Any]] = []
         for piece in pieces:
             if not isinstance(piece, dict):
-                continue
-            index = piece.get("index", 0)
-            if index not in state.native:
+                raise MalformedChunk(f"a tool_calls entry must be an object, not {_shown(piece)}")
+            index = _index(piece.get("index"), "a tool_calls entry's index")
+            fn = _optional(piece.get("function"), dict, "a tool_calls entry's function")
+            for key in ("name", "arguments"):
+                _optional((fn or {}).get(key), str, f"function.{key}")
+            call = state.native.get(index)
+            if call is None:
                 # A new index: the calls before it are complete.
                 deltas.extend(self._emit_native(state))
-                state.native[index] = {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
-            call = state.native[index]
+                call = state.native[index] = _NativeCall()
+                state.pending.append(call)
+            elif call.sent:  # its call went out when a later index began: not silently dropped
+                raise MalformedChunk(f"tool call {index} continued after a later call began")
             if isinstance(piece.get("id"), str):
-                call["id"] = piece["id"]
+                call.id = piece["id"]
             if isinstance(piece.get("type"), str):
-                call["type"] = piece["type"]
-            fn = piece.get("function")
-            if isinstance(fn, dict):
-                for key in ("name", "arguments"):
-                    if isinstance(fn.get(key), str):
-                        call["function"][key] += fn[key]
+                call.type = piece["type"]
+            if fn is not None:
+                if fn.get("name"):
+                    call.name.append(fn["name"])
+                if fn.get("arguments"):
+                    call.arguments.append(fn["arguments"])
         return deltas
 
     def _emit_native(self, state: _Choice) -> list[dict[str, Any]]:
-        pending = list(state.native.values())[state.native_sent:]
-        state.native_sent += len(pending)
-        return [self._call_delta(state, repair_native({k: v for k, v in call.items() if v is not None},
-                                                      self._registry, self.tally))
-                for call in pending]
+        pending, state.pending = state.pending, []
+        for call in pending:
+            call.sent = True
+        repaired = (repair_native(call.tool_call(), self._registry, self.tally) for call in pending)
+        return [self._call_delta(state, tool_call) for tool_call in repaired if tool_call is not None]
 
     def _flush(self, state: _Choice) -> list[dict[str, Any]]:
         deltas = self._emit_native(state)
         if state.salvager is not None:
             deltas.extend(self._events(state, state.salvager.close()))
+            deltas.extend(self._release(state))
         return deltas
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -10,7 +11,7 @@ from .._registry import ToolRegistry
 from .._types import ToolSpec
 from ._errors import ProxyError
 
-__all__ = ["RequestTools", "request_tools"]
+__all__ = ["RequestTools", "request_object", "request_tools"]
 
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 
@@ -30,6 +31,27 @@ class RequestTools:
 
 def _bad(message: str, param: str) -> ProxyError:
     return ProxyError(400, message, kind="invalid_request_error", param=param)
+
+
+def request_object(content: bytes) -> dict[str, Any]:
+    """A request body as a JSON object, or a 400 ``ProxyError`` saying why it is not one (not
+    UTF-8, not JSON, nested deeper than the parser's stack, not an object). Every route that
+    reads a request body reads it here: a body the proxy cannot read is a 400, never a 500.
+
+    >>> request_object(b'{"model": "m"}')
+    {'model': 'm'}
+    """
+    try:
+        value = json.loads(content)
+    except RecursionError:
+        raise _bad("Request body is nested too deep to read.", "body") from None
+    except UnicodeDecodeError:
+        raise _bad("Request body is not UTF-8 JSON.", "body") from None
+    except ValueError as exc:
+        raise _bad(f"Request body is not a JSON object ({exc}).", "body") from None
+    if not isinstance(value, dict):
+        raise _bad(f"Request body is not a JSON object (a JSON {type(value).__name__}).", "body")
+    return value
 
 
 def _spec(tool: Any, i: int) -> ToolSpec | None:
@@ -85,4 +107,6 @@ def request_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) 
         registry = ToolRegistry(specs, profile=profile)
     except ValueError as exc:  # two tools with one name, a schema that does not compile
         raise _bad(f"tools: {exc}", "tools") from None
+    except RecursionError:  # a schema nested deeper than its compiler's stack
+        raise _bad("tools: a tool's parameters schema is nested too deep to read.", "tools") from None
     return RequestTools(registry, required=choice in ("required", "named"))
