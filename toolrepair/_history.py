@@ -469,7 +469,9 @@ class _Pairing:
             old = msg.get("content")
             has_results = isinstance(old, list) and any(_is_block(b, "tool_result") for b in old)
             if not has_results and (j > i + 1 or not items):
-                out.append(msg)  # no result was or goes here
+                tidy = self._plain_user(j, msg)  # no result was or goes here
+                if tidy is not None:
+                    out.append(tidy)
                 continue
             if isinstance(old, list):
                 rest = self._without_blank_text(j, [b for b in old if not _is_block(b, "tool_result")])
@@ -512,11 +514,26 @@ class _Pairing:
         msg["content"] = content
         return msg
 
+    def _plain_user(self, j: int, msg: dict[str, Any]) -> dict[str, Any] | None:
+        """An Anthropic user message without results: blank text blocks removed, and the message
+        when nothing is left (the API refuses an empty user message)."""
+        content = msg.get("content")
+        if isinstance(content, list):
+            kept = self._without_blank_text(j, content)
+            if kept:
+                if len(kept) != len(content):
+                    msg["content"] = kept
+                return msg
+        elif not (content is None or (isinstance(content, str) and not content.strip())):
+            return msg
+        self.note(K.MESSAGE_DROPPED, j, None, "an empty user message")
+        return None
+
     def _leftover(self, j: int, msg: dict[str, Any]) -> dict[str, Any] | None:
         """A message outside any turn's zone: its results answer nothing before them."""
         items = self._result_items(msg)
         if not items:
-            return msg
+            return self._plain_user(j, msg) if self.anthropic and msg.get("role") == "user" else msg
         if not self.anthropic:
             if (j, 0) not in self.claimed:
                 self.note(K.ORPHAN_RESULT_DROPPED, j, _str_or_none(self._result_id(msg)),
