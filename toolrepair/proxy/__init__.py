@@ -31,6 +31,7 @@ def create_app(
     timeout: float = DEFAULT_TIMEOUT,
     max_body: int = DEFAULT_MAX_BODY,
     api_key: str | None = None,
+    repair_history: bool = True,
     transport: Any = None,
 ) -> Starlette:
     """The proxy as an ASGI app (run it with any ASGI server, or ``toolrepair serve``).
@@ -39,7 +40,7 @@ def create_app(
     ``transport`` an ``httpx.AsyncBaseTransport`` to reach it by (default: the network).
     """
     config = ProxyConfig(upstream, profile=profile, annotate=annotate, max_reprompts=max_reprompts,
-                         timeout=timeout, max_body=max_body, api_key=api_key)
+                         timeout=timeout, max_body=max_body, api_key=api_key, repair_history=repair_history)
     try:
         from ._app import build_app
     except ImportError as exc:

@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from .._history import pair_history
 from ._complete import repair_completion
 from ._config import ProxyConfig
 from ._errors import ProxyError, error_body
@@ -183,6 +184,8 @@ class _Proxy:
         body = json_object(content)
         if body is None:
             raise ProxyError(400, "Request body is not a JSON object.", kind="invalid_request_error")
+        if self.config.repair_history:
+            content = _paired_history(body, content)
         tools = request_tools(body, self.config.profile)
         if tools.registry is None:  # nothing to repair against: the request is forwarded as is
             request.state.tally = Tally()
@@ -308,6 +311,20 @@ def _repaired(data: str, repair: StreamRepair) -> list[bytes]:
     if chunk is None:
         raise MalformedSSE(f"data is not a JSON object: {data[:80]!r}")
     return [_event(out) for out in repair.feed(chunk)]
+
+
+def _paired_history(body: dict[str, Any], content: bytes) -> bytes:
+    """The request with its history's calls and results paired by ``repair_history``'s rules, in
+    place on the parsed body (the proxy's own object); the client's bytes when nothing changes."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not all(type(m) is dict for m in messages):
+        return content  # not a history the rules read: the upstream answers it
+    changes: list[Any] = []
+    body["messages"] = pair_history(messages, "openai", changes=changes)
+    if not changes:
+        return content
+    logger.debug("request history repaired: %s", ", ".join(f"{c.kind.value} at {c.index}" for c in changes))
+    return _dumps(body)
 
 
 def _first_message(completion: dict[str, Any]) -> dict[str, Any] | None:

@@ -44,6 +44,9 @@ def add_serve_parser(sub: Any) -> None:
     serve.add_argument("--max-body", type=_positive(int), default=DEFAULT_MAX_BODY,
                        help=f"largest request body in bytes (default: {DEFAULT_MAX_BODY})")
     serve.add_argument("--api-key", default=None, help="require clients to send 'Authorization: Bearer KEY'")
+    serve.add_argument("--no-repair-history", action="store_true",
+                       help="send request histories as they are (default: unanswered calls answered, "
+                            "orphaned results dropped, argument JSON normalised)")
     serve.set_defaults(handler=_serve)
 
 
@@ -65,7 +68,7 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     try:
         app = create_app(upstream=args.upstream, profile=args.profile, annotate=args.annotate,
                          max_reprompts=args.max_reprompts, timeout=args.timeout, max_body=args.max_body,
-                         api_key=args.api_key)
+                         api_key=args.api_key, repair_history=not args.no_repair_history)
         import uvicorn
     except (ImportError, ValueError) as exc:
         return fail(str(exc))

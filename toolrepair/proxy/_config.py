@@ -26,6 +26,7 @@ class ProxyConfig:
     timeout: float = DEFAULT_TIMEOUT  # seconds to wait on the upstream (to the headers, then between reads)
     max_body: int = DEFAULT_MAX_BODY  # largest request body accepted, in bytes
     api_key: str | None = None  # when set, clients must send `Authorization: Bearer <api_key>`
+    repair_history: bool = True  # pair the request history's calls and results (``repair_history``'s rules)
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
