@@ -103,7 +103,8 @@ def _salvage_content(content: Any, registry: ToolRegistry) -> tuple[Any, list[Ve
     calls: list[Vetted] = []
 
     def salvage(text: str) -> str:
-        vetted = vet_text(registry, text, "call_")
+        # Refused candidates too: a text call to a tool never offered is answered, not shown.
+        vetted = vet_text(registry, text, "call_", answer_rejected=True)
         calls.extend(vetted.calls)
         return vetted.content
 

@@ -1,0 +1,117 @@
+"""Every refusal answered: a call written as text that names a tool never offered, or whose
+arguments cannot be read, gets the corrective message a native call gets, in the framework's
+own shape, and the next model turn (which fixes the call) succeeds. Run through each
+framework's own loop with a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import toolrepair as tr
+
+
+def web_search(query: str, limit: int = 3) -> str:
+    """Search the web."""
+    return f"{limit} results for {query}"
+
+
+def read_file(path: str) -> str:
+    """Read a file."""
+    raise FileNotFoundError(f"No such file: {path}")
+
+
+UNKNOWN = '<tool_call>{"name": "web_serch_v2", "arguments": {"query": "cats"}}</tool_call>'
+FIXED = '<tool_call>{"name": "web_search", "arguments": {"query": "cats"}}</tool_call>'
+NOT_FOUND = ("Tool 'web_serch_v2' not found. Did you mean 'web_search'? "
+             "Available tools: ['read_file', 'web_search']")
+UNDECODABLE = '<tool_call>{"name": "web_search", "arguments": {"query": }}</tool_call>'
+
+
+def test_the_message_is_the_native_one() -> None:
+    registry = tr.ToolRegistry([web_search, read_file])
+    native = registry.repair({"name": "web_serch_v2", "arguments": {"query": "cats"}})
+    assert str(native.error) == NOT_FOUND
+    from toolrepair.integrations._common import vet_text
+
+    vetted = vet_text(registry, "Looking. " + UNKNOWN + " and " + UNDECODABLE, "call_", answer_rejected=True)
+    # The refused candidates are cut as far as the salvage read them.
+    assert vetted.content.startswith("Looking.  and ") and "<tool_call>" not in vetted.content
+    assert vetted.rejected == ()
+    first, second = vetted.calls
+    assert first.message == NOT_FOUND and first.call.name == "web_serch_v2"
+    assert second.message.startswith("A tool call written as text could not be used (undecodable): write it again")
+    assert first.call.id != second.call.id
+    # Without the option the candidates stay text, as before.
+    assert vet_text(registry, UNKNOWN, "call_").calls == ()
+
+
+# -- LangChain / LangGraph ----------------------------------------------------------------------
+def _lc() -> Any:
+    pytest.importorskip("langchain_core")
+    pytest.importorskip("langgraph.prebuilt")
+    from langchain_core.tools import tool
+
+    return tool(web_search), tool(read_file)
+
+
+def _check_lc(messages: list[Any]) -> None:
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    answers = [m for m in messages if isinstance(m, ToolMessage)]
+    assert [(m.status, m.content) for m in answers] == [("error", NOT_FOUND), ("success", "3 results for cats")]
+    refused = next(m for m in messages if isinstance(m, AIMessage) and m.tool_calls)
+    assert "<tool_call>" not in str(refused.content) and refused.tool_calls[0]["id"] == answers[0].tool_call_id
+    assert messages[-1].content == "Cats found."
+
+
+def _lc_script() -> list[Any]:
+    from langchain_core.messages import AIMessage
+
+    return [AIMessage(content="Searching. " + UNKNOWN), AIMessage(content=FIXED), AIMessage(content="Cats found.")]
+
+
+def test_langchain_tool_node_repair_graph() -> None:
+    tools = _lc()
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import tools_condition
+
+    from toolrepair.integrations.langchain import ToolNodeRepair
+
+    repair = ToolNodeRepair(tr.ToolRegistry(tools))
+    replies = iter(_lc_script())
+
+    def model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [repair.message(next(replies))]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", model)
+    graph.add_node("tools", repair.tool_node(tools))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    _check_lc(graph.compile().invoke({"messages": [HumanMessage("cats?")]})["messages"])
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_langchain_create_agent_middleware(use_async: bool) -> None:
+    tools = _lc()
+    pytest.importorskip("langchain.agents")
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import HumanMessage
+
+    from toolrepair.integrations.langchain import ToolRepairMiddleware
+
+    class Scripted(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Scripted:
+            return self
+
+    agent = create_agent(Scripted(messages=iter(_lc_script())), list(tools),
+                         middleware=[ToolRepairMiddleware(tr.ToolRegistry(tools))])
+    payload = {"messages": [HumanMessage("cats?")]}
+    result = asyncio.run(agent.ainvoke(payload)) if use_async else agent.invoke(payload)
+    _check_lc(result["messages"])
