@@ -78,7 +78,7 @@ def rejection_error(rejection: Rejection, registry: ToolRegistry) -> ToolExecuti
     one a native call naming it gets (``Tool 'x' not found. Did you mean …``)."""
     if rejection.reason == "not-offered" and rejection.name:
         repair = registry.repair({"name": rejection.name, "arguments": {}})
-        if repair.error is not None:
+        if isinstance(repair.error, ToolExecutionError):
             return repair.error
         return ToolExecutionError(f"Tool {rejection.name!r} not found.", kind="not-found", tool_name=rejection.name)
     which = f"The call to {rejection.name!r}" if rejection.name else "A tool call"
