@@ -115,3 +115,52 @@ def test_langchain_create_agent_middleware(use_async: bool) -> None:
     payload = {"messages": [HumanMessage("cats?")]}
     result = asyncio.run(agent.ainvoke(payload)) if use_async else agent.invoke(payload)
     _check_lc(result["messages"])
+
+
+# -- pydantic-ai: tests/integrations/test_pydantic_ai.py (pydantic-ai's own unknown-tool retry) ------
+
+
+# -- openai-agents ------------------------------------------------------------------------------
+@pytest.mark.parametrize("streamed", [False, True])
+def test_openai_agents_runner(streamed: bool) -> None:
+    pytest.importorskip("agents")
+    from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool
+    from openai.types.responses import Response, ResponseCompletedEvent, ResponseOutputMessage
+
+    from toolrepair.integrations.openai_agents import ToolRepair
+
+    def text(value: str) -> ResponseOutputMessage:
+        return ResponseOutputMessage.model_validate({
+            "type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": value, "annotations": []}]})
+
+    class Scripted(Model):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.script = iter([[text("Searching. " + UNKNOWN)], [text(FIXED)], [text("Cats found.")]])
+            self.inputs: list[Any] = []
+
+        async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+            self.inputs.append(input)
+            return ModelResponse(output=next(self.script), usage=Usage(), response_id=None)
+
+        async def stream_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+            self.inputs.append(input)
+            response = Response(id="r", created_at=0, model="m", object="response", output=next(self.script),
+                                parallel_tool_calls=True, tool_choice="auto", tools=[])
+            yield ResponseCompletedEvent(type="response.completed", response=response, sequence_number=1)
+
+    model, repair = Scripted(), ToolRepair()
+    agent = Agent(name="a", model=repair.model(model), tools=[function_tool(web_search), function_tool(read_file)])
+
+    async def run() -> Any:
+        if not streamed:
+            return (await Runner.run(agent, "cats?", run_config=repair.run_config())).final_output
+        result = Runner.run_streamed(agent, "cats?", run_config=repair.run_config())
+        async for _ in result.stream_events():
+            pass
+        return result.final_output
+
+    assert asyncio.run(run()) == "Cats found."
+    outputs = [i["output"] for sent in model.inputs if isinstance(sent, list) for i in sent
+               if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    assert outputs[0] == NOT_FOUND and outputs[-1] == "3 results for cats"

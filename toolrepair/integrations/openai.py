@@ -177,9 +177,9 @@ def _salvaged_from_part(part: dict[str, Any], registry: ToolRegistry,
     text = part.get("text") if part.get("type") == "output_text" else None
     if not isinstance(text, str) or not text:
         return []
-    vetted_text = vet_text(registry, text, "call_")
-    errors.extend({"call_id": None, "name": r.name, "message": rejection_message(r, registry),
-                   "reason": r.reason} for r in vetted_text.rejected)
+    # Refused candidates become refused calls (their error keyed by call_id), so that an agent
+    # loop answers a text call to a tool never offered instead of ending on its markup.
+    vetted_text = vet_text(registry, text, "call_", answer_rejected=True)
     if not vetted_text.calls:
         return []
     part["text"] = vetted_text.content
