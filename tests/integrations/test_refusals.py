@@ -164,3 +164,36 @@ def test_openai_agents_runner(streamed: bool) -> None:
     outputs = [i["output"] for sent in model.inputs if isinstance(sent, list) for i in sent
                if isinstance(i, dict) and i.get("type") == "function_call_output"]
     assert outputs[0] == NOT_FOUND and outputs[-1] == "3 results for cats"
+
+
+# -- a hand-built LangGraph graph, streamed with stream_mode="messages" --------------------------------
+def test_langgraph_hand_built_graph_streams_no_markup_through_the_screened_model() -> None:
+    tools = _lc()
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import tools_condition
+
+    from toolrepair.integrations.langchain import ScreenedChatModel, ToolNodeRepair
+
+    registry = tr.ToolRegistry(tools)
+    repair = ToolNodeRepair(registry)
+    script = [AIMessage(content="Searching. " + FIXED), AIMessage(content="Cats found.")]
+    llm = ScreenedChatModel(inner=GenericFakeChatModel(messages=iter(script)), registry=registry)
+
+    def model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [repair.message(llm.invoke(state["messages"]))]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", model)
+    graph.add_node("tools", repair.tool_node(tools))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    items = list(graph.compile().stream({"messages": [HumanMessage("cats?")]}, stream_mode=["messages", "values"]))
+    shown = "".join(chunk.content for mode, (chunk, _) in ((m, d) for m, d in items if m == "messages")
+                    if isinstance(chunk, AIMessageChunk) and isinstance(chunk.content, str))
+    assert "tool_call" not in shown and shown.replace(" ", "") == "Searching.Catsfound."
+    final = [d for m, d in items if m == "values"][-1]["messages"]
+    assert [m.content for m in final if isinstance(m, ToolMessage)] == ["3 results for cats"]
+    assert final[-1].content == "Cats found."
