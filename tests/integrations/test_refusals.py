@@ -197,3 +197,50 @@ def test_langgraph_hand_built_graph_streams_no_markup_through_the_screened_model
     final = [d for m, d in items if m == "values"][-1]["messages"]
     assert [m.content for m in final if isinstance(m, ToolMessage)] == ["3 results for cats"]
     assert final[-1].content == "Cats found."
+
+
+# -- Google ADK ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("stream", [False, True])
+def test_google_adk_runner(stream: bool) -> None:
+    pytest.importorskip("google.adk")
+    from google.adk.agents import LlmAgent
+    from google.adk.agents.run_config import RunConfig, StreamingMode
+    from google.adk.apps import App
+    from google.adk.models import BaseLlm, LlmResponse
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from toolrepair.integrations.google_adk import ToolRepairPlugin
+
+    class Scripted(BaseLlm):  # type: ignore[misc]
+        script: list[str]
+        seen: list[Any] = []
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            self.seen.append(llm_request.contents[-1])
+            text = self.script.pop(0)
+            if stream:
+                for start in range(0, len(text), 6):
+                    yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text[start:start + 6])]),
+                                      partial=True)
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]), turn_complete=True)
+
+    llm = Scripted(model="scripted", script=["Searching. " + UNKNOWN, UNDECODABLE, FIXED, "Cats found."], seen=[])
+    agent = LlmAgent(name="scripted", model=llm, tools=[web_search, read_file])
+    runner = InMemoryRunner(app=App(name="t", root_agent=agent, plugins=[ToolRepairPlugin(tr.ToolRegistry(agent.tools))]))
+
+    async def main() -> list[Any]:
+        session = await runner.session_service.create_session(app_name="t", user_id="u")
+        config = RunConfig(streaming_mode=StreamingMode.SSE if stream else StreamingMode.NONE)
+        events = [e async for e in runner.run_async(user_id="u", session_id=session.id, run_config=config,
+                                                    new_message=types.Content(role="user", parts=[types.Part(text="go")]))]
+        await runner.close()
+        return events
+
+    events = asyncio.run(main())
+    answers = [p.function_response.response for c in llm.seen for p in c.parts or [] if p.function_response is not None]
+    assert answers[0] == {"error": NOT_FOUND}
+    assert answers[1]["error"].startswith("A tool call written as text could not be used (undecodable)")
+    assert answers[2] == {"result": "3 results for cats"}
+    final = [p.text for e in events if e.content for p in e.content.parts or [] if p.text and not e.partial]
+    assert final[-1] == "Cats found." and not any("<tool_call>" in t for t in final)
