@@ -244,3 +244,32 @@ def test_google_adk_runner(stream: bool) -> None:
     assert answers[2] == {"result": "3 results for cats"}
     final = [p.text for e in events if e.content for p in e.content.parts or [] if p.text and not e.partial]
     assert final[-1] == "Cats found." and not any("<tool_call>" in t for t in final)
+
+
+# -- LlamaIndex ----------------------------------------------------------------------------------
+# LlamaIndex's workflow runtime touches pydantic's deprecated attributes: its warnings, not ours.
+@pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecationWarning")
+def test_llamaindex_tool_repair_agent() -> None:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import ToolCallResult
+    from llama_index.core.llms import ChatMessage
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.tools import FunctionTool
+
+    from toolrepair.integrations.llamaindex import ToolRepairAgent
+
+    replies = iter([ChatMessage(role="assistant", content="Searching. " + UNKNOWN),
+                    ChatMessage(role="assistant", content=FIXED), ChatMessage(role="assistant", content="Cats found.")])
+    llm = MockFunctionCallingLLM(response_generator=lambda messages, **kwargs: next(replies))
+    tools = [FunctionTool.from_defaults(web_search), FunctionTool.from_defaults(read_file)]
+    agent = ToolRepairAgent(tools=tools, llm=llm, streaming=False)
+
+    async def run() -> tuple[list[Any], str]:
+        handler = agent.run(user_msg="cats?")
+        results = [e async for e in handler.stream_events() if isinstance(e, ToolCallResult)]
+        return results, str(await handler)
+
+    results, final = asyncio.run(run())
+    assert [(str(r.tool_output.content), r.tool_output.is_error) for r in results] == [
+        (NOT_FOUND, True), ("3 results for cats", False)]
+    assert final == "Cats found."
