@@ -273,3 +273,51 @@ def test_llamaindex_tool_repair_agent() -> None:
     assert [(str(r.tool_output.content), r.tool_output.is_error) for r in results] == [
         (NOT_FOUND, True), ("3 results for cats", False)]
     assert final == "Cats found."
+
+
+# -- smolagents ----------------------------------------------------------------------------------
+# Whole replies only: the stream salvager releases a refused candidate as text and reports no
+# rejection, so a streamed step cannot answer it yet.
+@pytest.mark.parametrize("stream", [False])
+def test_smolagents_tool_calling_agent(stream: bool) -> None:
+    pytest.importorskip("smolagents")
+    from smolagents import ToolCallingAgent, tool
+    from smolagents.models import ChatMessage, ChatMessageStreamDelta, MessageRole, Model
+
+    from toolrepair.integrations.smolagents import ToolRepairModel
+
+    @tool
+    def web_search(query: str, limit: int = 3) -> str:
+        """Search the web.
+
+        Args:
+            query: what to search for.
+            limit: how many results.
+        """
+        return f"{limit} results for {query}"
+
+    class Scripted(Model):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__(model_id="scripted")
+            self.script = ["Searching. " + UNKNOWN + " " + FIXED, FIXED,
+                           '<tool_call>{"name": "final_answer", "arguments": {"answer": "Cats found."}}</tool_call>']
+            self.seen: list[Any] = []
+
+        def generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            self.seen.append(messages)
+            return ChatMessage(role=MessageRole.ASSISTANT, content=self.script.pop(0))
+
+        def generate_stream(self, messages: Any, **kwargs: Any) -> Any:
+            self.seen.append(messages)
+            text = self.script.pop(0)
+            for start in range(0, len(text), 5):
+                yield ChatMessageStreamDelta(content=text[start:start + 5])
+
+    model = Scripted()
+    agent = ToolCallingAgent(tools=[web_search], model=ToolRepairModel(model), max_steps=5, verbosity_level=0,
+                             stream_outputs=stream)
+    assert agent.run("cats?") == "Cats found."
+    # The reply beside the call to a tool never offered is refused whole, with the native message.
+    sent = [("\n".join(str(m.content) for m in step)) for step in model.seen]
+    assert "Tool 'web_serch_v2' not found. Did you mean 'web_search'?" in sent[1]
+    assert "3 results for cats" in sent[2]
