@@ -321,3 +321,51 @@ def test_smolagents_tool_calling_agent(stream: bool) -> None:
     sent = [("\n".join(str(m.content) for m in step)) for step in model.seen]
     assert "Tool 'web_serch_v2' not found. Did you mean 'web_search'?" in sent[1]
     assert "3 results for cats" in sent[2]
+
+
+# -- OpenAI and Anthropic SDK shapes: the application's own loop -----------------------------------
+def test_openai_chat_loop() -> None:
+    pytest.importorskip("openai")
+    from openai.types.chat import ChatCompletionMessage
+
+    from toolrepair.integrations.openai import ERRORS_KEY, repair_chat_message, tool_calls, tool_result_message
+
+    registry = tr.ToolRegistry([web_search, read_file])
+    replies = iter(["Searching. " + UNKNOWN, FIXED, "Cats found."])
+    history: list[Any] = [{"role": "user", "content": "cats?"}]
+    while True:
+        reply = ChatCompletionMessage.model_validate({"role": "assistant", "content": next(replies)})
+        repaired = repair_chat_message(reply, registry)
+        errors = {e["tool_call_id"]: e for e in repaired.pop(ERRORS_KEY, [])}
+        history.append(repaired)
+        if not repaired.get("tool_calls"):
+            break
+        for call in tool_calls(repaired):
+            answer = errors[call.id]["tool_message"] if call.id in errors else tool_result_message(registry.run(call))
+            history.append(answer)
+    answers = [m["content"] for m in history if m["role"] == "tool"]
+    assert answers == [NOT_FOUND, "3 results for cats"] and history[-1]["content"] == "Cats found."
+    assert history[1]["content"] == "Searching." and tr.repair_history(history)[1].changes == ()
+
+
+def test_anthropic_messages_loop() -> None:
+    pytest.importorskip("anthropic")
+    from toolrepair.integrations.anthropic import ERRORS_KEY, repair_message, tool_calls, tool_result_block
+
+    registry = tr.ToolRegistry([web_search, read_file])
+    replies = iter(["Searching. " + UNKNOWN, FIXED, "Cats found."])
+    history: list[Any] = [{"role": "user", "content": "cats?"}]
+    while True:
+        reply = {"role": "assistant", "content": [{"type": "text", "text": next(replies)}], "stop_reason": "end_turn"}
+        repaired = repair_message(reply, registry)
+        errors = {e["tool_use_id"]: e for e in repaired.pop(ERRORS_KEY, [])}
+        history.append({"role": "assistant", "content": repaired["content"]})
+        calls = tool_calls(repaired)
+        if not calls:
+            break
+        history.append({"role": "user", "content": [
+            errors[c.id]["tool_result"] if c.id in errors else tool_result_block(registry.run(c)) for c in calls]})
+    answers = [b["content"] for m in history if m["role"] == "user" and isinstance(m["content"], list)
+               for b in m["content"]]
+    assert answers == [NOT_FOUND, "3 results for cats"] and history[-1]["content"][0]["text"] == "Cats found."
+    assert tr.repair_history(history)[1].changes == ()
