@@ -369,3 +369,29 @@ def test_anthropic_messages_loop() -> None:
                for b in m["content"]]
     assert answers == [NOT_FOUND, "3 results for cats"] and history[-1]["content"][0]["text"] == "Cats found."
     assert tr.repair_history(history)[1].changes == ()
+
+
+# -- LiteLLM ------------------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")  # LiteLLM's own warnings, not ours
+@pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince20")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm.*")
+def test_litellm_completion_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network for the price table
+    litellm = pytest.importorskip("litellm")
+    from toolrepair.integrations.litellm import repair_response
+
+    registry = tr.ToolRegistry([web_search, read_file])
+    history: list[Any] = [{"role": "user", "content": "cats?"}]
+    answers: list[str] = []
+    for text in ("Searching. " + UNKNOWN, FIXED, "Cats found."):
+        reply = repair_response(litellm.completion(model="gpt-4o-mini", messages=history, mock_response=text), registry)
+        message = reply.choices[0].message
+        history.append({"role": "assistant", "content": message.content,
+                        **({"tool_calls": [c.model_dump() for c in message.tool_calls]} if message.tool_calls else {})})
+        for call in message.tool_calls or []:
+            outcome = registry.run({"name": call.function.name, "arguments": call.function.arguments, "id": call.id})
+            answers.append(outcome.content)
+            history.append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
+    # LiteLLM's shape for a refused call: no call, the corrective message in the reply's content.
+    assert history[1]["content"] == "Searching.\n" + NOT_FOUND and "tool_calls" not in history[1]
+    assert answers == ["3 results for cats"] and history[-1]["content"] == "Cats found."
