@@ -395,3 +395,41 @@ def test_litellm_completion_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     # LiteLLM's shape for a refused call: no call, the corrective message in the reply's content.
     assert history[1]["content"] == "Searching.\n" + NOT_FOUND and "tool_calls" not in history[1]
     assert answers == ["3 results for cats"] and history[-1]["content"] == "Cats found."
+
+
+# -- MCP: a server's tools behind the loop --------------------------------------------------------
+def test_mcp_tools_in_a_chat_loop() -> None:
+    mcp = pytest.importorskip("mcp")
+    import pathlib
+    import sys
+
+    from toolrepair.integrations.mcp import tools_from_session
+    from toolrepair.integrations.openai import ERRORS_KEY, repair_chat_message, tool_calls, tool_result_message
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from mcp_server import build_server
+
+    async def loop(session: Any) -> list[Any]:
+        registry = tr.ToolRegistry(await tools_from_session(session))
+        history: list[Any] = [{"role": "user", "content": "cats?"}]
+        for text in ("Searching. " + UNKNOWN, FIXED, "Cats found."):
+            repaired = repair_chat_message({"role": "assistant", "content": text}, registry)
+            errors = {e["tool_call_id"]: e for e in repaired.pop(ERRORS_KEY, [])}
+            history.append(repaired)
+            for call in tool_calls(repaired):
+                history.append(errors[call.id]["tool_message"] if call.id in errors
+                               else tool_result_message(await registry.arun(call)))
+        return history
+
+    async def main() -> list[Any]:
+        if hasattr(mcp, "Client"):
+            async with mcp.Client(build_server()) as client:
+                return await loop(client)
+        from mcp.shared.memory import create_connected_server_and_client_session
+
+        async with create_connected_server_and_client_session(build_server()._mcp_server) as session:
+            return await loop(session)
+
+    history = asyncio.run(main())
+    answers = [m["content"] for m in history if m["role"] == "tool"]
+    assert answers == [NOT_FOUND, "3 results for cats"] and history[-1]["content"] == "Cats found."
