@@ -446,7 +446,9 @@ def test_ids_are_unique_within_a_record_even_for_identical_turns() -> None:
     ids = [c["id"] for m in fixed["messages"] for c in m.get("tool_calls", [])]
     linked = [m["tool_call_id"] for m in fixed["messages"] if m["role"] == "tool"]
     assert len(ids) == len(set(ids)) == 4
-    assert linked == ids[:3] and report.results_linked == 3
+    assert linked[:3] == ids[:3] and report.results_linked == 3
+    # The second turn's second call has no result: the pairing answers it with a placeholder.
+    assert linked[3] == ids[3] and dict(report.by_repair)["history:placeholder-added"] == 1
     # The same turn in another record gets the same ids: they come from the turn, not the file.
     assert tr.fix_record({"messages": [turn]}, tools=TOOLS)[0]["messages"][0]["tool_calls"][0]["id"] == ids[0]
 

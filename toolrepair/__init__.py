@@ -10,6 +10,7 @@ from __future__ import annotations
 from ._audit import audit_records, fix_record
 from ._bind import bind_check
 from ._errors import ArgumentError, InputTooLargeError, ToolExecutionError, ToolRepairError, ToolResolutionError
+from ._history import HistoryReport, repair_history
 from ._limits import Limits
 from ._names import normalize_name, resolve_tool_names, suggest_names
 from ._registry import ToolRegistry
@@ -48,6 +49,7 @@ __all__ = (
     "Dialect",
     "Found",
     "Gate",
+    "HistoryReport",
     "InputTooLargeError",
     "Limits",
     "NeedMore",
@@ -74,6 +76,7 @@ __all__ = (
     "fix_record",
     "normalize_name",
     "repair_call",
+    "repair_history",
     "resolve_tool_names",
     "salvage_text",
     "serialize_result",

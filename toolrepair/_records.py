@@ -33,6 +33,7 @@ from typing import Any, TypeGuard
 from ._args import decode_arguments
 from ._callshape import CALL_KEYS, WRAPPER_KEY, call_parts, read_call_shape
 from ._errors import ArgumentError
+from ._history import pair_history, resolve_shape
 from ._ids import stable_id
 from ._repair import ToolIndex, coerce_call
 from ._report import Tally
@@ -147,8 +148,9 @@ class RecordFixer:
             self._cache[key] = tables
         return tables
 
-    def run(self, obj: Any, tally: Tally, *, write: bool) -> bool:
+    def run(self, obj: Any, tally: Tally, *, write: bool, pair: bool = True) -> bool:
         """Count ``obj`` into ``tally``; with ``write``, fix it in place. True when a fix changes it.
+        ``pair``: a conversation's calls and results are then paired as ``repair_history`` pairs them.
 
         Raises ``BadRecord`` (nothing counted but the caller's bad record) when the shape is
         not one this module reads. O(size of the record) plus salvage's linear scan of its text.
@@ -158,6 +160,15 @@ class RecordFixer:
         job = _Job(tables, tally, write, obj)
         for turn, calls, text in read:
             job.turn(turn, calls, text)
+        if pair and _messages_of(obj) is not None:
+            target = obj
+            if not write:  # audit counts what a fix would write: pair a copy, fixed first
+                target = copy.deepcopy(obj)
+                if job.changed:
+                    twin = _Job(tables, Tally(), True, target)
+                    for turn, calls, text in [(turn, *_read(turn)) for turn in _turns(target)]:
+                        twin.turn(turn, calls, text)
+            _pair_conversation(target, tally, job)
         if job.changed:
             tally.records_changed += 1
         return job.changed
@@ -171,6 +182,33 @@ class RecordFixer:
         fixed = copy.deepcopy(obj)
         self.run(fixed, Tally(), write=True)
         return fixed
+
+
+def _messages_of(obj: Any) -> list[Any] | None:
+    """The message list of a conversation record (as ``_turns`` reads it), else None."""
+    if isinstance(obj, list):
+        return obj
+    if _is_map(obj) and not isinstance(obj.get("choices"), list) and isinstance(obj.get("messages"), list):
+        return obj["messages"]  # type: ignore[no-any-return]
+    return None
+
+
+def _pair_conversation(obj: Any, tally: Tally, job: _Job) -> None:
+    """A conversation's calls and results paired in place, as ``repair_history`` pairs them, each
+    change counted in ``by_repair`` as ``history:<kind>``. A history mixing both shapes is left."""
+    messages = _messages_of(obj)
+    assert messages is not None
+    try:
+        shape = resolve_shape(messages, "auto")
+    except ValueError:
+        return
+    changes: list[Any] = []
+    # A closing assistant call is a fine-tuning record's label, not a lost result: left open.
+    paired = pair_history(messages, shape, changes=changes, answer_last=False)
+    if changes:
+        job.changed = True
+        tally.by_repair.update(f"history:{change.kind.value}" for change in changes)
+        messages[:] = paired
 
 
 # -- turns -------------------------------------------------------------------------------------
@@ -404,11 +442,13 @@ class _Job:
         # wherever the record is fixed, and O(text) (no second serialisation of the record).
         prefix = "toolu_" if turn.kind == "anthropic" else "call_"
         source = f"{self.ordinal}\x00{text}"
-        ids = [stable_id(prefix, source, k) for k in range(len(repaired))]
+        # Results already written after the turn keep their ids: the calls take them, in order.
+        kept = _result_ids_after(turn) if turn.after is not None else []
+        ids = [kept[k] if k < len(kept) else stable_id(prefix, source, k) for k in range(len(repaired))]
         if self.write:
             _write_salvaged(turn, repaired, ids, result.content.strip())
         if turn.after is not None:
-            tally.results_linked += _link_results(turn, ids, write=self.write)
+            tally.results_linked += _link_results(turn, ids[len(kept):], write=self.write)
 
     def _count_rejections(self, rejected: Iterable[Any]) -> None:
         tally = self.tally
@@ -597,6 +637,21 @@ def _link_results(turn: _Turn, ids: list[str], *, write: bool) -> int:
     # OpenAI: the run of tool messages that follows.
     results = list(itertools.takewhile(lambda msg: msg.get("role") == "tool", messages[turn.pos + 1:]))
     return _give_ids([msg for msg in results if not msg.get("tool_call_id")], "tool_call_id", ids, write=write)
+
+
+def _result_ids_after(turn: _Turn) -> list[str]:
+    """The distinct ids the tool results right after ``turn`` carry, in order."""
+    messages = turn.after
+    assert messages is not None
+    if turn.kind == "anthropic":
+        nxt = messages[turn.pos + 1] if turn.pos + 1 < len(messages) else None
+        content = nxt.get("content") if _is_map(nxt) and nxt.get("role") == "user" else None
+        found = [b.get("tool_use_id") for b in content if _is_map(b) and b.get("type") == "tool_result"] if (
+            isinstance(content, list)) else []
+    else:
+        found = [m.get("tool_call_id") for m in itertools.takewhile(
+            lambda msg: _is_map(msg) and msg.get("role") == "tool", messages[turn.pos + 1:])]
+    return list(dict.fromkeys(i for i in found if isinstance(i, str) and i))
 
 
 def _give_ids(results: list[dict[str, Any]], key: str, ids: list[str], *, write: bool) -> int:

@@ -105,9 +105,13 @@ def test_unknown_name_is_kept_with_its_answer_ready(registry: tr.ToolRegistry) -
 def test_unknown_name_written_as_text_is_reported(registry: tr.ToolRegistry, hermes) -> None:
     text = hermes("delete_everything", "{}")
     out = repair_chat_message(_message(text), registry)
-    assert "tool_calls" not in out and out["content"] == text
+    # A refused call, like a native one naming no tool: kept with its id, its answer ready, never run.
+    [call] = out["tool_calls"]
+    assert call["function"]["name"] == "delete_everything" and out["content"] is None
     [error] = out["toolrepair_errors"]
-    assert error["tool_call_id"] is None and "Tool 'delete_everything' not found." in error["message"]
+    assert error["tool_call_id"] == call["id"] and "Tool 'delete_everything' not found." in error["message"]
+    assert error["tool_message"] == {"role": "tool", "tool_call_id": call["id"], "content": error["message"]}
+    assert tool_calls(out) == []
 
 
 def test_bad_arguments_are_kept_with_their_answers_ready(registry: tr.ToolRegistry) -> None:

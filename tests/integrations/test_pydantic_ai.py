@@ -60,7 +60,7 @@ def _scripted(script: list[ModelResponse], seen: list[ModelMessage]) -> Function
 def _agent(script: list[ModelResponse], seen: list[ModelMessage], **policy: Any) -> Agent:
     RAN.clear()
     return Agent(_scripted(script, seen), tools=[web_search, delete_file],
-                 capabilities=[ToolRepair(screen_stream=False, **policy)])
+                 capabilities=[ToolRepair(**policy)])
 
 
 def _results(message: ModelMessage) -> list[tuple[str, str]]:
@@ -133,7 +133,7 @@ def test_validation_errors_pydantic_finds_become_a_corrective_message() -> None:
                                                       "required": ["limit"]})])
     script = [ModelResponse(parts=[ToolCallPart("Positive", '{"limit": "-1"}', tool_call_id="c1")]),
               ModelResponse(parts=[TextPart("OK.")])]
-    agent = Agent(_scripted(script, seen), tools=[positive], capabilities=[ToolRepair(loose, screen_stream=False)])
+    agent = Agent(_scripted(script, seen), tools=[positive], capabilities=[ToolRepair(loose)])
     assert asyncio.run(agent.run("x")).output == "OK."
     [(name, message)] = _results(seen[1])
     assert name == "positive" and message.startswith("Invalid arguments for 'positive': limit: Input should be greater than 0.")
@@ -156,7 +156,8 @@ def test_streamed_text_never_shows_the_markup() -> None:
     turns = [["Let me ", "look. <tool_", 'call>{"name": "WebSearch", "arguments": {"query": "x"}}</tool_call>', " Now."],
              ['<tool_call>{"name": "delete_file", ', '"arguments": {"path": "/"}}</tool_call>'],
              ["All ", "done."]]
-    agent = Agent(_streamed(turns), tools=[web_search, delete_file], capabilities=[ToolRepair(deny=["delete_file"])])
+    agent = Agent(_streamed(turns), tools=[web_search, delete_file],
+                  capabilities=[ToolRepair(deny=["delete_file"], screen_stream=True)])
 
     async def main() -> tuple[list[Any], Any]:
         async with agent.run_stream_events("go") as events:
@@ -200,3 +201,34 @@ def test_the_validation_hooks_on_calls_after_model_request_never_saw() -> None:
         assert raised.value is retry
 
     asyncio.run(main())
+
+
+# -- the defaults ----------------------------------------------------------------------------------
+def test_the_defaults_neither_stream_nor_break_a_non_streaming_model() -> None:
+    """``ToolRepair()`` as documented: ``agent.run()`` with a FunctionModel that has no
+    ``stream_function`` works, and the model is asked for a whole reply, not a stream."""
+    asked: list[bool] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        asked.append(True)
+        return ModelResponse(parts=[TextPart("plain")])
+
+    agent = Agent(FunctionModel(model), tools=[web_search], capabilities=[ToolRepair()])
+    assert asyncio.run(agent.run("x")).output == "plain" and asked == [True]
+    assert ToolRepair().has_wrap_run_event_stream is False
+    assert ToolRepair(screen_stream=True).has_wrap_run_event_stream is True
+
+
+def test_a_text_call_to_a_tool_never_offered_is_answered_and_the_next_turn_runs() -> None:
+    seen: list[ModelMessage] = []
+    script = [ModelResponse(parts=[TextPart("Looking. " + HERMES.format(name="image_search",
+                                                                        arguments='{"query": "otters"}'))]),
+              ModelResponse(parts=[TextPart(HERMES.format(name="web_search", arguments='{"query": "otters"}'))]),
+              ModelResponse(parts=[TextPart("Otters found.")])]
+    result = asyncio.run(_agent(script, seen).run("otters"))
+    assert result.output == "Otters found."
+    [(name, retry)] = _results(seen[1])
+    assert name == "image_search" and "Unknown tool name: 'image_search'" in retry and "'web_search'" in retry
+    assert _results(seen[2]) == [("web_search", "3 results for otters")]
+    first = next(m for m in result.all_messages() if isinstance(m, ModelResponse))
+    assert [type(p).__name__ for p in first.parts] == ["TextPart", "ToolCallPart"] and first.parts[0].content == "Looking."

@@ -24,6 +24,7 @@ __all__ = [
     "VettedText",
     "as_dict",
     "lazy_classes",
+    "rejection_error",
     "rejection_errors",
     "rejection_message",
     "require",
@@ -72,12 +73,23 @@ def as_dict(obj: Any) -> dict[str, Any]:
     raise TypeError(f"expected a mapping or an SDK model, not {type(obj).__name__}")
 
 
-def rejection_message(rejection: Rejection, registry: ToolRegistry) -> str:
-    """What to tell the model about a text call the salvage refused."""
+def rejection_error(rejection: Rejection, registry: ToolRegistry) -> ToolExecutionError:
+    """The corrective error for a text call the salvage refused: for a tool never offered, the
+    one a native call naming it gets (``Tool 'x' not found. Did you mean …``)."""
     if rejection.reason == "not-offered" and rejection.name:
         repair = registry.repair({"name": rejection.name, "arguments": {}})
-        return str(repair.error) if repair.error is not None else f"Tool {rejection.name!r} not found."
-    return f"A tool call written as text could not be used ({rejection.reason})."
+        if isinstance(repair.error, ToolExecutionError):
+            return repair.error
+        return ToolExecutionError(f"Tool {rejection.name!r} not found.", kind="not-found", tool_name=rejection.name)
+    which = f"The call to {rejection.name!r}" if rejection.name else "A tool call"
+    return ToolExecutionError(f"{which} written as text could not be used ({rejection.reason}): write it again "
+                              "with its arguments as one complete JSON object.", kind="arguments",
+                              tool_name=rejection.name)
+
+
+def rejection_message(rejection: Rejection, registry: ToolRegistry) -> str:
+    """What to tell the model about a text call the salvage refused."""
+    return str(rejection_error(rejection, registry))
 
 
 def rejection_errors(result: SalvageResult, registry: ToolRegistry, id_key: str) -> list[dict[str, Any]]:
@@ -153,14 +165,27 @@ def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any]) -> Vetted
     return Vetted(repair.call, None)
 
 
-def vet_text(registry: ToolRegistry, text: str, prefix: str) -> VettedText:
+def vet_text(registry: ToolRegistry, text: str, prefix: str, *, answer_rejected: bool = False) -> VettedText:
     """Salvage ``text`` against the registry and vet each call, with ids ``prefix…`` derived
-    from the text (the same reply always gives the same ids). ``content`` is stripped."""
+    from the text (the same reply always gives the same ids). ``content`` is stripped.
+
+    ``answer_rejected``: each refused candidate (a tool never offered, arguments that cannot be
+    read) is a refused call too, in text order, its text cut from ``content``, so that the
+    framework answers it with its corrective message like any refused call and the next model
+    turn can fix it; ``rejected`` is then empty. Without it the candidates stay text.
+    """
     result = registry.salvage(text)
-    calls = tuple(
-        vet(registry, replace(c, id=stable_id(prefix, text, i)))
-        for i, c in enumerate(result.calls))
-    return VettedText(result.content.strip() if calls else text, calls, result.rejected)
+    calls = [vet(registry, replace(c, id=stable_id(prefix, text, i))) for i, c in enumerate(result.calls)]
+    if not (answer_rejected and result.rejected):
+        return VettedText(result.content.strip() if calls else text, tuple(calls), result.rejected)
+    content = result.content
+    for k, rejection in enumerate(result.rejected):
+        content = content.replace(rejection.text, "", 1)
+        written = ToolCall(rejection.name or "", {}, stable_id(prefix, text, len(result.calls) + k),
+                           dialect=rejection.dialect, span=rejection.span)
+        calls.append(Vetted(written, rejection_error(rejection, registry)))
+    calls.sort(key=lambda v: v.call.span[0] if v.call.span is not None else 0)
+    return VettedText(content.strip(), tuple(calls), ())
 
 
 def lazy_classes(module: str, factories: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from .._registry import ToolRegistry
 from .._types import ToolCall, ToolOutcome
-from ._common import Vetted, as_dict, rejection_message, vet, vet_text
+from ._common import Vetted, as_dict, vet, vet_text
 
 __all__ = ["repair_message", "tool_calls", "tool_result_block"]
 
@@ -81,9 +81,8 @@ def _maybe_salvaged_blocks(block: dict[str, Any], registry: ToolRegistry,
     text = block.get("text") if block.get("type") == "text" else None
     if not isinstance(text, str) or not text:
         return None
-    vetted_text = vet_text(registry, text, "toolu_")
-    errors.extend({"tool_use_id": None, "name": r.name, "message": rejection_message(r, registry),
-                   "reason": r.reason} for r in vetted_text.rejected)
+    # Refused candidates are refused calls too, their tool_result ready (see the OpenAI twin).
+    vetted_text = vet_text(registry, text, "toolu_", answer_rejected=True)
     if not vetted_text.calls:
         return None
     out = [{**block, "text": vetted_text.content}] if vetted_text.content else []  # the API refuses empty text

@@ -67,7 +67,8 @@ def _plugin_class() -> type:
             text = "".join(p.text for p in parts if isinstance(getattr(p, "text", None), str) and not p.thought)
             if not text:
                 return None
-            vetted_text = vet_text(self.registry, text, "call_")
+            # Refused candidates too: a text call to a tool never offered is answered, not shown.
+            vetted_text = vet_text(self.registry, text, "call_", answer_rejected=True)
             if not vetted_text.calls:
                 return None
             kept = [p for p in parts if not isinstance(getattr(p, "text", None), str) or p.thought]
@@ -118,6 +119,9 @@ def _plugin_class() -> type:
 
         async def on_tool_error_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any,
                                          error: Exception) -> Any:
+            refused = self._refused.pop(getattr(tool_context, "function_call_id", None))
+            if refused is not None:  # a refused call ADK could not look up (a text call to no tool)
+                return {"error": refused}
             if tool.name not in self.registry:
                 repair = self.registry.repair({"name": tool.name, "arguments": {}})
                 if repair.error is not None:

@@ -12,6 +12,19 @@ schema). Three ways in, from smallest to largest:
   model node, ``.tool_node(tools)``), so broken JSON and text calls reach the tools too;
 - ``create_agent(model, tools, middleware=[ToolRepairMiddleware(registry)])``: both.
 
+A call written as text that names a tool never offered (or whose arguments cannot be read) is
+answered like a native one: a ``ToolMessage`` with the corrective message, so the next model
+turn can fix it, instead of the run ending on the markup.
+
+Streaming a hand-built graph with ``stream_mode="messages"`` shows the tokens the model node's
+chat model emits, call markup included: call the model through
+``ScreenedChatModel(inner=llm, registry=registry)`` in the node (``create_agent`` with the
+middleware does this itself). Its tokens go through the registry's stream salvager, and a call
+written as text arrives as a tool-call chunk, which ``ToolNodeRepair.message`` then vets::
+
+    screened = ScreenedChatModel(inner=llm.bind_tools(tools), registry=registry)
+    def model(state): return {"messages": [repair.message(screened.invoke(state["messages"]))]}
+
 Nothing here imports LangChain until it is used; without it a clear ImportError names the extra.
 """
 
@@ -28,6 +41,7 @@ from ._common import PendingMessages, Vetted, lazy_classes, require, stable_id, 
 
 # ToolRepairMiddleware is built on first access (module __getattr__, below).
 __all__ = [  # noqa: F822
+    "ScreenedChatModel",
     "ToolNodeRepair",
     "ToolRepairMiddleware",
     "async_tool_call_wrapper",
@@ -103,7 +117,8 @@ def _salvage_content(content: Any, registry: ToolRegistry) -> tuple[Any, list[Ve
     calls: list[Vetted] = []
 
     def salvage(text: str) -> str:
-        vetted = vet_text(registry, text, "call_")
+        # Refused candidates too: a text call to a tool never offered is answered, not shown.
+        vetted = vet_text(registry, text, "call_", answer_rejected=True)
         calls.extend(vetted.calls)
         return vetted.content
 

@@ -114,7 +114,9 @@ def _vet_salvaged(message: Any, registry: ToolRegistry, types: Any) -> list[tupl
     text = _text_of(message)
     if not text:
         return []
-    vetted_text = vet_text(registry, text, "call_")
+    # Refused candidates too: a text call to a tool never offered is a refused call, which
+    # ToolRepairAgent answers (a plain agent never receives it), instead of ending on its markup.
+    vetted_text = vet_text(registry, text, "call_", answer_rejected=True)
     if not vetted_text.calls:
         return []
     kept = [b for b in message.blocks if getattr(b, "block_type", None) != "text"]

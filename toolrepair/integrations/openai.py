@@ -21,7 +21,7 @@ from typing import Any
 from .._registry import ToolRegistry
 from .._safe_text import json_text
 from .._types import ToolCall, ToolOutcome
-from ._common import Vetted, as_dict, rejection_message, vet, vet_text
+from ._common import Vetted, as_dict, vet, vet_text
 
 __all__ = [
     "function_call_output",
@@ -74,10 +74,10 @@ def repair_chat_message(message: Any, registry: ToolRegistry) -> dict[str, Any]:
 def _salvage_content(out: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]]) -> None:
     """The calls written in the message's text content into ``tool_calls``, the content without
     them; refused calls (kept as calls) and rejected ones go to ``errors``."""
-    text = vet_text(registry, out["content"], "call_")
+    # Refused candidates (a tool never offered, arguments that cannot be read) are refused calls
+    # too, each with its answer ready, so the loop answers them and the model can fix them.
+    text = vet_text(registry, out["content"], "call_", answer_rejected=True)
     errors.extend(_chat_error(v) for v in text.calls if v.error is not None)
-    errors.extend({"tool_call_id": None, "name": r.name, "message": rejection_message(r, registry),
-                   "reason": r.reason} for r in text.rejected)
     if text.calls:
         out["content"] = text.content or None
         _set_calls(out, "tool_calls", [v.call.to_openai() for v in text.calls])
@@ -177,9 +177,9 @@ def _salvaged_from_part(part: dict[str, Any], registry: ToolRegistry,
     text = part.get("text") if part.get("type") == "output_text" else None
     if not isinstance(text, str) or not text:
         return []
-    vetted_text = vet_text(registry, text, "call_")
-    errors.extend({"call_id": None, "name": r.name, "message": rejection_message(r, registry),
-                   "reason": r.reason} for r in vetted_text.rejected)
+    # Refused candidates become refused calls (their error keyed by call_id), so that an agent
+    # loop answers a text call to a tool never offered instead of ending on its markup.
+    vetted_text = vet_text(registry, text, "call_", answer_rejected=True)
     if not vetted_text.calls:
         return []
     part["text"] = vetted_text.content

@@ -16,7 +16,16 @@
 
 Without ``registry`` the capability repairs against the tools each request offers (their JSON
 Schemas), with ``allow``/``deny``/``before_call`` as the policy; with one, against it.
-A call naming a tool never offered is left to pydantic-ai, whose retry prompt lists the tools.
+A call naming a tool never offered is left to pydantic-ai, whose retry prompt lists the tools;
+a call written as text that names one (or whose arguments cannot be read) becomes such a call,
+so it is answered the same way instead of ending the run as raw markup.
+
+``screen_stream`` (default False) hides calls written as text from ``run_stream_events`` and
+``iter`` consumers. It registers a ``wrap_run_event_stream`` hook, and pydantic-ai then streams
+every request of every run, ``agent.run()`` included: turn it on only with a model that streams
+(a ``FunctionModel`` needs a ``stream_function``). Under ``agent.run_stream()`` pydantic-ai takes
+the first streamed text as the output before any response hook runs, so a call written as text
+is not run there: use ``run()``, ``iter()`` or ``run_stream_events()`` with such models.
 
 Nothing here imports pydantic-ai until it is used; without it a clear ImportError names the extra.
 """
@@ -65,7 +74,7 @@ def _capability_class() -> type:
         def __init__(self, registry: ToolRegistry | None = None, *, allow: Collection[str] | None = None,
                      deny: Collection[str] | None = None,
                      before_call: Callable[[ToolCall], bool | None] | None = None,
-                     screen_stream: bool = True) -> None:
+                     screen_stream: bool = False) -> None:
             super().__init__()
             self.registry = registry
             self.screen_stream = screen_stream
@@ -136,7 +145,9 @@ def _capability_class() -> type:
             if not texts:
                 return response
             text = "".join(p.content for p in texts)
-            vetted_text = vet_text(registry, text, "call_")
+            # Refused candidates too: a text call to a tool never offered gets pydantic-ai's own
+            # unknown-tool retry prompt, as a native one does, instead of ending the run as text.
+            vetted_text = vet_text(registry, text, "call_", answer_rejected=True)
             if not vetted_text.calls:
                 return response
             kept = [p for p in parts if not isinstance(p, messages.TextPart)]

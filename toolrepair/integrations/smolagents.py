@@ -97,7 +97,7 @@ def _model_class() -> type:
                 raise ValueError(refusal)
             registry = self.registry_for(None)
             text = message.content if isinstance(message.content, str) else ""
-            vetted_text = vet_text(registry, text, "call_")
+            vetted_text = vet_text(registry, text, "call_", answer_rejected=True)  # refused candidates answered too
             if not vetted_text.calls:
                 # No fallback to a parser that reads JSON anywhere: a call inside code or
                 # reasoning must stay text.

@@ -44,6 +44,7 @@ def create_app(
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     api_key: str | None = None,
+    repair_history: bool = True,
     transport: Any = None,
 ) -> Starlette:
     """The proxy as an ASGI app (run it with any ASGI server, or ``toolrepair serve``).
@@ -54,7 +55,7 @@ def create_app(
     config = ProxyConfig(upstream, profile=profile, annotate=annotate, max_reprompts=max_reprompts,
                          timeout=timeout, max_body=max_body, max_reply=max_reply, max_line=max_line,
                          workers=workers, header_timeout=header_timeout, max_connections=max_connections,
-                         api_key=api_key)
+                         api_key=api_key, repair_history=repair_history)
     try:
         from ._app import build_app
     except ImportError as exc:

@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from .._history import pair_history
 from .._registry import ToolRegistry
 from ._body import iter_body, read_body
 from ._complete import repair_completion
@@ -197,6 +198,8 @@ class _Proxy:
         content = await self._read_body(request)
         # A long history (megabytes of JSON) is parsed off the loop, and its tools compiled there.
         body = await self.offload.run(request_object, content, size=len(content))
+        if self.config.repair_history:
+            content = await self.offload.run(_paired_history, body, content, size=len(content))
         tools = await self.offload.run(request_tools, body, self.config.profile, size=len(content))
         if tools.registry is None:  # nothing to repair against: the request is forwarded as is
             request.state.tally = Tally()
@@ -384,6 +387,20 @@ async def not_found(request: Request, exc: Exception) -> Response:
     status = getattr(exc, "status_code", 404)
     message = "Method not allowed." if status == 405 else f"No such path: {request.url.path[:200]!r}."
     return JSONResponse(error_body(message, "invalid_request_error"), status_code=status)
+
+
+def _paired_history(body: dict[str, Any], content: bytes) -> bytes:
+    """The request with its history's calls and results paired by ``repair_history``'s rules, in
+    place on the parsed body (the proxy's own object); the client's bytes when nothing changes."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not all(type(m) is dict for m in messages):
+        return content  # not a history the rules read: the upstream answers it
+    changes: list[Any] = []
+    body["messages"] = pair_history(messages, "openai", changes=changes)
+    if not changes:
+        return content
+    logger.debug("request history repaired: %s", ", ".join(f"{c.kind.value} at {c.index}" for c in changes))
+    return _dumps(body)
 
 
 def _first_message(completion: dict[str, Any]) -> dict[str, Any] | None:

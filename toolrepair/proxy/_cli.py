@@ -58,6 +58,9 @@ def add_serve_parser(sub: Any) -> None:
                           f"(or set {API_KEY_ENV})")
     key.add_argument("--api-key", default=None,
                      help="the key itself (visible to other users in `ps`: prefer --api-key-file)")
+    serve.add_argument("--no-repair-history", action="store_true",
+                       help="send request histories as they are (default: unanswered calls answered, "
+                            "orphaned results dropped, argument JSON normalised)")
     serve.set_defaults(handler=_serve)
 
 
@@ -100,7 +103,8 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     try:
         app = create_app(upstream=args.upstream, profile=args.profile, annotate=args.annotate,
                          max_reprompts=args.max_reprompts, timeout=args.timeout, max_body=args.max_body,
-                         max_reply=args.max_reply, max_line=args.max_line, api_key=api_key(args, os.environ))
+                         max_reply=args.max_reply, max_line=args.max_line, api_key=api_key(args, os.environ),
+                         repair_history=not args.no_repair_history)
         import uvicorn
     except (ImportError, ValueError) as exc:
         return fail(str(exc))

@@ -45,6 +45,7 @@ class ProxyConfig:
     max_connections: int = DEFAULT_MAX_CONNECTIONS  # open client connections (`serve`)
     # When set, clients must send `Authorization: Bearer <api_key>`; kept out of the repr (logs, tracebacks).
     api_key: str | None = field(default=None, repr=False)
+    repair_history: bool = True  # pair the request history's calls and results (``repair_history``'s rules)
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
