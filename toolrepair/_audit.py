@@ -25,6 +25,7 @@ from ._logio import Line, LongLine, char_count
 from ._records import BadRecord, RecordFixer
 from ._report import AuditReport, Tally
 from ._salvage import ANY_TOOL
+from ._splice import splice
 
 __all__ = ["LineError", "audit_records", "fix_line", "fix_record", "fixer_for", "process_lines"]
 
@@ -74,17 +75,6 @@ def fixer_for(tools: Any) -> RecordFixer:
     return fixer
 
 
-def _dumps(obj: Any, binary: bool) -> str | bytes:
-    """The record as one JSON line's body, UTF-8 bytes when ``binary`` (encoded once)."""
-    text = json.dumps(obj, ensure_ascii=False)
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (an escaped half pair) has no UTF-8: keep it escaped
-        text = json.dumps(obj)
-        data = text.encode("ascii")
-    return data if binary else text
-
-
 def _json_error(exc: ValueError | RecursionError) -> LineError:
     if isinstance(exc, json.JSONDecodeError):
         # json's messages end with a preposition that its own format completes ("... at: line").
@@ -127,9 +117,26 @@ def fix_line(fixer: RecordFixer, line: R, tally: Tally, *, write: bool = True) -
         return None, _bad(tally, _failed(exc))
     if not changed or not write:
         return None, None
-    out: Any = _dumps(obj, binary)
+    try:
+        out: Any = _spliced(body, obj, binary)
+    except Exception as exc:  # pragma: no cover - a text the splice cannot place: copied as it was
+        tally.records_changed -= 1
+        return None, _bad(tally, _failed(exc))
     fixed: Any = out + (ending.encode("ascii") if binary else ending)
     return fixed, None
+
+
+def _spliced(body: str | bytes, fixed: Any, binary: bool) -> str | bytes:
+    """The line's text with only what the fix changed rewritten (``_splice``): every other byte,
+    a number's spelling, a duplicate key, spacing and escapes, stays as it was. The line is
+    decoded a second time for the value it held (only for a record that changed)."""
+    if not binary:
+        assert isinstance(body, str)
+        return splice(body, json.loads(body), fixed)
+    assert isinstance(body, bytes)
+    encoding = json.detect_encoding(body)
+    text = body.decode(encoding, "surrogatepass")  # as json.loads reads bytes; round-trips exactly
+    return splice(text, json.loads(text), fixed).encode(encoding, "surrogatepass")
 
 
 def _failed(exc: Exception) -> LineError:
