@@ -488,3 +488,26 @@ def test_small_paths() -> None:
     assert _logio._position(None) is None
     assert _logio.isatty(object()) is False
     assert cli.MAX_REPORTED_BAD_LINES == 20
+
+
+# -- validators are compiled once per schema, not per record --------------------------------------
+def test_validators_are_compiled_once_per_distinct_schema() -> None:
+    from toolrepair import audit_records
+    from toolrepair._args import _schema
+
+    schemas = [{"type": "object", "properties": {"q": {"type": "string"}}},
+               {"type": "object", "properties": {"n": {"type": "integer"}}},
+               {"type": "object", "properties": {"x": {"type": "boolean"}}}]
+    records = []
+    for i in range(300):
+        schema = schemas[i % 3]
+        tools = [{"type": "function", "function": {"name": f"t{i % 3}", "parameters": schema}}]
+        call = {"id": f"c{i}", "type": "function", "function": {"name": f"T{i % 3}", "arguments": "{}"}}
+        records.append(json.dumps({"tools": tools, "messages": [{"role": "assistant", "tool_calls": [call]}]}))
+    _schema._compile_cached.cache_clear()
+    report = audit_records(records)
+    again = audit_records(records)  # a second job over the same schemas compiles nothing new
+    assert report.repaired_calls == 300 and again == report
+    # CompiledSchema (the validator) is built on a cache miss only: one per distinct schema.
+    info = _schema._compile_cached.cache_info()
+    assert (info.misses, info.currsize) == (len(schemas), len(schemas))

@@ -285,3 +285,30 @@ def test_salvage_tools_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     tools.write_text('[{"function": {}}]')
     assert main(["salvage", "--tools-file", str(tools)], stdin=io.StringIO(CALL), stdout=io.StringIO()) == 1
     assert capsys.readouterr().err == f"toolrepair: error: {tools}: tool definition 0 has no name\n"
+
+
+def test_out_under_a_file_is_an_error_naming_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = log(tmp_path)
+    out = f"{src}/out.jsonl"  # a path through a regular file: lstat says "not a directory"
+    assert fix(src, out) == 1
+    assert capsys.readouterr().err == f"toolrepair: error: cannot write {out}: Not a directory\n"
+
+
+def test_decoded_records_that_make_the_walk_fail_are_counted() -> None:
+    # A tools value nested deeper than json's encoder goes (its cache key), and a record too deep
+    # to copy before fixing: both are bad records of a decoded value, never an exception.
+    deep: Any = []
+    for _ in range(5000):
+        deep = [deep]
+    record = {"tools": deep, "messages": [{"role": "assistant", "content": CALL}]}
+    fixed, report = tr.fix_record(record)
+    assert fixed is record and dict(report.bad_record_reasons) == {"bad-tools": 1}
+    record = {"meta": deep, "messages": [{"role": "assistant", "content": CALL}]}
+    fixed, report = tr.fix_record(record, tools=["web_search"])
+    assert fixed is record and dict(report.bad_record_reasons) == {"failed": 1}
+
+
+@pytest.mark.parametrize("value", ["0", "x", "-3"])
+def test_limit_flags_take_whole_numbers(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "-", "--any", "--max-depth", value], stdin=io.StringIO(""), stdout=io.StringIO()) == 2
+    assert f"expected a whole number >= 1, got {value!r}" in capsys.readouterr().err

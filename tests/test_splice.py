@@ -180,8 +180,16 @@ def test_splice_decodes_to_the_new_value(pair: tuple[Any, Any], data: st.DataObj
 
 def test_same_value_is_strict() -> None:
     assert same_value(math.nan, math.nan) and same_value([1, {"a": 2.0}], [1, {"a": 2.0}])
-    for a, b in [(1, 1.0), (1, True), (0.0, -0.0), ({"a": 1}, {"b": 1}), ([1], [1, 2]), ([1], {"a": 1})]:
+    for a, b in [(1, 1.0), (1, True), (0.0, -0.0), ({"a": 1}, {"b": 1}), ([1], [1, 2]), ([1], {"a": 1}),
+                 ({"a": 1, "b": [1]}, {"b": [1.0], "a": 1})]:
         assert not same_value(a, b)
+    assert same_value({"a": 1, "b": 2}, {"b": 2, "a": 1})  # key order is no difference
+    deep_a: Any = []
+    deep_b: Any = []
+    for _ in range(5000):  # past json's encoder: the iterative walk decides
+        deep_a, deep_b = [deep_a], [deep_b]
+    assert same_value(deep_a, deep_b) and not same_value(deep_a, [deep_b])
+    assert same_value({1, 2}, {2, 1}) and not same_value({1}, {2})  # not JSON at all: the walk too
 
 
 def test_text_that_is_not_the_old_value_is_refused() -> None:

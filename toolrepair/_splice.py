@@ -51,7 +51,26 @@ def _scalar_same(a: Any, b: Any) -> bool:
 
 def same_value(a: Any, b: Any) -> bool:
     """Equal as JSON values, types included (``1 != 1.0 != True``, ``-0.0 != 0.0``, NaN equals NaN).
-    Iterative: O(size), no recursion however deep the values."""
+
+    Decided in C where it can be: equal ``json.dumps`` texts (which spell ``1``, ``1.0``,
+    ``true``, ``-0.0`` and ``NaN`` apart) prove it; where ``==`` holds but the texts differ
+    (keys in another order, a changed type) the iterative walk decides. O(size), no recursion
+    however deep the values.
+    """
+    if a is b and type(a) is not float:
+        return True
+    try:
+        if _dumps(a) == _dumps(b):
+            return True
+    except (TypeError, ValueError, RecursionError):
+        return _same_walk(a, b)
+    return bool(a == b) and _same_walk(a, b)
+
+
+_dumps: Final = json.JSONEncoder(check_circular=False).encode
+
+
+def _same_walk(a: Any, b: Any) -> bool:
     stack = [(a, b)]
     while stack:
         x, y = stack.pop()
@@ -158,8 +177,6 @@ class _Edits:
         positions just past the opening bracket and of the closing one: after the last member the
         pieces go right before the bracket, so the member and the spacing that follows it stay
         together, as written."""
-        if not pieces:
-            return
         sep = _separator(self.text, members)
         joined = sep.join(pieces)
         if not members:
