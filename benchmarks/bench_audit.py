@@ -67,12 +67,70 @@ def _record(rng: random.Random, i: int) -> dict[str, object]:
             "usage": {"prompt_tokens": 100, "completion_tokens": 20}}
 
 
-def write_log(path: Path, lines: int, seed: int = 0) -> int:
+def write_log(path: Path, lines: int, seed: int = 0, kinds: tuple[int, ...] = tuple(range(10))) -> int:
+    """``lines`` records; ``kinds`` picks which of ``_record``'s ten kinds (0-2 clean native calls,
+    3 a drifted one, 4-5 text calls, 6-9 prose) the log holds, in turn."""
     rng = random.Random(seed)
     with path.open("wb") as out:
         for i in range(lines):
-            out.write(json.dumps(_record(rng, i)).encode() + b"\n")
+            kind = kinds[i % len(kinds)]
+            out.write(json.dumps(_record(rng, kind + 10 * i)).encode() + b"\n")
     return path.stat().st_size
+
+
+#: The logs of issue 31's per-kind targets: (label, _record kinds, tools given, target vs floor).
+KIND_LOGS = [
+    ("records with no call", (6, 7, 8, 9), "names", 3.0),
+    ("clean native calls", (0, 1, 2), "names", 3.5),
+    ("clean native calls, real schema", (0, 1, 2), "schemas", None),  # floor + jsonschema's own cost
+    ("text calls", (4, 5), "names", 8.0),
+    ("mixed log", tuple(range(10)), "schemas", 5.0),
+]
+
+
+def jsonschema_cost(path: Path) -> Callable[[], None]:
+    """jsonschema's own validation of every call's arguments in ``path``, as the audit validates them."""
+    import jsonschema
+
+    validators = {t["function"]["name"]: jsonschema.Draft202012Validator(t["function"]["parameters"])  # type: ignore[index]
+                  for t in TOOLS}
+    calls = []
+    with path.open("rb") as handle:
+        for line in handle:
+            for call in json.loads(line)["choices"][0]["message"].get("tool_calls") or []:
+                calls.append((validators[call["function"]["name"]], json.loads(call["function"]["arguments"])))
+
+    def run() -> None:
+        for validator, args in calls:
+            validator.is_valid(args)
+    return run
+
+
+def bench_kinds(tmp: str, lines: int, repeat: int, tools_file: Path) -> None:
+    """issue 31's per-kind targets: each log's audit CPU time against its own floor."""
+    from toolrepair._audit import process_lines
+    from toolrepair._records import RecordFixer
+
+    print(f"# audit per kind of log ({lines:,} lines each; CPU time, best of {repeat}; x its floor)")
+    given = {"names": ["web_search", "calculator"], "schemas": TOOLS}
+    for label, kinds, tools, target in KIND_LOGS:
+        path = Path(tmp, f"kind-{kinds[0]}.jsonl")
+        write_log(path, lines, kinds=kinds)
+        fixer = RecordFixer(given[tools])
+
+        def audit(path: Path = path, fixer: RecordFixer = fixer) -> None:
+            with path.open("rb") as handle:
+                process_lines(handle, fixer)
+
+        fns: list[Callable[[], object]] = [lambda path=path: floor(path), audit]
+        if target is None:
+            fns.append(jsonschema_cost(path))
+        cpu = best_in_turn(fns, repeat, time.process_time)
+        if target is None:
+            bound = (cpu[0] + cpu[2]) / cpu[0]
+            print(f"{label:<34} {cpu[1] / cpu[0]:6.2f}x   target <= floor + jsonschema = {bound:.2f}x")
+        else:
+            print(f"{label:<34} {cpu[1] / cpu[0]:6.2f}x   target <= {target}x")
 
 
 def floor(path: Path) -> None:
@@ -214,7 +272,13 @@ def main_bench() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--ray", action="store_true", help="also time Ray Data with 1 and 2 actors")
     parser.add_argument("--stages", action="store_true", help="also split audit --tools-file into its stages")
+    parser.add_argument("--kinds", action="store_true", help="only the per-kind ratios (no call, clean native, "
+                        "real schema, text calls, mixed)")
     opts = parser.parse_args()
+    if opts.kinds:
+        with tempfile.TemporaryDirectory() as tmp:
+            bench_kinds(tmp, opts.lines, opts.repeat, Path(tmp, "tools.json"))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         log, big, out = Path(tmp, "log.jsonl"), Path(tmp, "big.jsonl"), Path(tmp, "out.jsonl")
         tools = Path(tmp, "tools.json")

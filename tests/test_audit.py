@@ -152,6 +152,7 @@ MIXED = jsonl(
 
 MIXED_EXPECTED = {
     "records": 7, "replies": 5, "bad_records": 2, "bad_line_numbers": [4, 7], "records_changed": 2,
+    "bad_record_reasons": {"not-a-record": 1, "not-json": 1},
     "salvaged_left_as_text": 0, "results_linked": 0,
     "replies_with_native_calls": 3, "replies_salvaged": 1, "empty_replies": 1,
     "native_calls": 4, "clean_calls": 1, "repaired_calls": 1, "unrepairable_calls": 2,
@@ -345,7 +346,7 @@ class FakeTTY(io.StringIO):
 
 
 def run_tty(monkeypatch: pytest.MonkeyPatch, argv: list[str], stdin: Any = None) -> tuple[str, str]:
-    monkeypatch.setattr(_logio, "PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(_logio, "TTY_EVERY", (256, 1 << 40))
     err, out = FakeTTY(), io.StringIO()
     monkeypatch.setattr("sys.stderr", err)
     main(argv, stdin=stdin or io.StringIO(), stdout=out)
@@ -355,7 +356,8 @@ def run_tty(monkeypatch: pytest.MonkeyPatch, argv: list[str], stdin: Any = None)
 def test_progress_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path / "log.jsonl", jsonl(*({"text": "prose"} for _ in range(2000))))
     out, drawn = run_tty(monkeypatch, ["audit", str(path), "--any", "--json"])
-    assert "\r[" in drawn and "%" in drawn and "lines" in drawn
+    assert drawn.count("\r[") == 2000 // 256  # one redraw per 256 records, counted, not timed
+    assert "%" in drawn and "lines" in drawn
     assert drawn.endswith("\r\x1b[K")  # the line is cleared before the result is printed
     assert json.loads(out)["replies"] == 2000
 
@@ -366,10 +368,41 @@ def test_progress_on_a_pipe_without_size(monkeypatch: pytest.MonkeyPatch) -> Non
     assert "MiB read" in err
 
 
-def test_silent_when_stderr_is_not_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("every", "lines"), [
+    ((500, 1 << 40), ["500 lines", "1,000 lines", "1,500 lines", "2,000 lines"]),  # by records
+    ((1 << 40, 14 * 700), ["700 lines", "1,400 lines"]),                           # by bytes: 14 a line
+])
+@pytest.mark.parametrize("verb", ["audit", "fix"])
+def test_progress_lines_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str], every: tuple[int, int],
+                                                      lines: list[str], verb: str) -> None:
+    monkeypatch.setattr(_logio, "LOG_EVERY", every)
+    log = jsonl(*({"text": "p"} for _ in range(2000))).encode()
+    assert len(log) == 2000 * 14
+    argv = ["audit", "-", "--any", "--json"] if verb == "audit" else ["fix", "-", "-o", "-", "--any", "--json"]
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    assert main(argv, stdin=io.TextIOWrapper(io.BytesIO(log)), stdout=stdout) == 0
+    err = capsys.readouterr().err.splitlines()
+    progress = [line for line in err if line.startswith(f"toolrepair {verb}: <stdin>: ")]
+    assert [line.split("read  ")[1] for line in progress] == lines
+    # Bytes read on stdin are counted too (no file size to ask).
+    assert progress[0].startswith(f"toolrepair {verb}: <stdin>: 0.0 MiB read")
+
+
+def test_progress_lines_of_a_file_give_the_share_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(_logio, "LOG_EVERY", (1000, 1 << 40))
     path = write(tmp_path / "log.jsonl", jsonl(*({"text": "prose"} for _ in range(2000))))
     assert run(["audit", str(path), "--any", "--json"])[0] == 0
-    assert capsys.readouterr().err == ""
+    progress = [line for line in capsys.readouterr().err.splitlines() if line.startswith("toolrepair audit: ")]
+    assert len(progress) == 2 and all("% of 0.0 MiB)" in line for line in progress)
+
+
+def test_silent_when_stderr_is_not_a_terminal_and_the_log_is_short(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path / "log.jsonl", jsonl(*({"text": "prose"} for _ in range(2000))))
+    assert run(["audit", str(path), "--any", "--json"])[0] == 0
+    assert capsys.readouterr().err == ""  # under LOG_EVERY: nothing to say
 
 
 def test_bad_lines_clear_the_progress_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -455,3 +488,26 @@ def test_small_paths() -> None:
     assert _logio._position(None) is None
     assert _logio.isatty(object()) is False
     assert cli.MAX_REPORTED_BAD_LINES == 20
+
+
+# -- validators are compiled once per schema, not per record --------------------------------------
+def test_validators_are_compiled_once_per_distinct_schema() -> None:
+    from toolrepair import audit_records
+    from toolrepair._args import _schema
+
+    schemas = [{"type": "object", "properties": {"q": {"type": "string"}}},
+               {"type": "object", "properties": {"n": {"type": "integer"}}},
+               {"type": "object", "properties": {"x": {"type": "boolean"}}}]
+    records = []
+    for i in range(300):
+        schema = schemas[i % 3]
+        tools = [{"type": "function", "function": {"name": f"t{i % 3}", "parameters": schema}}]
+        call = {"id": f"c{i}", "type": "function", "function": {"name": f"T{i % 3}", "arguments": "{}"}}
+        records.append(json.dumps({"tools": tools, "messages": [{"role": "assistant", "tool_calls": [call]}]}))
+    _schema._compile_cached.cache_clear()
+    report = audit_records(records)
+    again = audit_records(records)  # a second job over the same schemas compiles nothing new
+    assert report.repaired_calls == 300 and again == report
+    # CompiledSchema (the validator) is built on a cache miss only: one per distinct schema.
+    info = _schema._compile_cached.cache_info()
+    assert (info.misses, info.currsize) == (len(schemas), len(schemas))

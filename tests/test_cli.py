@@ -68,7 +68,11 @@ def test_salvage_from_a_file(tmp_path: Path) -> None:
         (["salvage", "missing-file.txt", "--tools", "a"], 1,
          "toolrepair: error: cannot read missing-file.txt: No such file or directory"),
         (["salvage", "--tools", "a", "--any"], 2, "toolrepair: error: argument --any: not allowed with argument"),
-        (["salvage"], 2, "toolrepair: error: one of the arguments --tools --any is required"),
+        (["salvage"], 2, "toolrepair: error: one of the arguments --tools --tools-file --any is required"),
+        (["audit", "in.jsonl"], 2, "toolrepair: error: one of the arguments --tools --tools-file --any is required"),
+        # fix refuses a missing tool option exactly as audit does (it used to copy its input unchanged).
+        (["fix", "in.jsonl", "-o", "out.jsonl"], 2,
+         "toolrepair: error: one of the arguments --tools --tools-file --any is required"),
         (["salvage", "--tools", " , "], 2, "expected a comma-separated list of tool names"),
         (["salvage", "--tools", "a", "--dialects", "nope"], 2, "unknown dialect(s) ['nope']"),
         (["bogus"], 2, "toolrepair: error: argument COMMAND: invalid choice: 'bogus'"),
@@ -107,7 +111,7 @@ JSON_ERRORS = [
 
 
 @pytest.mark.parametrize(("line", "message"), JSON_ERRORS, ids=[m for _, m in JSON_ERRORS])
-@pytest.mark.parametrize("verb", [["audit", "-", "--any"], ["fix", "-", "-o", "-"]], ids=["audit", "fix"])
+@pytest.mark.parametrize("verb", [["audit", "-", "--any"], ["fix", "-", "-o", "-", "--any"]], ids=["audit", "fix"])
 def test_bad_line_messages_match_json_loads(verb: list[str], line: str, message: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     data = '{"text": "ok"}\n' + line + "\n"
@@ -124,7 +128,8 @@ def test_bad_line_messages_match_json_loads(verb: list[str], line: str, message:
         assert out.buffer.getvalue() == data.encode()  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("verb", [["audit", "{}", "--any"], ["fix", "{}", "-o", "{}.out"]], ids=["audit", "fix"])
+@pytest.mark.parametrize("verb", [["audit", "{}", "--any"], ["fix", "{}", "-o", "{}.out", "--any"]],
+                         ids=["audit", "fix"])
 @pytest.mark.parametrize(("data", "status"), [
     (b"x\ny\n", 1),                          # every line bad: nothing could be read
     (b'\xff\xfe\n{"text": \n', 1),            # binary garbage too

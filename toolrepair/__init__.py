@@ -7,7 +7,8 @@ the model exactly what to fix. Sans-I/O: it never calls a model.
 
 from __future__ import annotations
 
-from ._audit import audit_records, fix_record
+from typing import TYPE_CHECKING, Any
+
 from ._bind import bind_check
 from ._errors import ArgumentError, InputTooLargeError, ToolExecutionError, ToolRepairError, ToolResolutionError
 from ._history import HistoryReport, repair_history
@@ -36,7 +37,20 @@ from ._salvage import (
 )
 from ._types import BindFailure, Rejection, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome, ToolSpec
 
+if TYPE_CHECKING:
+    from ._audit import audit_records, fix_record
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # The log and dataset functions (and the record walker, log I/O and splicing behind them)
+    # are imported on first use: most programs never call them, and importing them is not free.
+    if name in ("audit_records", "fix_record"):
+        from . import _audit
+
+        return getattr(_audit, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = (
     "ANY_TOOL",

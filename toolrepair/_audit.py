@@ -20,9 +20,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ._limits import Limits
+from ._logio import Line, LongLine, char_count
 from ._records import BadRecord, RecordFixer
 from ._report import AuditReport, Tally
 from ._salvage import ANY_TOOL
+from ._splice import splice
 
 __all__ = ["LineError", "audit_records", "fix_line", "fix_record", "fixer_for", "process_lines"]
 
@@ -35,10 +38,23 @@ _fixers: dict[str, RecordFixer] = {}
 
 @dataclass(frozen=True, slots=True)
 class LineError:
-    """Why a line is not a record: ``column`` (1-based, as json.loads counts) when JSON says where."""
+    """Why a line is not a record: ``column`` (1-based, as json.loads counts) when JSON says where;
+    ``kind`` is the key it is counted under in ``AuditReport.bad_record_reasons``."""
 
     reason: str
     column: int | None = None
+    kind: str = "not-json"
+
+
+def _bad(tally: Tally, error: LineError) -> LineError:
+    tally.bad_records += 1
+    tally.bad_record_reasons[error.kind] += 1
+    return error
+
+
+def _too_large(limits: Limits) -> LineError:
+    return LineError(f"longer than Limits.max_input_chars ({limits.max_input_chars:,} characters)",
+                     kind="too-large")
 
 
 def fixer_for(tools: Any) -> RecordFixer:
@@ -59,25 +75,15 @@ def fixer_for(tools: Any) -> RecordFixer:
     return fixer
 
 
-def _dumps(obj: Any, binary: bool) -> str | bytes:
-    """The record as one JSON line's body, UTF-8 bytes when ``binary`` (encoded once)."""
-    text = json.dumps(obj, ensure_ascii=False)
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (an escaped half pair) has no UTF-8: keep it escaped
-        text = json.dumps(obj)
-        data = text.encode("ascii")
-    return data if binary else text
-
-
 def _json_error(exc: ValueError | RecursionError) -> LineError:
     if isinstance(exc, json.JSONDecodeError):
         # json's messages end with a preposition that its own format completes ("... at: line").
         msg = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
         return LineError(f"not valid JSON: {msg}", exc.colno)
     if isinstance(exc, UnicodeDecodeError):
-        return LineError(f"not valid UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start})")
-    return LineError("not valid JSON: nested too deeply")
+        return LineError(f"not valid UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start})",
+                         kind="not-utf8")
+    return LineError("not valid JSON: nested too deeply", kind="nested-too-deeply")
 
 
 def fix_line(fixer: RecordFixer, line: R, tally: Tally, *, write: bool = True) -> tuple[R | None, LineError | None]:
@@ -96,25 +102,52 @@ def fix_line(fixer: RecordFixer, line: R, tally: Tally, *, write: bool = True) -
     if not body or body.isspace():  # isspace stops at the first other character: O(1) on a record
         return None, None
     tally.records += 1
+    limit = fixer.limits.max_input_chars
+    if len(body) > limit and char_count(body) > limit:
+        return None, _bad(tally, _too_large(fixer.limits))
     try:
         obj = json.loads(body)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
-        tally.bad_records += 1
-        return None, _json_error(exc)
+        return None, _bad(tally, _json_error(exc))
     try:
         changed = fixer.run(obj, tally, write=write)
     except BadRecord as exc:
-        tally.bad_records += 1
-        return None, LineError(str(exc)[:200])
+        return None, _bad(tally, LineError(str(exc)[:200], kind=exc.kind))
+    except Exception as exc:  # whatever a record makes the walk do, the run goes on
+        return None, _bad(tally, _failed(exc))
     if not changed or not write:
         return None, None
-    out: Any = _dumps(obj, binary)
+    try:
+        out: Any = _spliced(body, obj, binary)
+    except Exception as exc:  # pragma: no cover - a text the splice cannot place: copied as it was
+        tally.records_changed -= 1
+        return None, _bad(tally, _failed(exc))
     fixed: Any = out + (ending.encode("ascii") if binary else ending)
     return fixed, None
 
 
+def _spliced(body: str | bytes, fixed: Any, binary: bool) -> str | bytes:
+    """The line's text with only what the fix changed rewritten (``_splice``): every other byte,
+    a number's spelling, a duplicate key, spacing and escapes, stays as it was. The line is
+    decoded a second time for the value it held (only for a record that changed)."""
+    if not binary:
+        assert isinstance(body, str)
+        return splice(body, json.loads(body), fixed)
+    assert isinstance(body, bytes)
+    encoding = json.detect_encoding(body)
+    text = body.decode(encoding, "surrogatepass")  # as json.loads reads bytes; round-trips exactly
+    return splice(text, json.loads(text), fixed).encode(encoding, "surrogatepass")
+
+
+def _failed(exc: Exception) -> LineError:
+    """A record the walk could not finish (a RecursionError deep in a validator, say): it is
+    bad, not fatal. Counts the walk made before failing stay in the tally."""
+    return LineError(f"cannot be audited ({type(exc).__name__}: {str(exc)[:160]})".replace(": )", ")"),
+                     kind="failed")
+
+
 def process_lines(
-    lines: Iterable[bytes | str],
+    lines: Iterable[Line],
     fixer: RecordFixer,
     *,
     write: Callable[[bytes | str], Any] | None = None,
@@ -125,6 +158,16 @@ def process_lines(
     tally = Tally()
     fixing = write is not None
     for number, line in enumerate(lines, 1):
+        if isinstance(line, LongLine):
+            # Never held whole: counted, and copied through piece by piece (O(chunk) memory).
+            tally.records += 1
+            too_large = _bad(tally, _too_large(fixer.limits))
+            if on_bad_line is not None:
+                on_bad_line(number, too_large)
+            if write is not None:
+                for piece in line.chunks():
+                    write(piece)
+            continue
         fixed, error = fix_line(fixer, line, tally, write=fixing)
         if error is not None and on_bad_line is not None:
             on_bad_line(number, error)
@@ -159,8 +202,11 @@ def _count_object(fixer: RecordFixer, record: Any, tally: Tally, *, write: bool)
             fixer.run(record, tally, write=False)
             return None
         return fixer.fix(record, tally, owned=False)
-    except BadRecord:
-        tally.bad_records += 1
+    except BadRecord as exc:
+        _bad(tally, LineError(str(exc), kind=exc.kind))
+        return None
+    except Exception as exc:  # see fix_line
+        _bad(tally, _failed(exc))
         return None
 
 

@@ -30,11 +30,12 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeGuard
 
-from ._args import decode_arguments
+from ._args import check_nesting, decode_arguments
 from ._callshape import CALL_KEYS, WRAPPER_KEY, call_parts, read_call_shape
 from ._errors import ArgumentError
 from ._history import pair_history, resolve_shape
 from ._ids import stable_id
+from ._limits import DEFAULT_LIMITS, Limits
 from ._repair import ToolIndex, coerce_call
 from ._report import Tally
 from ._salvage import ANY_TOOL, AnyTool, salvage_text
@@ -54,11 +55,16 @@ def _is_map(obj: Any) -> TypeGuard[Mapping[str, Any]]:
 
 
 class BadRecord(ValueError):
-    """A record that is not a shape this module reads; it is counted and left as it was."""
+    """A record that is not a shape this module reads; it is counted (under ``kind``) and left
+    as it was."""
+
+    def __init__(self, message: str, kind: str = "not-a-record") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 # -- tools -----------------------------------------------------------------------------------
-def tool_specs(definitions: Any) -> list[Any]:
+def tool_specs(definitions: Any, limits: Limits = DEFAULT_LIMITS) -> list[Any]:
     """Tools from OpenAI-style (``{"type": "function", "function": {...}}``), flat
     (``{"name", "parameters"}``) or Anthropic (``{"name", "input_schema"}``) definitions, a JSON
     string of a list of them (ShareGPT's ``tools``), tool names, or any tool ``ToolRegistry``
@@ -79,13 +85,13 @@ def tool_specs(definitions: Any) -> list[Any]:
         if isinstance(item, str):
             out.append(ToolSpec(item, {"type": "object"}))
         elif isinstance(item, Mapping):
-            out.append(_spec_of_definition(item, i))
+            out.append(_spec_of_definition(item, i, limits))
         else:
             out.append(item)
     return out
 
 
-def _spec_of_definition(item: Mapping[str, Any], i: int) -> ToolSpec:
+def _spec_of_definition(item: Mapping[str, Any], i: int, limits: Limits) -> ToolSpec:
     fn = item.get("function")
     body = fn if isinstance(fn, Mapping) else item
     name = body.get("name")
@@ -96,8 +102,25 @@ def _spec_of_definition(item: Mapping[str, Any], i: int) -> ToolSpec:
         schema = {"type": "object"}
     if not isinstance(schema, Mapping):
         raise ValueError(f"tool {name!r}: parameters is a {type(schema).__name__}, not a JSON Schema object")
+    _check_schema_depth(name, schema, limits)
     description = body.get("description")
     return ToolSpec(name, schema, description if isinstance(description, str) else "")
+
+
+def _check_schema_depth(name: str, schema: Mapping[str, Any], limits: Limits) -> None:
+    """Refuse a schema nested deeper than any arguments within ``limits`` need, before a
+    validator recurses through it (jsonschema recurses once per level and would overflow).
+
+    A level of arguments costs a schema at most two levels of JSON (``properties`` and the
+    property's own object), so ``2 * max_depth + 1`` levels describe every value the limit lets
+    through. The check is ``check_nesting``'s iterative walk: O(size), no recursion.
+    """
+    allowed = 2 * limits.max_depth + 1
+    try:
+        check_nesting(schema, allowed, finite=False)
+    except ArgumentError:
+        raise ValueError(f"tool {name!r}: parameters nest deeper than {allowed} levels "
+                         f"(2 * Limits.max_depth + 1)") from None
 
 
 class _Tables:
@@ -106,12 +129,12 @@ class _Tables:
 
     __slots__ = ("allowed", "index")
 
-    def __init__(self, tools: Any) -> None:
+    def __init__(self, tools: Any, limits: Limits) -> None:
         if tools is ANY_TOOL:
             self.index: ToolIndex | None = None
             self.allowed: tuple[str, ...] | AnyTool = ANY_TOOL
         else:
-            self.index = ToolIndex(tool_specs(tools) if tools is not None else ())
+            self.index = ToolIndex(tool_specs(tools, limits) if tools is not None else ())
             self.allowed = self.index.names
 
 
@@ -122,27 +145,31 @@ class RecordFixer:
     of its tools and of the ``tools`` fields it met; pickles as its ``tools`` alone.
     """
 
-    __slots__ = ("_cache", "_default", "_tools")
+    __slots__ = ("_cache", "_default", "_tools", "limits")
 
-    def __init__(self, tools: Any = None) -> None:
+    def __init__(self, tools: Any = None, limits: Limits | None = None) -> None:
         self._tools = tools
-        self._default = _Tables(tools)
+        self.limits = DEFAULT_LIMITS if limits is None else limits
+        self._default = _Tables(tools, self.limits)
         self._cache: dict[str, _Tables] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (RecordFixer, (self._tools,))
+        return (RecordFixer, (self._tools, self.limits))
 
     def _tables_of(self, obj: Any) -> _Tables:
         declared = obj.get("tools") if _is_map(obj) else None
         if declared is None:
             return self._default
-        key = declared if isinstance(declared, str) else json.dumps(declared, sort_keys=True, default=repr)
+        try:
+            key = declared if isinstance(declared, str) else json.dumps(declared, sort_keys=True, default=repr)
+        except RecursionError:  # deeper than json's encoder goes: far past any schema depth allowed
+            raise BadRecord("tools: nested too deeply to read", "bad-tools") from None
         tables = self._cache.get(key)
         if tables is None:
             try:
-                tables = _Tables(declared)
+                tables = _Tables(declared, self.limits)
             except (TypeError, ValueError) as exc:
-                raise BadRecord(f"tools: {exc}") from None
+                raise BadRecord(f"tools: {exc}", "bad-tools") from None
             if len(self._cache) >= TOOLS_CACHE_SIZE:
                 self._cache.clear()
             self._cache[key] = tables
@@ -157,7 +184,7 @@ class RecordFixer:
         """
         tables = self._tables_of(obj)
         read = [(turn, *_read(turn)) for turn in _turns(obj)]  # the whole shape before any count
-        job = _Job(tables, tally, write, obj)
+        job = _Job(tables, tally, write, obj, self.limits)
         for turn, calls, text in read:
             job.turn(turn, calls, text)
         if pair and _messages_of(obj) is not None:
@@ -393,10 +420,10 @@ _READERS: dict[str, Callable[[Any], tuple[list[Any], str]]] = {
 
 # -- one record's work -------------------------------------------------------------------------
 class _Job:
-    __slots__ = ("allowed", "changed", "index", "ordinal", "record", "tally", "write")
+    __slots__ = ("allowed", "changed", "index", "limits", "ordinal", "record", "tally", "write")
 
-    def __init__(self, tables: _Tables, tally: Tally, write: bool, record: Any) -> None:
-        self.index, self.allowed = tables.index, tables.allowed
+    def __init__(self, tables: _Tables, tally: Tally, write: bool, record: Any, limits: Limits) -> None:
+        self.index, self.allowed, self.limits = tables.index, tables.allowed, limits
         self.tally, self.write, self.record = tally, write, record
         self.changed = False
         self.ordinal = 0  # of the turn in the record
@@ -421,7 +448,7 @@ class _Job:
     def _salvage(self, turn: _Turn, text: str) -> None:
         """Count (and, when writing, make native) the calls written as text in a turn that has none."""
         tally = self.tally
-        result = salvage_text(text, self.allowed) if text else None
+        result = salvage_text(text, self.allowed, limits=self.limits) if text else None
         if result is None:
             tally.empty_replies += 1
             return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import inspect
@@ -306,6 +305,8 @@ class ToolRegistry:
 
     @staticmethod
     def _await_sync(info: ToolInfo, awaitable: Any) -> Any:
+        import asyncio  # only for an async tool called synchronously: not worth its import time otherwise
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:

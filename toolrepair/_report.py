@@ -35,7 +35,8 @@ Pairs = tuple[tuple[str, int], ...]
 _INTS = ("records", "bad_records", "records_changed", "replies", "replies_with_native", "replies_salvaged",
          "empty_replies", "native_calls", "clean_calls", "repaired_calls", "unrepairable_calls",
          "salvaged_calls", "salvaged_left_as_text", "results_linked", "rejected")
-_COUNTERS = ("by_repair", "unrepairable", "by_dialect", "by_rejection_reason", "rejected_names")
+_COUNTERS = ("by_repair", "unrepairable", "by_dialect", "by_rejection_reason", "rejected_names",
+             "bad_record_reasons")
 
 
 def _pairs(counter: Mapping[str, int]) -> Pairs:
@@ -86,6 +87,10 @@ class AuditReport:
     by_rejection_reason: Pairs = ()
     rejected_names: Pairs = ()
     names_pruned: bool = False
+    #: Why the bad records could not be read: ``not-json``, ``not-utf8``, ``nested-too-deeply``,
+    #: ``too-large`` (longer than ``Limits.max_input_chars``), ``not-a-record``, ``bad-tools``,
+    #: ``failed`` (the walk itself failed on the record; it is copied as it was all the same).
+    bad_record_reasons: Pairs = ()
 
     def merge(self, other: AuditReport) -> AuditReport:
         """The report of both inputs together: associative, ``AuditReport()`` is the identity."""
@@ -132,6 +137,7 @@ class AuditReport:
         return {
             "records": self.records,
             "bad_records": self.bad_records,
+            "bad_record_reasons": dict(_most_common(self.bad_record_reasons)),
             "records_changed": self.records_changed,
             "replies": self.replies,
             "replies_with_native_calls": self.replies_with_native,
@@ -190,6 +196,7 @@ class Tally:
     by_dialect: Counter[str]
     by_rejection_reason: Counter[str]
     rejected_names: Counter[str]
+    bad_record_reasons: Counter[str]
     names_pruned: bool
 
     def refuse_name(self, name: str | None) -> None:
@@ -246,6 +253,8 @@ def format_report(report: AuditReport, title: str) -> str:
     repairs = dict(r.by_repair)
     line("records", r.records)
     line("bad records (left as they were)", r.bad_records, r.records, 1)
+    for reason, n in _most_common(r.bad_record_reasons):
+        line(reason, n, r.records, 2)
     line("records fix changes", r.records_changed, r.records, 1)
     line("replies", r.replies)
     line("with native calls", r.replies_with_native, r.replies, 1)

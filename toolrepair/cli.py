@@ -20,8 +20,8 @@ from typing import IO, Any, NoReturn, Protocol, TextIO
 from . import __version__
 from ._audit import LineError, process_lines
 from ._limits import Limits
-from ._logio import Progress, counted, isatty, open_log, open_output, same_file
-from ._records import RecordFixer
+from ._logio import OutputError, Progress, counted, isatty, open_log, open_output, same_file
+from ._records import RecordFixer, tool_specs
 from ._report import AuditReport, format_report
 from ._salvage import ANY_TOOL, DIALECTS, salvage_text
 
@@ -115,10 +115,10 @@ def _limits(args: argparse.Namespace) -> Limits:
 def _salvage(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     limits = _limits(args)
     try:
+        allowed: Any = _allowed_names(args)
         text = _read_text(args.file, stdin, limits.max_input_chars)
     except _Fatal as exc:
         return fail(str(exc))
-    allowed: Any = ANY_TOOL if args.any else args.tools
     result = salvage_text(text, allowed, dialects=args.dialects, mask_fences=not args.no_mask_fences,
                           mask_reasoning=not args.no_mask_reasoning, limits=limits)
     out = {
@@ -141,18 +141,20 @@ def add_salvage(sub: Any) -> None:
     sal = sub.add_parser("salvage", help="recover tool calls written as text in a model reply",
                          description="Print {calls, content, rejected} as JSON for a model reply (UTF-8).")
     sal.add_argument("file", nargs="?", default="-", help="the reply text (default: - for stdin)")
-    who = sal.add_mutually_exclusive_group(required=True)
-    who.add_argument("--tools", type=_names, help="comma-separated names of the tools offered to the model")
-    who.add_argument("--any", action="store_true", help="accept any tool name (no allowlist)")
+    _tool_options(sal, required=True, json_flag=False)
     sal.add_argument("--dialects", type=_dialects, default=None, help="comma-separated dialects (default: all)")
     sal.add_argument("--no-mask-fences", action="store_true", help="also salvage inside Markdown fences")
     sal.add_argument("--no-mask-reasoning", action="store_true", help="also salvage inside reasoning blocks")
     sal.add_argument("--pretty", action="store_true", help="indent the JSON output")
+    _limit_options(sal)
+    sal.set_defaults(handler=_salvage)
+
+
+def _limit_options(parser: Any) -> None:
     defaults = Limits()
     for flag, field in _LIMIT_FLAGS:
-        sal.add_argument(flag, type=_count, default=None, metavar="N",
-                         help=f"Limits.{field} (default: {getattr(defaults, field)})")
-    sal.set_defaults(handler=_salvage)
+        parser.add_argument(flag, type=_count, default=None, metavar="N",
+                            help=f"Limits.{field} (default: {getattr(defaults, field)})")
 
 
 # -- audit and fix -----------------------------------------------------------------------------
@@ -171,10 +173,21 @@ def _tools_of(args: argparse.Namespace) -> Any:
     return args.tools
 
 
+def _allowed_names(args: argparse.Namespace) -> Any:
+    """salvage's allowlist: ``--any``, ``--tools`` or the names of ``--tools-file``'s definitions."""
+    tools = _tools_of(args)
+    if tools is ANY_TOOL or args.tools_file is None:
+        return tools
+    try:
+        return [spec.name for spec in tool_specs(tools)]
+    except (TypeError, ValueError) as exc:
+        raise _Fatal(f"{args.tools_file}: {exc}") from None
+
+
 def _fixer_of(args: argparse.Namespace) -> RecordFixer:
     tools = _tools_of(args)
     try:
-        return RecordFixer(tools)
+        return RecordFixer(tools, _limits(args))
     except (TypeError, ValueError) as exc:
         raise _Fatal(f"{args.tools_file or '--tools'}: {exc}") from None
 
@@ -193,8 +206,8 @@ def _fix_output(args: argparse.Namespace, stdout: TextIO) -> _Sink:
         raise _Fatal(f"refusing to write {args.output} over its input")
     try:
         return open_output(args.output, stdout)
-    except OSError as exc:
-        raise _Fatal(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    except OutputError as exc:
+        raise _Fatal(str(exc)) from None
 
 
 def _run_log(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, *, fixing: bool) -> int:
@@ -204,12 +217,15 @@ def _run_log(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, *, fixing:
         output = _fix_output(args, stdout) if fixing else None
     except _Fatal as exc:
         return fail(str(exc))
+    done = False
     try:
         report, bad_numbers = _read_log(args, source, stdin, fixer, output)
-    except _Fatal as exc:
-        if output is not None:
-            output.close(ok=False)  # no half-written OUT
+        done = True
+    except (_Fatal, OutputError) as exc:
         return fail(str(exc))
+    finally:
+        if output is not None and not done:
+            output.close(ok=False)  # no half-written OUT and no temporary file, on Ctrl-C too
     _write_report(args, source, report, bad_numbers, stdout, fixing=fixing)
     if report.records and report.bad_records == report.records:
         return fail(f"no record of {source} could be read ({report.bad_records:,} bad)")
@@ -222,37 +238,36 @@ def _read_log(args: argparse.Namespace, source: str, stdin: TextIO, fixer: Recor
     closed once complete); the report and the first bad lines' numbers, each said on stderr."""
     err = sys.stderr
     try:
-        lines, raw, total = open_log(args.file, stdin)
+        lines, raw, total = open_log(args.file, stdin, fixer.limits.max_input_chars)
     except OSError as exc:
         raise _Fatal(f"cannot read {source}: {exc.strerror or exc}") from None
-    progress = Progress(err, raw, total) if isatty(err) else None
+    tty = isatty(err)
+    verb = "fix" if output is not None else "audit"
+    progress = Progress(err, raw, total, tty=tty, label=f"{PROG} {verb}: {source}: ")
     bad_numbers: list[int] = []
 
     def on_bad_line(number: int, error: LineError) -> None:
         if len(bad_numbers) < MAX_REPORTED_BAD_LINES:
             bad_numbers.append(number)
-            if progress is not None:
-                progress.clear()
+            progress.clear()
             where = f"{source}:{number}" + (f":{error.column}" if error.column is not None else "")
             print(f"{PROG}: {where}: {error.reason}", file=err)
 
-    feed = lines if progress is None else counted(lines, progress)
+    feed = counted(lines, progress)
     try:
         tally = process_lines(feed, fixer, write=output.write if output is not None else None,
                               on_bad_line=on_bad_line)
     except (OSError, EOFError, zlib.error) as exc:  # unreadable or truncated gzip, I/O error
-        if progress is not None:
-            progress.clear()
+        progress.clear()
         message = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise _Fatal(f"cannot read {source}: {message}") from None
     finally:
         close = getattr(lines, "close", None)
-        if callable(close) and lines is not stdin:
+        if callable(close):
             close()
     if output is not None:
         output.close(ok=True)
-    if progress is not None:
-        progress.clear()
+    progress.clear()
     return tally.freeze(), bad_numbers
 
 
@@ -279,13 +294,15 @@ def _fix(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     return _run_log(args, stdin, stdout, fixing=True)
 
 
-def _tool_options(parser: Any, *, required: bool) -> None:
+def _tool_options(parser: Any, *, required: bool, json_flag: bool = True) -> None:
     who = parser.add_mutually_exclusive_group(required=required)
     who.add_argument("--tools", type=_names, help="comma-separated names of the tools offered to the model")
     who.add_argument("--tools-file", metavar="FILE",
                      help="a JSON list of OpenAI-style tool definitions (their schemas count coercions)")
     who.add_argument("--any", action="store_true", help="accept any tool name (no allowlist)")
-    parser.add_argument("--json", action="store_true", help="print the report as one JSON object, not a table")
+    if json_flag:
+        parser.add_argument("--json", action="store_true", help="print the report as one JSON object, not a table")
+        _limit_options(parser)
 
 
 def add_audit(sub: Any) -> None:
@@ -309,7 +326,7 @@ def add_fix(sub: Any) -> None:
     fix.add_argument("file", metavar="IN", help="JSON Lines, optionally gzip; - for stdin")
     fix.add_argument("-o", "--output", metavar="OUT", required=True,
                      help="where to write (.gz: gzip); - for stdout; never IN itself")
-    _tool_options(fix, required=False)
+    _tool_options(fix, required=True)
     fix.set_defaults(handler=_fix)
 
 

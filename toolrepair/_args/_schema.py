@@ -15,13 +15,13 @@ import warnings
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.validators
 import regex
-from referencing.exceptions import Unresolvable
+
+if TYPE_CHECKING:  # jsonschema is imported when the first schema is compiled (most of import time otherwise)
+    import jsonschema.exceptions
+    from referencing.exceptions import Unresolvable
 
 from .._errors import ArgumentError
 from .._safe_text import has_long_int, int_fits_text
@@ -178,7 +178,16 @@ def _short(value: object) -> str:
 _STRICT_CLASSES: dict[type[Any], type[Any]] = {}
 
 
+def _unresolvable() -> type[Unresolvable]:
+    """referencing's error for a broken ``$ref`` (loaded with jsonschema, which a validator needs first)."""
+    from referencing.exceptions import Unresolvable
+
+    return Unresolvable
+
+
 def _validator_class(schema: Mapping[str, Any]) -> type[Any]:
+    import jsonschema.validators
+
     with warnings.catch_warnings():
         # An unknown $schema falls back to the latest draft with a DeprecationWarning.
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -283,6 +292,8 @@ class CompiledSchema:
         if not isinstance(schema, Mapping):
             raise TypeError(f"an argument schema must be a mapping, got {type(schema).__name__}")
         cls = _validator_class(schema)
+        import jsonschema.exceptions
+
         try:
             cls.check_schema(schema)
         except jsonschema.exceptions.SchemaError as exc:
@@ -376,7 +387,7 @@ class CompiledSchema:
             if not has_long_int(args):
                 raise
             raise ArgumentError("Arguments hold an integer with too many digits to check", reason="too-large") from None
-        except Unresolvable as exc:
+        except _unresolvable() as exc:
             # A broken $ref in the tool's schema: fail closed, and say it is the schema's fault.
             raise ArgumentError(
                 f"Arguments cannot be checked: the tool's schema refers to {exc.ref!r}, which does not exist",
@@ -525,6 +536,8 @@ class CompiledSchema:
     # -- errors -------------------------------------------------------------------------------
 
     def _first_error(self, args: dict[str, Any]) -> ArgumentError:
+        import jsonschema.exceptions
+
         try:
             error = jsonschema.exceptions.best_match(self._validator.iter_errors(args))
         except RecursionError:  # is_valid stopped at a shallow error; best_match went on
@@ -550,6 +563,8 @@ def _describe(error: jsonschema.exceptions.ValidationError) -> ArgumentError:
 
 def _maybe_type_union(error: jsonschema.exceptions.ValidationError) -> ArgumentError | None:
     """A union of plain types fails as "must be an integer or null", not as one branch's error."""
+    import jsonschema.exceptions
+
     union = error if error.validator in ("anyOf", "oneOf") else error.parent
     if not (
         isinstance(union, jsonschema.exceptions.ValidationError)
