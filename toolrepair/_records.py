@@ -192,7 +192,7 @@ class RecordFixer:
             if not write:  # audit counts what a fix would write: pair a copy, fixed first
                 target = copy.deepcopy(obj)
                 if job.changed:
-                    twin = _Job(tables, Tally(), True, target)
+                    twin = _Job(tables, Tally(), True, target, self.limits)
                     for turn, calls, text in [(turn, *_read(turn)) for turn in _turns(target)]:
                         twin.turn(turn, calls, text)
             _pair_conversation(target, tally, job)
