@@ -120,7 +120,9 @@ def _text_to_json(value: str, name: str) -> Any:
     """An array or object written as JSON text (double-encoded)."""
     try:
         decoded = decode_value(value)
-    except ArgumentError:
+    except ArgumentError as exc:
+        if exc.reason == "duplicate-key":  # refused as it is in the arguments themselves
+            raise
         return _MISSING
     return decoded if _is_type(decoded, name) else _MISSING
 
