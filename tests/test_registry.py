@@ -50,7 +50,7 @@ AVAILABLE = "['calculator', 'fetch', 'get_item', 'web_search', 'wiki_lookup']"
     "name",
     ["web_search", "WebSearch", "web-search", "Web Search", "WEB_SEARCH", "webSearch", "ｗｅｂ＿ｓｅａｒｃｈ",
      "web\u200bsearch", "\u2066web_search\u2069", "functions.web_search", "default_api.web_search",
-     "myserver__web_search", "functions.WebSearch"],
+     "tools.web_search", "multi_tool_use.WebSearch", "functions.WebSearch"],
 )
 def test_drift_dispatches(registry: tr.ToolRegistry, name: str) -> None:
     assert registry.execute(name, {"query": "cats"}) == "results for cats (5)"

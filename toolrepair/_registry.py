@@ -17,6 +17,7 @@ from ._bind import split_positional
 from ._callshape import call_parts
 from ._errors import ToolExecutionError, ToolRepairError, format_expected
 from ._limits import Limits, limits_with
+from ._names import resolve_policy_names
 from ._otel import add_repair_events, end_tool_span, maybe_tracer, tool_span
 from ._repair import Entry, ToolIndex, coerce_call
 from ._result import serialize_result
@@ -110,6 +111,11 @@ class _Turn:
 class ToolRegistry:
     """Tools by name, with repair, policy, salvage and dispatch around them.
 
+    ``allow`` and ``deny`` entries are resolved like call names when the registry is built
+    (``resolve_policy_names``); ``strict`` (default: env ``TOOLREPAIR_STRICT_TOOLS``) makes an
+    entry that matches no tool a ``ToolResolutionError`` instead of a warning. Policy is
+    checked on the resolved name, whichever entry point the call comes through.
+
     >>> def web_search(query: str) -> str:
     ...     return f"results for {query}"
     >>> ToolRegistry([web_search]).execute("WebSearch", {"query": "cats"})
@@ -131,6 +137,7 @@ class ToolRegistry:
         max_input_chars: int | None = None,
         limits: Limits | None = None,
         trace_content: bool = False,
+        strict: bool | None = None,
     ) -> None:
         if profile not in _DEFAULT_BUDGET:
             raise ValueError(f"profile must be 'local' or 'hosted', not {profile!r}")
@@ -142,8 +149,12 @@ class ToolRegistry:
         self._index = ToolIndex(tools)
         self.profile: Profile = profile
         self.max_repairs = _DEFAULT_BUDGET[profile] if max_repairs is None else max_repairs
-        self.allow = frozenset(allow) if allow is not None else None
-        self.deny = frozenset(deny or ())
+        # Policy entries are resolved once, like names: `deny=["DeleteFile"]` denies `delete_file`;
+        # an entry matching no tool is a warning, or with `strict` (env TOOLREPAIR_STRICT_TOOLS
+        # when None) a ToolResolutionError, as in resolve_tool_names.
+        table = self._index.table
+        self.allow = resolve_policy_names(allow, table, kind="allow", strict=strict)
+        self.deny = resolve_policy_names(deny, table, kind="deny", strict=strict) or frozenset()
         self.before_call = before_call
         self.on_repair = on_repair
         self.dialects = dialects

@@ -55,7 +55,7 @@ class ToolIndex:
     Name resolution is O(len(name)) after construction: two dict look-ups and one split.
     """
 
-    __slots__ = ("_entries", "_table", "names", "sorted_names")
+    __slots__ = ("_entries", "names", "sorted_names", "table")
 
     def __init__(self, tools: Iterable[Any]) -> None:
         entries: dict[str, Entry] = {}
@@ -65,7 +65,7 @@ class ToolIndex:
                 raise ValueError(f"two tools are named {info.name!r}")
             entries[info.name] = _entry(info)
         self._entries = entries
-        self._table = NameTable(entries)
+        self.table = NameTable(entries)
         self.names: tuple[str, ...] = tuple(entries)
         self.sorted_names: list[str] = sorted(entries)
 
@@ -87,7 +87,7 @@ class ToolIndex:
     def maybe_resolve(self, name: str) -> tuple[str | None, bool]:
         """(offered name, repaired?) or (None, False). Exact names always win; drift to a
         normalised key two tools share never dispatches."""
-        return self._table.resolve(name)
+        return self.table.resolve(name)
 
 
 def not_found_error(name: str, index: ToolIndex) -> ToolExecutionError:
