@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 
 from toolrepair._args import (
-    DEFAULT_MAX_CHARS,
-    DEFAULT_MAX_DEPTH,
     CompiledSchema,
     check_nesting,
     compile_schema,
@@ -21,7 +19,11 @@ from toolrepair._args import (
 from toolrepair._args._decode import _MISSING, _Notes, _parse_lenient
 from toolrepair._args._schema import _coerce_to, _is_type, _show
 from toolrepair._errors import ArgumentError, format_expected
+from toolrepair._limits import DEFAULT_LIMITS
 from toolrepair._types import RepairEvent
+
+DEFAULT_MAX_DEPTH = DEFAULT_LIMITS.max_depth
+DEFAULT_MAX_CHARS = DEFAULT_LIMITS.max_argument_chars
 
 
 def short_id(value: object) -> str | None:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ._args import CompiledSchema, compile_schema, decode_arguments
+from ._args import CompiledSchema, check_nesting, compile_schema, decode_arguments
 from ._callshape import call_parts
 from ._errors import ArgumentError, ToolExecutionError, format_expected
 from ._limits import DEFAULT_LIMITS, Limits
@@ -130,7 +130,9 @@ def coerce_call(
     expected = entry.expected
     try:
         arguments, decode_events = decode_arguments(raw_args, limits=limits)
-        arguments, schema_events = entry.schema.apply(arguments, tool=name)
+        arguments, schema_events = entry.schema.apply(arguments, tool=name, max_depth=limits.max_depth)
+        if schema_events:  # a string coerced to an array or object may have made it deeper
+            check_nesting(arguments, limits.max_depth, finite=False)
     except ArgumentError as exc:
         message = exc.message if exc.message.endswith(".") else exc.message + "."
         error = ToolExecutionError(
@@ -163,4 +165,4 @@ def repair_call(call: ToolCall | Mapping[str, Any], tools: Any) -> Repair:
     if callable(repair) and hasattr(tools, "_index"):
         result: Repair = repair(call)
         return result
-    return coerce_call(ToolIndex(tools), call)[0]
+    return coerce_call(ToolIndex(tools), call)[0]  # a plain list of tools: the default Limits

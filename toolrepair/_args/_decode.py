@@ -22,8 +22,6 @@ from .._limits import DEFAULT_LIMITS, Limits, limits_with
 from .._types import RepairEvent
 
 __all__ = [
-    "DEFAULT_MAX_CHARS",
-    "DEFAULT_MAX_DEPTH",
     "FINITE_SCAN",
     "check_nesting",
     "decode_arguments",
@@ -32,12 +30,6 @@ __all__ = [
     "decode_value_at",
     "duplicate_key_error",
 ]
-
-DEFAULT_MAX_DEPTH: Final = DEFAULT_LIMITS.max_depth
-"""Deepest nesting of objects and arrays accepted in decoded arguments (the top object is 1)."""
-
-DEFAULT_MAX_CHARS: Final = DEFAULT_LIMITS.max_argument_chars
-"""Longest argument text accepted, in characters."""
 
 # Python refuses int() on more than 4300 digits by default (CVE-2020-10735): converting is
 # quadratic. Both paths refuse longer integer literals (floats convert in linear time).
@@ -877,7 +869,7 @@ def decode_arguments(
     {'query': 'cats'}
     """
     if limits is None and max_depth is None and max_chars is None:
-        depth, chars = DEFAULT_MAX_DEPTH, DEFAULT_MAX_CHARS
+        depth, chars = DEFAULT_LIMITS.max_depth, DEFAULT_LIMITS.max_argument_chars
     else:
         chosen = limits_with(limits, max_depth=max_depth, max_argument_chars=max_chars)
         depth, chars = chosen.max_depth, chosen.max_argument_chars
@@ -916,7 +908,7 @@ def _decode_object(
 
 
 def decode_value_at(
-    text: str, start: int = 0, *, max_depth: int = DEFAULT_MAX_DEPTH
+    text: str, start: int = 0, *, max_depth: int = DEFAULT_LIMITS.max_depth
 ) -> tuple[Any, int, tuple[RepairEvent, ...]]:
     """The JSON value opening at ``text[start]`` (a bracket), the index after it and the
     repairs made: the lenient parser of ``decode_arguments`` stopping where the value ends,
@@ -936,7 +928,7 @@ def decode_value(text: str) -> Any:
     return decode_json_value(text)[0]
 
 
-def decode_json_value(text: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> tuple[Any, tuple[RepairEvent, ...]]:
+def decode_json_value(text: str, *, max_depth: int = DEFAULT_LIMITS.max_depth) -> tuple[Any, tuple[RepairEvent, ...]]:
     """Any JSON value from ``text`` and the repairs made: ``decode_arguments`` without its
     demand for an object or its double-encoding step (the JSON differential reads through it).
 
