@@ -267,3 +267,19 @@ def test_audit_counts_per_record_and_merges() -> None:
     one = tr.audit_records([heavy], tools=["f"])
     assert one.merge(one).repeated_calls == 2
     assert tr.AuditReport.from_dict(one.to_dict()) == one
+
+
+def test_call_key_of_arguments_json_cannot_write() -> None:
+    big = 10**5000  # past CPython's int-string limit
+    assert call_key("f", {"n": big}) == call_key("f", {"n": big})
+    assert call_key("f", {"n": big}) != call_key("f", {"n": big + 1})
+
+    class NoRepr:
+        def __repr__(self) -> str:
+            raise RuntimeError("no")
+
+    odd = {1: NoRepr(), "a": 1}
+    assert call_key("f", odd) != call_key("f", odd)  # a call like no other: never a repeat
+    registry = tr.ToolRegistry([tr.ToolSpec("t", {"type": "object"}, fn=lambda **kw: "ok")], max_repeats=1)
+    assert registry.run({"name": "t", "arguments": {"n": big}}).ok
+    assert registry.run({"name": "t", "arguments": {"n": big}}).error.kind == "repeat"

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Final
+
+from ._safe_text import ints_as_text
 
 __all__ = ["DEFAULT_MAX_REPEATS", "MAX_TRACKED_CALLS", "RepeatCounter", "call_key", "repeat_message"]
 
@@ -39,13 +42,31 @@ def call_key(name: str, arguments: Mapping[str, Any]) -> bytes:
     False
     """
     try:
-        text = json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
+        text = _canonical(arguments)
     except (TypeError, ValueError, RecursionError):
-        # Keys of several types cannot be sorted, a cycle cannot be written: the repr then, which
-        # tells apart more calls than the JSON would (fail open: only a repeat can be missed).
-        text = "\x01" + repr(arguments)
+        text = _fallback(arguments)
     data = (name + "\x00" + text).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
+
+
+def _fallback(arguments: Mapping[str, Any]) -> str:
+    """The key text of arguments sorted-key JSON cannot write. Each form has a prefix of its
+    own, so it never equals a key of the form before it."""
+    try:
+        # An int past CPython's int-string limit: written as safe_text writes it (hex).
+        return "\x02" + _canonical(ints_as_text(arguments))
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        # Keys of several types cannot be sorted, a cycle cannot be written: the repr, which
+        # tells apart more calls than the JSON would (fail open: only a repeat can be missed).
+        return "\x01" + repr(arguments)
+    except Exception:  # a repr that raises: this call is like no other
+        return "\x03" + secrets.token_hex(16)
 
 
 def repeat_message(name: str, runs: int) -> str:
