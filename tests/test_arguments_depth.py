@@ -201,7 +201,7 @@ def _list_of(depth: int, leaf: Any) -> Any:
 
 def registry_verdicts(depth: int, limits: tr.Limits) -> dict[str, bool]:
     """Accepted or not, through each registry entry point, for arguments ``depth`` levels deep."""
-    registry = tr.ToolRegistry([f, ARRAY_TOOL, INT_TREE], limits=limits, max_repairs=100)
+    registry = tr.ToolRegistry([f, ARRAY_TOOL, INT_TREE], limits=limits, max_repairs=100, max_repeats=None)
     args = nested(depth)
     text = f"<tool_call>{_call(args)}</tool_call>"
 
