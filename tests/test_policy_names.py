@@ -293,3 +293,16 @@ def test_an_unknown_prefix_never_runs_the_tool(prefix: str, sep: str, tool: str)
 def test_a_documented_namespace_always_resolves(namespace: str, sep: str, tool: str) -> None:
     table = NameTable([tool, "other_tool_zz"])
     assert table.resolve(namespace + sep + tool) == (tool, True)
+
+
+@pytest.mark.parametrize(("offered", "name", "expected"), [
+    (["functions.lookup", "lookup_b"], "functions.lookup", "functions.lookup"),  # exact always wins
+    (["functions.lookup"], "Functions.Lookup", "functions.lookup"),  # its own spelling, normalised
+    (["functions.lookup"], "functions__lookup", None),  # `functions` names no server
+    (["a.b.c"], "a/b/c", None),  # three parts: no server prefix to read
+    (["a.b.c"], "A.B.C", "a.b.c"),  # its own spelling, normalised
+])
+def test_offered_names_that_only_look_namespaced(offered: list[str], name: str, expected: str | None) -> None:
+    table = NameTable(offered)
+    assert table.resolve(name)[0] == expected
+    assert len(table) == len(offered)
