@@ -280,6 +280,7 @@ def test_call_key_of_arguments_json_cannot_write() -> None:
 
     odd = {1: NoRepr(), "a": 1}
     assert call_key("f", odd) != call_key("f", odd)  # a call like no other: never a repeat
+    assert call_key("f", {"v": NoRepr()}) != call_key("f", {"v": NoRepr()})  # JSON's default=repr raises
     registry = tr.ToolRegistry([tr.ToolSpec("t", {"type": "object"}, fn=lambda **kw: "ok")], max_repeats=1)
     assert registry.run({"name": "t", "arguments": {"n": big}}).ok
     assert registry.run({"name": "t", "arguments": {"n": big}}).error.kind == "repeat"

@@ -43,7 +43,7 @@ def call_key(name: str, arguments: Mapping[str, Any]) -> bytes:
     """
     try:
         text = _canonical(arguments)
-    except (TypeError, ValueError, RecursionError):
+    except Exception:  # `default=repr` runs a native value's own __repr__: anything
         text = _fallback(arguments)
     data = (name + "\x00" + text).encode("utf-8", "surrogatepass")
     return hashlib.blake2b(data, digest_size=16).digest()
@@ -59,7 +59,7 @@ def _fallback(arguments: Mapping[str, Any]) -> str:
     try:
         # An int past CPython's int-string limit: written as safe_text writes it (hex).
         return "\x02" + _canonical(ints_as_text(arguments))
-    except (TypeError, ValueError, RecursionError):
+    except Exception:  # as above
         pass
     try:
         # Keys of several types cannot be sorted, a cycle cannot be written: the repr, which
