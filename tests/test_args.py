@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 
 from toolrepair._args import (
-    DEFAULT_MAX_CHARS,
-    DEFAULT_MAX_DEPTH,
     CompiledSchema,
     check_nesting,
     compile_schema,
@@ -21,7 +19,11 @@ from toolrepair._args import (
 from toolrepair._args._decode import _MISSING, _Notes, _parse_lenient
 from toolrepair._args._schema import _coerce_to, _is_type, _show
 from toolrepair._errors import ArgumentError, format_expected
+from toolrepair._limits import DEFAULT_LIMITS
 from toolrepair._types import RepairEvent
+
+DEFAULT_MAX_DEPTH = DEFAULT_LIMITS.max_depth
+DEFAULT_MAX_CHARS = DEFAULT_LIMITS.max_argument_chars
 
 
 def short_id(value: object) -> str | None:
@@ -56,7 +58,6 @@ VALID = [
     '{"quote": "say \\"hi\\"", "apostrophe": "it\'s"}',
     '{"url": "http://example.com/a//b", "c": "/* not a comment */"}',
     '{"python": "True False None", "single": "\'x\'"}',
-    '{"a": 1, "a": 2}',  # duplicate keys: the last wins, as in json.loads
     '{"big": 123456789012345678901234567890, "neg": -0, "small": 1e-300}',
     '{"nul": "\\u0000", "lone": "\\ud800"}',
     '{"high then plain": "\\ud800\\u0041", "high then high": "\\ud800\\ud800"}',

@@ -180,3 +180,84 @@ def test_paths_agree_on_any_depth(max_depth: int, depth: int, lists: tuple[bool,
     limits = tr.Limits(max_depth=max_depth)
     got = verdicts(nested(depth, lists), limits)
     assert got == dict.fromkeys(got, depth <= max_depth)
+
+
+# -- a raised or lowered limit holds at every entry point -------------------------------------
+ARRAY_TOOL = tr.ToolSpec("g", {"type": "object", "properties": {"x": {"type": "array"}}, "required": ["x"]},
+                         fn=lambda x: "ok")
+# `x`: nested arrays of integers, to any depth; a string leaf is coerced to an integer.
+INT_TREE = tr.ToolSpec("h", {"type": "object", "properties": {"x": {"$ref": "#/$defs/t"}}, "required": ["x"],
+                             "$defs": {"t": {"anyOf": [{"type": "integer"},
+                                                       {"type": "array", "items": {"$ref": "#/$defs/t"}}]}}},
+                       fn=lambda x: "ok")
+
+
+def _list_of(depth: int, leaf: Any) -> Any:
+    """A value ``depth`` levels deep (a bare leaf is 0)."""
+    for _ in range(depth):
+        leaf = [leaf]
+    return leaf
+
+
+def registry_verdicts(depth: int, limits: tr.Limits) -> dict[str, bool]:
+    """Accepted or not, through each registry entry point, for arguments ``depth`` levels deep."""
+    registry = tr.ToolRegistry([f, ARRAY_TOOL, INT_TREE], limits=limits, max_repairs=100, max_repeats=None)
+    args = nested(depth)
+    text = f"<tool_call>{_call(args)}</tool_call>"
+
+    def runs(name: str, arguments: Any) -> bool:
+        try:
+            registry.execute(name, arguments)
+        except tr.ToolExecutionError as exc:
+            assert exc.kind == "arguments", exc
+            ok = False
+        else:
+            ok = True
+        assert registry.run({"name": name, "arguments": arguments}).ok is ok
+        assert (tr.repair_call({"name": name, "arguments": arguments}, registry).error is None) is ok
+        return ok
+
+    salvaged = registry.salvage(text)
+    out = {
+        "execute dict": runs("f", args),
+        "execute text": runs("f", json.dumps(args)),
+        "execute lenient text": runs("f", json.dumps(args)[:-1] + ",}"),
+        "salvage then run": bool(salvaged.calls) and all(registry.run(c).ok for c in salvaged.calls),
+        "calls then run": all(registry.run(c).ok for c in registry.calls(text)) and bool(registry.calls(text)),
+        "salvage_text(limits=)": bool(tr.salvage_text(text, ["f"], limits=limits).calls),
+        "stream": _streamed(text, limits),
+        # the string holds `depth - 1` levels; inside `{"x": ...}` the call is `depth` deep
+        "coerced JSON string": runs("g", {"x": json.dumps(_list_of(depth - 1, 1))}),
+    }
+    if depth <= 60:  # deeper, jsonschema's own recursion refuses this schema (fail closed)
+        out["coerced leaf"] = runs("h", {"x": _list_of(depth - 1, "5")})
+    return out
+
+
+@pytest.mark.parametrize(("max_depth", "depths"), [
+    (10, (9, 10, 11, 64)),
+    (64, (63, 64, 65, 70)),
+    (100, (64, 65, 70, 99, 100, 101)),
+    (150, (64, 65, 70, 149, 150, 151)),
+])
+def test_a_custom_limit_holds_at_every_entry_point(max_depth: int, depths: tuple[int, ...]) -> None:
+    limits = tr.Limits(max_depth=max_depth)
+    for depth in depths:
+        got = registry_verdicts(depth, limits)
+        assert got == dict.fromkeys(got, depth <= max_depth), (depth, got)
+        assert set(verdicts(nested(depth), limits).values()) == {depth <= max_depth}
+
+
+@pytest.mark.parametrize("depth", [2, 20, 40, 60])
+def test_a_deep_string_leaf_is_coerced_within_the_limit(depth: int) -> None:
+    # The coercion walk reaches as deep as the limit allows, through $ref and anyOf.
+    registry = tr.ToolRegistry([INT_TREE], limits=tr.Limits(max_depth=100), max_repairs=100)
+    outcome = registry.run({"name": "h", "arguments": {"x": _list_of(depth, "5")}})
+    assert outcome.ok and outcome.call.arguments == {"x": _list_of(depth, 5)}
+
+
+def test_a_coerced_string_cannot_take_the_arguments_past_the_limit() -> None:
+    registry = tr.ToolRegistry([ARRAY_TOOL], limits=tr.Limits(max_depth=5))
+    assert registry.run({"name": "g", "arguments": {"x": json.dumps(_list_of(4, 1))}}).ok
+    outcome = registry.run({"name": "g", "arguments": {"x": json.dumps(_list_of(5, 1))}})
+    assert not outcome.ok and "nest deeper than 5" in outcome.content

@@ -34,7 +34,8 @@ def make_registry(max_repairs: int = 2) -> tuple[tr.ToolRegistry, list[tr.Repair
         with lock:
             seen.append(event)
 
-    return tr.ToolRegistry([web_search, fetch], max_repairs=max_repairs, on_repair=on_repair), seen
+    return tr.ToolRegistry([web_search, fetch], max_repairs=max_repairs, on_repair=on_repair,
+                            max_repeats=None), seen
 
 
 def test_threads_get_their_own_results_and_every_event_once() -> None:

@@ -90,7 +90,7 @@ def test_split_namespace(name: str, bare: str | None) -> None:
         ("WebSearch", ("web_search", True)),
         ("functions.web_search", ("web_search", True)),
         ("default_api.WebSearch", ("web_search", True)),
-        ("srv__web-search", ("web_search", True)),
+        ("srv__web-search", (None, False)),  # `srv` names no configured server
         ("wеb_search", (None, False)),
         ("unknown", (None, False)),
         ("read_file", ("read_file", False)),

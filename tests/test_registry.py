@@ -50,7 +50,7 @@ AVAILABLE = "['calculator', 'fetch', 'get_item', 'web_search', 'wiki_lookup']"
     "name",
     ["web_search", "WebSearch", "web-search", "Web Search", "WEB_SEARCH", "webSearch", "ｗｅｂ＿ｓｅａｒｃｈ",
      "web\u200bsearch", "\u2066web_search\u2069", "functions.web_search", "default_api.web_search",
-     "myserver__web_search", "functions.WebSearch"],
+     "tools.web_search", "multi_tool_use.WebSearch", "functions.WebSearch"],
 )
 def test_drift_dispatches(registry: tr.ToolRegistry, name: str) -> None:
     assert registry.execute(name, {"query": "cats"}) == "results for cats (5)"
@@ -141,7 +141,7 @@ def test_arguments_as_json_string(registry: tr.ToolRegistry) -> None:
 
 
 def test_budget_is_spent_per_turn_and_resets() -> None:
-    registry = tr.ToolRegistry([web_search], max_repairs=2)
+    registry = tr.ToolRegistry([web_search], max_repairs=2, max_repeats=None)
     with registry.turn():
         assert registry.execute("WebSearch", {"query": "a"})
         assert registry.execute("web_search", {"query": "b"})  # exact: costs nothing
@@ -265,7 +265,7 @@ def test_thread_safety() -> None:
 
 
 def test_turn_budget_is_shared_by_threads_of_one_turn() -> None:
-    registry = tr.ToolRegistry([web_search], max_repairs=10)
+    registry = tr.ToolRegistry([web_search], max_repairs=10, max_repeats=None)
     results: list[bool] = []
     lock = threading.Lock()
 

@@ -33,7 +33,7 @@ def _clear_ran() -> None:
 # attacker would try: all resolve to the one tool, so all must meet its policy.
 DRIFTED = [
     "delete_file", "DeleteFile", "deleteFile", "delete-file", "Delete File", "DELETE_FILE",
-    "functions.delete_file", "default_api.DELETE_FILE", "functions.DeleteFile", "myserver__delete_file",
+    "functions.delete_file", "default_api.DELETE_FILE", "functions.DeleteFile", "multi_tool_use.delete_file",
     "ｄｅｌｅｔｅ＿ｆｉｌｅ", "ＤｅｌｅｔｅＦｉｌｅ", "delete\u200b_file", "de\u200dlete\u200cfile", "\u2066delete_file\u2069",
     "delete\ufeff_file", "\u200edelete-file",
 ]

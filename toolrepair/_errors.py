@@ -33,7 +33,8 @@ class ToolRepairError(Exception):
 class ToolExecutionError(ToolRepairError):
     """A call that could not be run, or a tool that failed; the message is for the model.
 
-    ``kind`` says which: ``not-found``, ``arguments``, ``bind``, ``tool-error``, ``denied``.
+    ``kind`` says which: ``not-found``, ``arguments``, ``bind``, ``tool-error``, ``denied``,
+    ``repeat`` (the same call ran ``max_repeats`` times already).
     """
 
     def __init__(
@@ -74,7 +75,7 @@ class ArgumentError(ToolRepairError, ValueError):
 
     ``reason`` is a short code (``truncated``, ``undecodable``, ``empty``, ``not-an-object``,
     ``too-deep``, ``too-large``, ``type``, ``unknown-key``, ``missing``, ``ambiguous``, ``enum``,
-    ``constraint``);
+    ``constraint``, ``duplicate-key``);
     ``path`` is the dotted argument path when one applies; ``position`` the offset in the text.
     """
 

@@ -37,6 +37,7 @@ from ._history import pair_history, resolve_shape
 from ._ids import stable_id
 from ._limits import DEFAULT_LIMITS, Limits
 from ._repair import ToolIndex, coerce_call
+from ._repeats import DEFAULT_MAX_REPEATS, call_key
 from ._report import Tally
 from ._salvage import ANY_TOOL, AnyTool, salvage_text
 from ._types import ToolCall, ToolSpec
@@ -420,13 +421,22 @@ _READERS: dict[str, Callable[[Any], tuple[list[Any], str]]] = {
 
 # -- one record's work -------------------------------------------------------------------------
 class _Job:
-    __slots__ = ("allowed", "changed", "index", "limits", "ordinal", "record", "tally", "write")
+    __slots__ = ("allowed", "changed", "index", "limits", "ordinal", "record", "repeats", "tally", "write")
 
     def __init__(self, tables: _Tables, tally: Tally, write: bool, record: Any, limits: Limits) -> None:
         self.index, self.allowed, self.limits = tables.index, tables.allowed, limits
         self.tally, self.write, self.record = tally, write, record
         self.changed = False
         self.ordinal = 0  # of the turn in the record
+        self.repeats: dict[bytes, int] = {}  # call_key -> calls so far in this record
+
+    def _count_repeat(self, call: ToolCall) -> None:
+        """Count a call made again past DEFAULT_MAX_REPEATS within the record, keyed as the
+        registry keys it (``call_key``: resolved name, canonical arguments)."""
+        key = call_key(call.name, call.arguments)
+        seen = self.repeats[key] = self.repeats.get(key, 0) + 1
+        if seen > DEFAULT_MAX_REPEATS:
+            self.tally.repeated_calls += 1
 
     def _touch(self) -> None:
         self.changed = True
@@ -461,6 +471,7 @@ class _Job:
         tally.salvaged_calls += len(repaired)
         for call in repaired:
             tally.by_dialect[call.dialect] += 1
+            self._count_repeat(call)
         if turn.kind == "text":
             tally.salvaged_left_as_text += len(repaired)
             return
@@ -548,6 +559,7 @@ class _Job:
 
     def _count_events(self, kinds: set[str], call: ToolCall) -> ToolCall | None:
         tally = self.tally
+        self._count_repeat(call)
         if kinds:
             tally.repaired_calls += 1
             tally.by_repair.update(kinds)

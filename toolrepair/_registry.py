@@ -16,8 +16,10 @@ from ._bind import split_positional
 from ._callshape import call_parts
 from ._errors import ToolExecutionError, ToolRepairError, format_expected
 from ._limits import Limits, limits_with
+from ._names import resolve_policy_names
 from ._otel import add_repair_events, end_tool_span, maybe_tracer, tool_span
 from ._repair import Entry, ToolIndex, coerce_call
+from ._repeats import RepeatCounter, call_key, repeat_message
 from ._result import serialize_result
 from ._safe_text import exact_str, exception_message
 from ._salvage import Dialect, StreamSalvager, TextDelta, salvage_text
@@ -86,12 +88,14 @@ class _TrustedStream(StreamSalvager):
 
 
 class _Turn:
-    """The silent-repair budget of one turn; shared by the threads and tasks of that turn."""
+    """The silent-repair budget of one turn, and the calls it ran (for ``max_repeats``);
+    shared by the threads and tasks of that turn."""
 
-    __slots__ = ("_lock", "remaining")
+    __slots__ = ("_lock", "remaining", "repeats")
 
     def __init__(self, budget: int) -> None:
         self.remaining = budget
+        self.repeats = RepeatCounter()
         self._lock = threading.Lock()
 
     def take(self) -> bool:
@@ -108,6 +112,21 @@ class _Turn:
 
 class ToolRegistry:
     """Tools by name, with repair, policy, salvage and dispatch around them.
+
+    ``allow`` and ``deny`` entries are resolved like call names when the registry is built
+    (``resolve_policy_names``); ``strict`` (default: env ``TOOLREPAIR_STRICT_TOOLS``) makes an
+    entry that matches no tool a ``ToolResolutionError`` instead of a warning. Policy is
+    checked on the resolved name, whichever entry point the call comes through.
+
+    ``max_repeats`` (default 3; None: no bound): the same call -- its resolved name and its
+    arguments after decoding and coercion, as sorted-key JSON (``_repeats.call_key``) -- runs
+    at most that many times within a turn (``with registry.turn():``), or, outside a turn,
+    within this registry's conversation. The next one does not run: ``execute``/``aexecute``
+    raise, and ``run``/``arun`` return (``ok=False``), a ``ToolExecutionError`` of kind
+    ``repeat`` whose message is ``Call 'web_search' with the same arguments has already run 3
+    times; its result will not change. Use the earlier result or change the arguments.``, and a
+    ``RepairEvent`` of kind ``repeat`` is recorded. A call counts when it is dispatched, whether
+    the tool then succeeds or raises; refused calls (unknown, denied, bad arguments) do not.
 
     >>> def web_search(query: str) -> str:
     ...     return f"results for {query}"
@@ -130,19 +149,31 @@ class ToolRegistry:
         max_input_chars: int | None = None,
         limits: Limits | None = None,
         trace_content: bool = False,
+        max_repeats: int | None = 3,
+        strict: bool | None = None,
     ) -> None:
         if profile not in _DEFAULT_BUDGET:
             raise ValueError(f"profile must be 'local' or 'hosted', not {profile!r}")
         if max_repairs is not None and max_repairs < 0:
             raise ValueError("max_repairs must be >= 0")
+        if max_repeats is not None and (type(max_repeats) is not int or max_repeats < 1):
+            raise ValueError(f"max_repeats must be an int >= 1 or None, not {max_repeats!r}")
+        # The same call (name and canonical arguments, `call_key`) runs at most this often per
+        # turn, or outside a turn per this registry's conversation; None: no bound.
+        self.max_repeats = max_repeats
+        self._conversation = RepeatCounter()
         # Every bound the registry applies (salvage, streaming, argument decoding);
         # `max_input_chars=` overrides the field of the same name.
         self.limits = limits_with(limits, max_input_chars=max_input_chars)
         self._index = ToolIndex(tools)
         self.profile: Profile = profile
         self.max_repairs = _DEFAULT_BUDGET[profile] if max_repairs is None else max_repairs
-        self.allow = frozenset(allow) if allow is not None else None
-        self.deny = frozenset(deny or ())
+        # Policy entries are resolved once, like names: `deny=["DeleteFile"]` denies `delete_file`;
+        # an entry matching no tool is a warning, or with `strict` (env TOOLREPAIR_STRICT_TOOLS
+        # when None) a ToolResolutionError, as in resolve_tool_names.
+        table = self._index.table
+        self.allow = resolve_policy_names(allow, table, kind="allow", strict=strict)
+        self.deny = resolve_policy_names(deny, table, kind="deny", strict=strict) or frozenset()
         self.before_call = before_call
         self.on_repair = on_repair
         self.dialects = dialects
@@ -274,7 +305,24 @@ class ToolRegistry:
             except TypeError as exc:
                 raise ToolExecutionError(f"{exc}. {format_expected(info.name, entry.expected)}", kind="bind",
                                          tool_name=info.name, expected_parameters=entry.expected) from None
+        if self.max_repeats is not None:
+            self._count_run(repair.call)
         return repair, entry
+
+    def _count_run(self, call: ToolCall) -> None:
+        """Count the run ``call`` is about to make; raise the ``repeat`` answer instead when the
+        same call ran ``max_repeats`` times in this turn (outside one: this conversation). A
+        worker thread that cannot tell which of several open turns started it counts in a turn
+        of its own, as it gets a budget of its own (see ``turn``). O(size of the arguments)."""
+        assert self.max_repeats is not None
+        turn = self._current_turn()
+        counter = self._conversation if turn is None else turn.repeats
+        runs = counter.admit(call_key(call.name, call.arguments), self.max_repeats)
+        if runs is None:
+            return
+        message = repeat_message(call.name, runs)
+        self._record((RepairEvent("repeat", message, call.name, runs, None),), call.dialect)
+        raise ToolExecutionError(message, kind="repeat", tool_name=call.name)
 
     @staticmethod
     def _invoke(entry: Entry, target: Callable[..., Any], arguments: dict[str, Any]) -> Any:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ._args import CompiledSchema, compile_schema, decode_arguments
+from ._args import CompiledSchema, check_nesting, compile_schema, decode_arguments
 from ._callshape import call_parts
 from ._errors import ArgumentError, ToolExecutionError, format_expected
 from ._limits import DEFAULT_LIMITS, Limits
@@ -55,7 +55,7 @@ class ToolIndex:
     Name resolution is O(len(name)) after construction: two dict look-ups and one split.
     """
 
-    __slots__ = ("_entries", "_table", "names", "sorted_names")
+    __slots__ = ("_entries", "names", "sorted_names", "table")
 
     def __init__(self, tools: Iterable[Any]) -> None:
         entries: dict[str, Entry] = {}
@@ -65,7 +65,7 @@ class ToolIndex:
                 raise ValueError(f"two tools are named {info.name!r}")
             entries[info.name] = _entry(info)
         self._entries = entries
-        self._table = NameTable(entries)
+        self.table = NameTable(entries)
         self.names: tuple[str, ...] = tuple(entries)
         self.sorted_names: list[str] = sorted(entries)
 
@@ -87,7 +87,7 @@ class ToolIndex:
     def maybe_resolve(self, name: str) -> tuple[str | None, bool]:
         """(offered name, repaired?) or (None, False). Exact names always win; drift to a
         normalised key two tools share never dispatches."""
-        return self._table.resolve(name)
+        return self.table.resolve(name)
 
 
 def not_found_error(name: str, index: ToolIndex) -> ToolExecutionError:
@@ -130,7 +130,9 @@ def coerce_call(
     expected = entry.expected
     try:
         arguments, decode_events = decode_arguments(raw_args, limits=limits)
-        arguments, schema_events = entry.schema.apply(arguments, tool=name)
+        arguments, schema_events = entry.schema.apply(arguments, tool=name, max_depth=limits.max_depth)
+        if schema_events:  # a string coerced to an array or object may have made it deeper
+            check_nesting(arguments, limits.max_depth, finite=False)
     except ArgumentError as exc:
         message = exc.message if exc.message.endswith(".") else exc.message + "."
         error = ToolExecutionError(
@@ -163,4 +165,4 @@ def repair_call(call: ToolCall | Mapping[str, Any], tools: Any) -> Repair:
     if callable(repair) and hasattr(tools, "_index"):
         result: Repair = repair(call)
         return result
-    return coerce_call(ToolIndex(tools), call)[0]
+    return coerce_call(ToolIndex(tools), call)[0]  # a plain list of tools: the default Limits

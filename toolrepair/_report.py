@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ._repeats import DEFAULT_MAX_REPEATS
+
 __all__ = ["AuditReport", "Tally", "format_report"]
 
 #: The refused-name counter is pruned to ``NAME_COUNTER_KEEP`` entries when it passes
@@ -34,7 +36,7 @@ Pairs = tuple[tuple[str, int], ...]
 
 _INTS = ("records", "bad_records", "records_changed", "replies", "replies_with_native", "replies_salvaged",
          "empty_replies", "native_calls", "clean_calls", "repaired_calls", "unrepairable_calls",
-         "salvaged_calls", "salvaged_left_as_text", "results_linked", "rejected")
+         "salvaged_calls", "salvaged_left_as_text", "results_linked", "rejected", "repeated_calls")
 _COUNTERS = ("by_repair", "unrepairable", "by_dialect", "by_rejection_reason", "rejected_names",
              "bad_record_reasons")
 
@@ -81,6 +83,9 @@ class AuditReport:
     #: Tool results without an id linked to the id of the call they answer.
     results_linked: int = 0
     rejected: int = 0
+    #: Calls (native or salvaged) made again with the same name and canonical arguments after
+    #: ``DEFAULT_MAX_REPEATS`` such calls in one record: what ``max_repeats`` would answer.
+    repeated_calls: int = 0
     by_repair: Pairs = ()
     unrepairable: Pairs = ()
     by_dialect: Pairs = ()
@@ -191,6 +196,7 @@ class Tally:
     salvaged_left_as_text: int
     results_linked: int
     rejected: int
+    repeated_calls: int
     by_repair: Counter[str]
     unrepairable: Counter[str]
     by_dialect: Counter[str]
@@ -275,6 +281,8 @@ def format_report(report: AuditReport, title: str) -> str:
         line(dialect, n, r.salvaged_calls, 1)
     line("left as text (no field for calls)", r.salvaged_left_as_text, r.salvaged_calls, 1)
     line("tool results linked to new ids", r.results_linked)
+    if r.repeated_calls:
+        line(f"calls repeated past {DEFAULT_MAX_REPEATS} in a record", r.repeated_calls)
     line("candidates rejected", r.rejected)
     for reason, n in _most_common(r.by_rejection_reason):
         line(reason, n, r.rejected, 1)

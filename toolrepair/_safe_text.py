@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["exact_str", "exception_message", "has_long_int", "int_fits_text", "json_text", "safe_int"]
+__all__ = ["exact_str", "exception_message", "has_long_int", "int_fits_text", "ints_as_text", "json_text", "safe_int"]
 
 # Below this many bits an int has fewer than 603 decimal digits, under the lowest limit CPython
 # accepts (640): such ints (nearly all) need no look at the limit.
@@ -70,10 +70,12 @@ def json_text(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False)
     except ValueError:
-        return json.dumps(_ints_as_text(value), ensure_ascii=False)
+        return json.dumps(ints_as_text(value), ensure_ascii=False)
 
 
-def _ints_as_text(value: Any, path: set[int] | None = None) -> Any:
+def ints_as_text(value: Any, path: set[int] | None = None) -> Any:
+    """``value`` (nested dicts, lists, tuples) with each int past the int-string limit as its
+    hex spelling (``safe_int``); ``ValueError`` for a cycle. O(size of ``value``)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return safe_int(value)
     if not isinstance(value, (dict, list, tuple)):
@@ -83,9 +85,9 @@ def _ints_as_text(value: Any, path: set[int] | None = None) -> Any:
         raise ValueError("Circular reference detected")
     path.add(id(value))
     if isinstance(value, dict):
-        out: Any = {_ints_as_text(k) if isinstance(k, int) else k: _ints_as_text(v, path) for k, v in value.items()}
+        out: Any = {ints_as_text(k) if isinstance(k, int) else k: ints_as_text(v, path) for k, v in value.items()}
     else:
-        out = [_ints_as_text(v, path) for v in value]
+        out = [ints_as_text(v, path) for v in value]
     path.discard(id(value))
     return out
 

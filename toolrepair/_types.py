@@ -93,7 +93,8 @@ class SalvageResult:
 class RepairEvent:
     """One repair toolrepair made silently, for logs and audits.
 
-    ``kind`` is one of ``name``, ``decode``, ``coerce``, ``rename``, ``salvage``.
+    ``kind`` is one of ``name``, ``decode``, ``coerce``, ``rename``, ``salvage``, or ``repeat``
+    (a call answered instead of run: the same call ran ``max_repeats`` times; ``before`` is that count).
     """
 
     kind: str

@@ -204,7 +204,7 @@ BLOCKED = textwrap.dedent("""
     def web_search(query: str) -> str:
         return query
 
-    registry = tr.ToolRegistry([web_search])
+    registry = tr.ToolRegistry([web_search], max_repeats=None)
     for _ in range(3):
         assert registry.run({"name": "WebSearch", "arguments": {"query": "q"}}).ok
     import asyncio

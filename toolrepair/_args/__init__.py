@@ -4,8 +4,6 @@ validation (``_schema``). Both halves are pure; every failure is an
 """
 
 from ._decode import (
-    DEFAULT_MAX_CHARS,
-    DEFAULT_MAX_DEPTH,
     FINITE_SCAN,
     check_nesting,
     decode_arguments,
@@ -15,8 +13,6 @@ from ._decode import (
 from ._schema import CompiledSchema, compile_schema
 
 __all__ = [
-    "DEFAULT_MAX_CHARS",
-    "DEFAULT_MAX_DEPTH",
     "FINITE_SCAN",
     "CompiledSchema",
     "check_nesting",

@@ -22,21 +22,14 @@ from .._limits import DEFAULT_LIMITS, Limits, limits_with
 from .._types import RepairEvent
 
 __all__ = [
-    "DEFAULT_MAX_CHARS",
-    "DEFAULT_MAX_DEPTH",
     "FINITE_SCAN",
     "check_nesting",
     "decode_arguments",
     "decode_json_value",
     "decode_value",
     "decode_value_at",
+    "duplicate_key_error",
 ]
-
-DEFAULT_MAX_DEPTH: Final = DEFAULT_LIMITS.max_depth
-"""Deepest nesting of objects and arrays accepted in decoded arguments (the top object is 1)."""
-
-DEFAULT_MAX_CHARS: Final = DEFAULT_LIMITS.max_argument_chars
-"""Longest argument text accepted, in characters."""
 
 # Python refuses int() on more than 4300 digits by default (CVE-2020-10735): converting is
 # quadratic. Both paths refuse longer integer literals (floats convert in linear time).
@@ -107,12 +100,48 @@ def _reject_constant(text: str) -> Any:
     raise _NonFiniteError(text)
 
 
+def duplicate_key_error(key: str, position: int | None = None) -> ArgumentError:
+    """The refusal of an object that names ``key`` twice.
+
+    Decided: every duplicate is refused, even one whose values are equal. JSON leaves the
+    meaning of a repeated key open (RFC 8259 §4); ``json.loads`` keeps the last, other
+    parsers the first, so ``{"amount": 1, "amount": 1000}`` would run with whichever value
+    the reader picked. Pythonic calls refuse ``f(a=1, a=2)`` the same way. Fail closed.
+    """
+    where = f" (at character {position})" if position is not None else ""
+    shown = key if len(key) <= 60 else key[:57] + "..."
+    return ArgumentError(
+        f"Duplicate key {shown!r} in the arguments{where}: which of its values is meant cannot be told; "
+        "write each key once",
+        reason="duplicate-key",
+        position=position,
+    )
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The C scanner's object builder: a dict, or ``duplicate-key`` when a key repeats.
+
+    O(members). An ``ArgumentError`` (a ``ValueError``) raised here leaves the scanner as is.
+    """
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise duplicate_key_error(key)
+            seen.add(key)
+    return obj
+
+
 # strict=False: raw newlines and tabs inside strings are what models emit; they are unambiguous.
 # Every float goes through read_float (a Python call per float: the spelling must be kept);
 # texts too short to nest beyond the limit need no walk (0.65x json.loads on a 200-character
 # object, against 2.2x with the walk's fixed cost); longer texts get check_nesting's walk.
+# Every object goes through _unique_object (a Python call per object): a repeated key is
+# refused, never resolved by the scanner's last-wins rule. Argument decoding and salvage's
+# payload reader both scan through this one scanner.
 FINITE_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(  # type: ignore[attr-defined]
-    strict=False, parse_float=read_float, parse_constant=_reject_constant
+    strict=False, parse_float=read_float, parse_constant=_reject_constant, object_pairs_hook=_unique_object
 ).scan_once
 _CONTAINER_TYPES: Final = frozenset((dict, list))
 
@@ -525,7 +554,7 @@ class _Lenient:
     """The lenient parser's state between tokens; each step reads one token at ``s[i]`` (not
     whitespace) and returns the index after it. Every step is O(its token)."""
 
-    __slots__ = ("comma_at", "doubled", "key", "max_depth", "notes", "result", "s", "stack", "state")
+    __slots__ = ("comma_at", "doubled", "key", "key_at", "max_depth", "notes", "result", "s", "stack", "state")
 
     def __init__(self, s: str, max_depth: int, notes: _Notes, doubled: bool) -> None:
         self.s = s
@@ -536,6 +565,7 @@ class _Lenient:
         self.state = _S_VALUE
         self.comma_at = -1  # position of the comma just read, for trailing-comma notes
         self.key = ""  # the key whose value comes next
+        self.key_at = -1  # where that key was written
         self.result: Any = None
 
     def read_value(self, i: int) -> int:
@@ -562,6 +592,7 @@ class _Lenient:
         c = s[i]
         if c == "}":  # '{}', or a trailing comma: '{"a": 1,}'
             return self._close(c, i)
+        self.key_at = i
         if c in _CLOSERS:
             self.key, i = _read_string(s, i, self.notes, False)
         else:
@@ -655,6 +686,8 @@ class _Lenient:
         else:
             top = stack[-1]
             if type(top) is dict:
+                if self.key in top:  # one dict look-up per member: O(1)
+                    raise duplicate_key_error(self.key, self.key_at)
                 top[self.key] = value
             else:
                 top.append(value)
@@ -760,7 +793,9 @@ def _maybe_double_encoded(value: str, start: int, max_depth: int, notes: _Notes)
     inner = _Notes()
     try:
         decoded = _decode_text(value, max_depth, inner, allow_double=False)
-    except ArgumentError:
+    except ArgumentError as exc:
+        if exc.reason == "duplicate-key":  # the object it holds is refused, not kept as text
+            raise
         return value
     if type(decoded) not in _CONTAINER_TYPES:
         return value
@@ -824,8 +859,9 @@ def decode_arguments(
     A mapping is copied (and held to the depth limit), ``None`` is ``{}``; text (or UTF-8
     bytes) is decoded leniently and each repair is returned as a ``decode`` event. Raises
     :class:`ArgumentError` (and nothing else) with ``reason`` ``truncated``, ``undecodable``,
-    ``empty``, ``not-an-object``, ``too-deep``, ``too-large`` (an :class:`InputTooLargeError`)
-    or ``ambiguous``. Linear in the length of the text. The bounds are ``limits.max_depth`` and
+    ``empty``, ``not-an-object``, ``too-deep``, ``too-large`` (an :class:`InputTooLargeError`),
+    ``ambiguous`` or ``duplicate-key`` (any key written twice in one object, equal values or
+    not: see ``duplicate_key_error``). Linear in the length of the text. The bounds are ``limits.max_depth`` and
     ``limits.max_argument_chars`` (default ``Limits()``); ``max_depth=`` and ``max_chars=``,
     when given, override them.
 
@@ -833,7 +869,7 @@ def decode_arguments(
     {'query': 'cats'}
     """
     if limits is None and max_depth is None and max_chars is None:
-        depth, chars = DEFAULT_MAX_DEPTH, DEFAULT_MAX_CHARS
+        depth, chars = DEFAULT_LIMITS.max_depth, DEFAULT_LIMITS.max_argument_chars
     else:
         chosen = limits_with(limits, max_depth=max_depth, max_argument_chars=max_chars)
         depth, chars = chosen.max_depth, chosen.max_argument_chars
@@ -872,7 +908,7 @@ def _decode_object(
 
 
 def decode_value_at(
-    text: str, start: int = 0, *, max_depth: int = DEFAULT_MAX_DEPTH
+    text: str, start: int = 0, *, max_depth: int = DEFAULT_LIMITS.max_depth
 ) -> tuple[Any, int, tuple[RepairEvent, ...]]:
     """The JSON value opening at ``text[start]`` (a bracket), the index after it and the
     repairs made: the lenient parser of ``decode_arguments`` stopping where the value ends,
@@ -892,7 +928,7 @@ def decode_value(text: str) -> Any:
     return decode_json_value(text)[0]
 
 
-def decode_json_value(text: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> tuple[Any, tuple[RepairEvent, ...]]:
+def decode_json_value(text: str, *, max_depth: int = DEFAULT_LIMITS.max_depth) -> tuple[Any, tuple[RepairEvent, ...]]:
     """Any JSON value from ``text`` and the repairs made: ``decode_arguments`` without its
     demand for an object or its double-encoding step (the JSON differential reads through it).
 

@@ -24,10 +24,11 @@ if TYPE_CHECKING:  # jsonschema is imported when the first schema is compiled (m
     from referencing.exceptions import Unresolvable
 
 from .._errors import ArgumentError
+from .._limits import DEFAULT_LIMITS
 from .._safe_text import has_long_int, int_fits_text
 from .._spec import expected_from_schema
 from .._types import RepairEvent
-from ._decode import _MAX_NUMBER_CHARS, _MISSING, _NUMBER, DEFAULT_MAX_DEPTH, SpelledFloat, decode_value
+from ._decode import _MAX_NUMBER_CHARS, _MISSING, _NUMBER, SpelledFloat, decode_json_value
 
 __all__ = ["CompiledSchema", "compile_schema"]
 
@@ -35,7 +36,10 @@ __all__ = ["CompiledSchema", "compile_schema"]
 _KEY_NOISE: Final = regex.compile(r"[\p{Cf}_\-\s]+")
 _KEY_SUFFIX: Final = re.compile(r"\s*[=:]\s*\Z")
 _INT_TEXT: Final = re.compile(r"(-?[0-9]+)(?:\.0+)?")
-_MAX_COERCE_DEPTH: Final = DEFAULT_MAX_DEPTH
+# The coercion walk takes a step per value level and per schema it composes ($ref, a union's
+# branch, allOf): a level may sit behind up to this many steps and still be coerced. Its bound
+# is this times ``Limits.max_depth``, the one depth limit.
+_STEPS_PER_LEVEL: Final = 4
 # Longer keys are never renamed: no property name is this long, and the cache stays small.
 _MAX_KEY_CHARS: Final = 256
 _TYPE_WORDS: Final = {
@@ -79,11 +83,12 @@ def _is_type(value: object, name: str) -> bool:
     return True  # an unknown type name: never coerce towards it
 
 
-def _coerce_to(value: object, name: str) -> Any:
-    """``value`` converted to JSON type ``name`` where that is lossless, else ``_MISSING``."""
+def _coerce_to(value: object, name: str, max_depth: int = DEFAULT_LIMITS.max_depth) -> Any:
+    """``value`` converted to JSON type ``name`` where that is lossless, else ``_MISSING``;
+    JSON text (towards an array or object) is decoded within ``max_depth``."""
     if isinstance(value, str):
         convert = _FROM_TEXT.get(name)
-        return _MISSING if convert is None else convert(value, name)
+        return _MISSING if convert is None else convert(value, name, max_depth)
     if isinstance(value, bool):
         return _MISSING
     if name == "integer" and isinstance(value, float):
@@ -93,7 +98,7 @@ def _coerce_to(value: object, name: str) -> Any:
     return _MISSING
 
 
-def _text_to_number(value: str, name: str) -> Any:
+def _text_to_number(value: str, name: str, max_depth: int) -> Any:
     """``"5"`` (and ``"5.0"`` for an integer: no rounding, no exponent); a fraction for a number."""
     text = value.strip()
     if len(text) > _MAX_NUMBER_CHARS or not _NUMBER.fullmatch(text):
@@ -107,26 +112,29 @@ def _text_to_number(value: str, name: str) -> Any:
     return number if number - number == 0.0 else _MISSING
 
 
-def _text_to_boolean(value: str, name: str) -> Any:
+def _text_to_boolean(value: str, name: str, max_depth: int) -> Any:
     folded = value.strip().casefold()
     return True if folded == "true" else False if folded == "false" else _MISSING
 
 
-def _text_to_null(value: str, name: str) -> Any:
+def _text_to_null(value: str, name: str, max_depth: int) -> Any:
     return None if value.strip().casefold() == "null" else _MISSING
 
 
-def _text_to_json(value: str, name: str) -> Any:
-    """An array or object written as JSON text (double-encoded)."""
+def _text_to_json(value: str, name: str, max_depth: int) -> Any:
+    """An array or object written as JSON text (double-encoded), within ``max_depth`` levels
+    (the registry then holds the whole coerced value to the same limit)."""
     try:
-        decoded = decode_value(value)
-    except ArgumentError:
+        decoded = decode_json_value(value, max_depth=max_depth)[0]
+    except ArgumentError as exc:
+        if exc.reason == "duplicate-key":  # refused as it is in the arguments themselves
+            raise
         return _MISSING
     return decoded if _is_type(decoded, name) else _MISSING
 
 
 # Target type -> the conversion of a string towards it (none towards "string": it is one).
-_FROM_TEXT: Final[dict[str, Callable[[str, str], Any]]] = {
+_FROM_TEXT: Final[dict[str, Callable[[str, str, int], Any]]] = {
     "integer": _text_to_number,
     "number": _text_to_number,
     "boolean": _text_to_boolean,
@@ -221,11 +229,12 @@ def _vacuous(schema: Mapping[str, Any]) -> bool:
 class _Run:
     """What one ``apply`` call carries through the coercion walk."""
 
-    __slots__ = ("events", "tool")
+    __slots__ = ("events", "max_depth", "tool")
 
-    def __init__(self, tool: str, events: list[RepairEvent]) -> None:
+    def __init__(self, tool: str, events: list[RepairEvent], max_depth: int) -> None:
         self.tool = tool
         self.events = events
+        self.max_depth = max_depth  # Limits.max_depth
 
 
 def _coerced(path: str, before: Any, after: Any, tool: str) -> RepairEvent:
@@ -247,7 +256,7 @@ def _coerce_type(value: Any, types: Any, path: str, run: _Run) -> Any:
     if not names or any(_is_type(value, name) for name in names):
         return value
     for name in names:
-        new = _coerce_to(value, name)
+        new = _coerce_to(value, name, run.max_depth)
         if new is not _MISSING:
             run.events.append(_coerced(path, value, new, run.tool))
             return new
@@ -363,8 +372,12 @@ class CompiledSchema:
 
     # -- apply --------------------------------------------------------------------------------
 
-    def apply(self, arguments: Mapping[str, Any], *, tool: str) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
+    def apply(self, arguments: Mapping[str, Any], *, tool: str,
+              max_depth: int = DEFAULT_LIMITS.max_depth) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
         """Rename misnamed keys, coerce values where safe, validate; return arguments and events.
+
+        ``max_depth`` is ``Limits.max_depth``: JSON text coerced to an array or object is
+        decoded within it, and the coercion walk goes as deep.
 
         Raises :class:`ArgumentError` (``ambiguous``, ``unknown-key``, ``missing``, ``type``,
         ``enum``, ``constraint`` or ``too-deep``); the message has no parameter hint.
@@ -378,7 +391,7 @@ class CompiledSchema:
         try:
             if self._known.issuperset(args) and self._is_valid(args):
                 return args, ()
-            return self._repair(args, tool)
+            return self._repair(args, tool, max_depth)
         except ArgumentError:
             raise
         except ValueError:
@@ -394,12 +407,13 @@ class CompiledSchema:
                 reason="constraint",
             ) from None
 
-    def _repair(self, args: dict[str, Any], tool: str) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
+    def _repair(self, args: dict[str, Any], tool: str,
+                max_depth: int) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
         events: list[RepairEvent] = []
         if self._normalized:
             args = self._rename(args, tool, events)
         try:
-            coerced = self._coerce(args, self._root, "", 0, _Run(tool, events))
+            coerced = self._coerce(args, self._root, "", 0, _Run(tool, events, max_depth))
         except RecursionError:  # a deep union check inside jsonschema; validation says too-deep
             coerced = args
         if not self._is_valid(coerced):
@@ -465,7 +479,7 @@ class CompiledSchema:
 
         In the order jsonschema's verdict depends on them: the schemas this one composes
         (``$ref``, unions, ``allOf``), then its ``type``, its ``enum``, then the members."""
-        if depth > _MAX_COERCE_DEPTH or not isinstance(schema, Mapping):
+        if depth > _STEPS_PER_LEVEL * run.max_depth or not isinstance(schema, Mapping):
             return value
         value = self._coerce_composed(value, schema, path, depth, run)
         value = _coerce_type(value, schema.get("type"), path, run)
@@ -526,7 +540,7 @@ class CompiledSchema:
         if any(check(value) for check in checks):
             return value
         for branch, check in zip(branches, checks, strict=True):
-            trial = _Run(run.tool, [])
+            trial = _Run(run.tool, [], run.max_depth)
             candidate = self._coerce(value, branch, path, depth + 1, trial)
             if check(candidate):
                 run.events.extend(trial.events)

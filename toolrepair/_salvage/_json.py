@@ -17,7 +17,6 @@ from typing import Any
 from .._args import FINITE_SCAN, check_nesting, decode_arguments, decode_value_at
 from .._callshape import read_call_shape
 from .._errors import ArgumentError
-from .._limits import DEFAULT_LIMITS
 from .._types import RepairEvent
 from ._base import NEED_MORE, NeedMore, RawCall, ReadContext
 
@@ -36,8 +35,6 @@ __all__ = [
 # Partial literals and numbers a streaming text may end inside: `tru`, `-`, `1.`, `1e+`.
 _PARTIAL_TAIL = 6
 _LITERALS = ("true", "false", "null")
-# Arguments written as a JSON string are bounded like any payload.
-_MAX_ARGUMENT_STRING = DEFAULT_LIMITS.max_call_chars
 
 
 class JsonFailure:
@@ -166,7 +163,8 @@ def decode_payload(
             return NEED_MORE  # more text may complete it
         # Truncation is the truer reason (the lenient reading got to the payload's end); any
         # other refusal stays the strict one: the JSON is broken where the C scanner says.
-        return JsonFailure("truncated" if exc.reason == "truncated" else decoded.reason, decoded.pos)
+        kept = exc.reason in ("truncated", "too-deep")  # past the depth limit: say so, as the strict reading does
+        return JsonFailure(exc.reason if kept else decoded.reason, decoded.pos)
     return value, i + end, events  # a bracketed value: complete where it closes
 
 
@@ -204,13 +202,12 @@ def _arguments(raw: Any) -> tuple[dict[str, Any], tuple[RepairEvent, ...]] | Non
     if isinstance(raw, dict):
         return raw, ()
     if isinstance(raw, str):
-        if len(raw) > _MAX_ARGUMENT_STRING:
-            return None
         try:
-            # No depth bound of its own (the length bounds the iterative reading): the engine
-            # holds salvaged arguments to the caller's depth limit, as for a native call.
-            return decode_arguments(json.dumps(raw, ensure_ascii=False), max_chars=2 * _MAX_ARGUMENT_STRING,
-                                    max_depth=_MAX_ARGUMENT_STRING)
+            # No bounds of its own: the string was read from a payload within the caller's
+            # Limits.max_call_chars, and the engine holds salvaged arguments to the caller's
+            # depth limit, as for a native call. Depth cannot pass the text's length.
+            text = json.dumps(raw, ensure_ascii=False)
+            return decode_arguments(text, max_chars=len(text), max_depth=len(text))
         except ArgumentError:
             return None
     return None
