@@ -2,8 +2,8 @@
 ``max_repeats`` (default 3) within a turn is not run; the model gets the registry's corrective
 message, which says the call was repeated, and the run goes on.
 
-Written against the registry's repeated-call detection (``ToolRegistry(max_repeats=...)``),
-which lands separately: enable this file (drop ``pytestmark``) once it has.
+The registry's repeated-call detection (``ToolRegistry(max_repeats=...)``), seen through each
+framework's own loop.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import pytest
 
 import toolrepair as tr
 
-pytestmark = pytest.mark.skip(reason="needs the registry's repeated-call detection (max_repeats); "
-                                     "enable after it is merged")
 
 RAN: list[str] = []
 
