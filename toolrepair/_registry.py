@@ -19,7 +19,7 @@ from ._limits import Limits, limits_with
 from ._names import resolve_policy_names
 from ._otel import add_repair_events, end_tool_span, maybe_tracer, tool_span
 from ._repair import Entry, ToolIndex, coerce_call
-from ._repeats import RepeatCounter, call_key, repeat_message
+from ._repeats import MAX_TRACKED_CALLS, RepeatCounter, call_key, repeat_message
 from ._result import serialize_result
 from ._safe_text import exact_str, exception_message
 from ._salvage import Dialect, StreamSalvager, TextDelta, salvage_text
@@ -162,6 +162,9 @@ class ToolRegistry:
         # turn, or outside a turn per this registry's conversation; None: no bound.
         self.max_repeats = max_repeats
         self._conversation = RepeatCounter()
+        # Verdicts by call id: a call an integration vets and then runs is counted once.
+        self._admitted: OrderedDict[str, ToolExecutionError | None] = OrderedDict()
+        self._admitted_lock = threading.Lock()
         # Every bound the registry applies (salvage, streaming, argument decoding);
         # `max_input_chars=` overrides the field of the same name.
         self.limits = limits_with(limits, max_input_chars=max_input_chars)
@@ -315,14 +318,41 @@ class ToolRegistry:
         worker thread that cannot tell which of several open turns started it counts in a turn
         of its own, as it gets a budget of its own (see ``turn``). O(size of the arguments)."""
         assert self.max_repeats is not None
+        if call.id is not None:
+            with self._admitted_lock:
+                if call.id in self._admitted:  # vetted before: the same verdict, counted once
+                    seen = self._admitted[call.id]
+                    if seen is not None:
+                        raise seen
+                    return
         turn = self._current_turn()
         counter = self._conversation if turn is None else turn.repeats
         runs = counter.admit(call_key(call.name, call.arguments), self.max_repeats)
-        if runs is None:
-            return
-        message = repeat_message(call.name, runs)
-        self._record((RepairEvent("repeat", message, call.name, runs, None),), call.dialect)
-        raise ToolExecutionError(message, kind="repeat", tool_name=call.name)
+        error = None
+        if runs is not None:
+            message = repeat_message(call.name, runs)
+            self._record((RepairEvent("repeat", message, call.name, runs, None),), call.dialect)
+            error = ToolExecutionError(message, kind="repeat", tool_name=call.name)
+        if call.id is not None:
+            with self._admitted_lock:
+                self._admitted[call.id] = error
+                while len(self._admitted) > MAX_TRACKED_CALLS:
+                    self._admitted.popitem(last=False)
+        if error is not None:
+            raise error
+
+    def admit(self, call: ToolCall) -> ToolExecutionError | None:
+        """Count ``call`` (repaired) as about to run, for an integration whose framework runs
+        it: None when it may, else the ``repeat`` answer to send instead (see ``max_repeats``).
+        A call id admitted before gets the same verdict again, so vetting a call and then
+        running it through ``run`` counts it once. O(size of the arguments)."""
+        if self.max_repeats is None:
+            return None
+        try:
+            self._count_run(call)
+        except ToolExecutionError as error:
+            return error
+        return None
 
     @staticmethod
     def _invoke(entry: Entry, target: Callable[..., Any], arguments: dict[str, Any]) -> Any:

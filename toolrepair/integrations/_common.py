@@ -162,6 +162,9 @@ def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any]) -> Vetted
     if repair.call is None:
         assert repair.error is not None
         return Vetted(written, repair.error)
+    repeated = registry.admit(repair.call)  # the framework runs it: count it as a run
+    if repeated is not None:
+        return Vetted(written, repeated)
     return Vetted(repair.call, None)
 
 
