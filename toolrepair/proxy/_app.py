@@ -22,7 +22,8 @@ from ._complete import repair_completion
 from ._config import ProxyConfig
 from ._errors import ProxyError, error_body
 from ._report import Tally
-from ._reprompt import corrective_turn
+from ._reprompt import corrective_turn, missing_call
+from ._routes import MESSAGES, RESPONSES, ShapedRoute
 from ._sse import MalformedSSE, SSEReader
 from ._stream import StreamRepair
 from ._tools import RequestTools, request_tools
@@ -223,9 +224,7 @@ class _Proxy:
             message = _first_message(repaired)
             missing = None
             if tools.required and message is not None and not message.get("tool_calls"):
-                names = tools.registry.names
-                missing = (f"You must call the tool {names[0]!r} now, as a tool call." if len(names) == 1
-                           else f"You must call one of the tools {sorted(names)!r} now, as a tool call.")
+                missing = missing_call(tools.registry.names)
             if message is None or not (tally.notes or missing) or reprompts >= self.config.max_reprompts:
                 tally.tool_choice_unmet = missing is not None
                 break
@@ -330,6 +329,8 @@ def build_app(config: ProxyConfig, *, transport: httpx.AsyncBaseTransport | None
     routes = [
         Route("/health", proxy.health, methods=["GET"]),
         Route("/v1/chat/completions", proxy.endpoint(proxy.chat), methods=["POST"]),
+        Route("/v1/messages", proxy.endpoint(ShapedRoute(proxy, MESSAGES)), methods=["POST"]),
+        Route("/v1/responses", proxy.endpoint(ShapedRoute(proxy, RESPONSES)), methods=["POST"]),
         Route("/v1/{path:path}", proxy.endpoint(proxy.forward),
               methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]
