@@ -31,15 +31,17 @@ def create_app(
     timeout: float = DEFAULT_TIMEOUT,
     max_body: int = DEFAULT_MAX_BODY,
     api_key: str | None = None,
+    metrics: bool = False,
     transport: Any = None,
 ) -> Starlette:
     """The proxy as an ASGI app (run it with any ASGI server, or ``toolrepair serve``).
 
     ``upstream`` is the model server's OpenAI base URL (``http://127.0.0.1:11434/v1``);
-    ``transport`` an ``httpx.AsyncBaseTransport`` to reach it by (default: the network).
+    ``transport`` an ``httpx.AsyncBaseTransport`` to reach it by (default: the network);
+    ``metrics`` serves ``GET /metrics`` (and counts through OpenTelemetry when installed).
     """
     config = ProxyConfig(upstream, profile=profile, annotate=annotate, max_reprompts=max_reprompts,
-                         timeout=timeout, max_body=max_body, api_key=api_key)
+                         timeout=timeout, max_body=max_body, api_key=api_key, metrics=metrics)
     try:
         from ._app import build_app
     except ImportError as exc:

@@ -21,9 +21,11 @@ from starlette.types import Receive, Scope, Send
 from ._complete import repair_completion
 from ._config import ProxyConfig
 from ._errors import ProxyError, error_body
+from ._metrics import METRICS_CONTENT_TYPE, Metrics, route_of, time_upstream, upstream_seconds
+from ._ready import readiness
 from ._report import Tally
 from ._reprompt import corrective_turn, missing_call
-from ._routes import MESSAGES, RESPONSES, ShapedRoute
+from ._routes import MESSAGES, RESPONSES, ShapedRoute, fault_kind
 from ._sse import MalformedSSE, SSEReader
 from ._stream import StreamRepair
 from ._tools import RequestTools, request_tools
@@ -89,17 +91,25 @@ _Handler = Callable[[Request, float], Awaitable[Response]]
 
 
 class _Proxy:
-    __slots__ = ("config", "upstream")
+    __slots__ = ("config", "metrics", "upstream")
 
     def __init__(self, config: ProxyConfig, transport: httpx.AsyncBaseTransport | None) -> None:
         self.config = config
         self.upstream = Upstream(config, transport)
+        self.metrics = Metrics() if config.metrics else None
 
     # -- the edges ----------------------------------------------------------------------
     def _log(self, request: Request, status: int, tally: Tally | None, start: float) -> None:
-        # One line; never a body, never a header (Authorization stays out of every log).
-        logger.info("%s %s %d %s %.1fms", request.method, request.url.path, status,
-                    tally.header() if tally is not None else "-", (time.perf_counter() - start) * 1000)
+        # One line; never a body, never a header (Authorization stays out of every log). A
+        # stream that broke off says so by its fault's kind (never the upstream's bytes).
+        total = time.perf_counter() - start
+        fault = getattr(request.state, "fault", None)
+        logger.info("%s %s %d %s%s %.1fms", request.method, request.url.path, status,
+                    tally.header() if tally is not None else "-", f" fault={fault}" if fault else "", total * 1000)
+        if self.metrics is not None:
+            self.metrics.observe(route=route_of(request.url.path), stream=getattr(request.state, "stream", False),
+                                 status=status, fault=fault, tally=tally, total=total,
+                                 upstream=upstream_seconds(request))
 
     def _authorize(self, request: Request) -> None:
         key = self.config.api_key
@@ -149,12 +159,28 @@ class _Proxy:
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok", "upstream": self.config.upstream})
 
+    async def ready(self, request: Request) -> Response:
+        status, body = await readiness(self.upstream)
+        return JSONResponse(body, status_code=status)
+
+    async def exposition(self, request: Request, start: float) -> Response:
+        assert self.metrics is not None
+        return Response(self.metrics.exposition(), 200, media_type=METRICS_CONTENT_TYPE)
+
+    async def not_found(self, request: Request, exc: Exception) -> Response:
+        """An unknown local path: an OpenAI-shaped 404 that names the base URL, logged."""
+        base = f"{request.url.scheme}://{request.url.netloc}/v1"
+        self._log(request, 404, None, time.perf_counter())
+        return JSONResponse(error_body(f"Unknown path {request.url.path!r}: toolrepair serve answers under "
+                                       f"{base} (point the client's base URL there).", "not_found"), 404)
+
     # -- forwarding ---------------------------------------------------------------------
     async def _open(self, request: Request, content: bytes) -> httpx.Response:
         try:
             with anyio.fail_after(self.config.timeout):
-                return await self.upstream.open(request.method, request.url.path, headers=self._headers(request),
-                                                content=content, query=request.url.query)
+                return await time_upstream(request, self.upstream.open(
+                    request.method, request.url.path, headers=self._headers(request), content=content,
+                    query=request.url.query), self.metrics)
         except TimeoutError:
             raise timeout_error(self.config.timeout) from None
 
@@ -196,8 +222,9 @@ class _Proxy:
     async def _whole(self, request: Request, content: bytes) -> tuple[httpx.Response, bytes]:
         try:
             with anyio.fail_after(self.config.timeout):
-                reply = await self.upstream.open("POST", request.url.path, headers=self._headers(request),
-                                                 content=content, query=request.url.query)
+                reply = await time_upstream(request, self.upstream.open(
+                    "POST", request.url.path, headers=self._headers(request), content=content,
+                    query=request.url.query), self.metrics)
                 try:
                     data = await reply.aread()
                 finally:
@@ -247,15 +274,17 @@ class _Proxy:
         if reply.status_code != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
             return self._relay(request, reply, start, tally, {"x-toolrepair": tally.header()})
         repair = StreamRepair(tools.registry, tally)
+        request.state.stream = True
         headers = {**returned_headers(reply.headers.items()), **_SSE_HEADERS, "x-toolrepair": "streamed"}
 
         async def close() -> None:
             await reply.aclose()
             self._log(request, 200, tally, start)
 
-        return _Body(self._events(reply, repair, tools.required), 200, headers, close)
+        return _Body(self._events(reply, repair, tools.required, request), 200, headers, close)
 
-    async def _events(self, reply: httpx.Response, repair: StreamRepair, required: bool) -> AsyncIterator[bytes]:
+    async def _events(self, reply: httpx.Response, repair: StreamRepair, required: bool,
+                      request: Request) -> AsyncIterator[bytes]:
         # What one read of the upstream yields goes out as one write (not one per event): no
         # event waits for a later read, and a burst of small events costs one send, not many.
         reader = SSEReader()
@@ -284,6 +313,7 @@ class _Proxy:
         # Too late to ask again once the reply has been streamed: said, not repaired.
         repair.tally.tool_choice_unmet = required and not repair.calls
         if fault is not None:
+            request.state.fault = fault_kind(fault)
             out.append(_event(error_body(fault, "upstream_error")))
         if self.config.annotate:
             out.append(_event(repair.report_chunk()))
@@ -328,12 +358,14 @@ def build_app(config: ProxyConfig, *, transport: httpx.AsyncBaseTransport | None
 
     routes = [
         Route("/health", proxy.health, methods=["GET"]),
+        Route("/ready", proxy.ready, methods=["GET"]),
+        *([Route("/metrics", proxy.endpoint(proxy.exposition), methods=["GET"])] if proxy.metrics else []),
         Route("/v1/chat/completions", proxy.endpoint(proxy.chat), methods=["POST"]),
         Route("/v1/messages", proxy.endpoint(ShapedRoute(proxy, MESSAGES)), methods=["POST"]),
         Route("/v1/responses", proxy.endpoint(ShapedRoute(proxy, RESPONSES)), methods=["POST"]),
         Route("/v1/{path:path}", proxy.endpoint(proxy.forward),
               methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: proxy.not_found})
     app.state.config = config
     return app

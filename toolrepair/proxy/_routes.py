@@ -30,7 +30,7 @@ from ._upstream import json_object, returned_headers
 if TYPE_CHECKING:
     from ._app import _Proxy
 
-__all__ = ["MESSAGES", "RESPONSES", "Shape", "ShapedRoute"]
+__all__ = ["MESSAGES", "RESPONSES", "Shape", "ShapedRoute", "fault_kind"]
 
 
 class EventRepair(Protocol):
@@ -181,7 +181,7 @@ class ShapedRoute:
         out.extend(encode_event(held) for held in repair.close())
         tally.tool_choice_unmet = required and not repair.calls
         if fault is not None:
-            request.state.fault = fault
+            request.state.fault = fault_kind(fault)
             out.append(encode_event(self.shape.error(fault)))
         out.append(b": x-toolrepair " + tally.header().encode() + b"\n\n")
         yield b"".join(out)
@@ -196,3 +196,12 @@ def _relay(events: Iterator[str], repair: EventRepair, out: list[bytes]) -> None
         if event is None:
             raise MalformedSSE(f"data is not a JSON object: {data[:80]!r}")
         out.extend(encode_event(e) for e in repair.feed(event))
+
+
+_FAULT_KINDS = (("closed the stream", "incomplete"), ("malformed", "malformed"), ("stopped sending", "timeout"))
+
+
+def fault_kind(message: str) -> str:
+    """A stream fault's kind for the log line and metrics (its message may quote the upstream's
+    bytes, which are never logged)."""
+    return next((kind for phrase, kind in _FAULT_KINDS if phrase in message), "broken")
