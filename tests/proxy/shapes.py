@@ -11,7 +11,7 @@ string the model wrote, as bridging servers do). The Messages rendering says
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from starlette.applications import Starlette
@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .replies import CASES, Reply, _pieces
+from .servers import Running
 
 MESSAGE_TOOLS = [
     {"name": "web_search", "description": "Search the web.", "input_schema": {
@@ -242,3 +243,12 @@ def _reprompt(body: dict[str, Any]) -> Reply:
 
 
 SCRIPTS: dict[str, Callable[[dict[str, Any]], Reply]] = {"agent": _agent, "reprompt": _reprompt}
+
+
+def serve_shaped() -> Iterator[ShapedUpstream]:
+    """The shaped upstream on loopback (``.url``): a test module's fixture,
+    ``shaped = pytest.fixture(scope="module", name="shaped")(serve_shaped)``."""
+    up = ShapedUpstream()
+    with Running(up.app) as running:
+        up.url = running.url  # type: ignore[attr-defined]
+        yield up

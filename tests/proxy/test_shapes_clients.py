@@ -16,21 +16,14 @@ from toolrepair.proxy import create_app
 
 from .replies import CASES
 from .servers import Running
-from .shapes import MESSAGE_TOOLS, RESPONSE_TOOLS, ShapedUpstream
+from .shapes import MESSAGE_TOOLS, RESPONSE_TOOLS, ShapedUpstream, serve_shaped
 
+shaped = pytest.fixture(scope="module", name="shaped")(serve_shaped)
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
 
 WANT = [("web_search", {"query": "cats", "limit": 3})]
 MESSAGES = [{"role": "user", "content": "find cats"}]
-
-
-@pytest.fixture(scope="module")
-def shaped() -> Iterator[ShapedUpstream]:
-    up = ShapedUpstream()
-    with Running(up.app) as running:
-        up.url = running.url  # type: ignore[attr-defined]
-        yield up
 
 
 @pytest.fixture(scope="module")
