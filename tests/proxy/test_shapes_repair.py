@@ -351,3 +351,88 @@ def test_corrective_input() -> None:
                              {"type": "function_call_output", "call_id": "call_1", "output": "not found"}]
     body = corrective_input({"input": [{"role": "user", "content": "hi"}]}, {"output": []}, [], "Call one.")
     assert body["input"][-1] == {"role": "user", "content": "Call one."}
+
+
+# -- the edges of the event streams ----------------------------------------------------------------
+def test_a_tool_use_cut_short_is_sent_at_close() -> None:
+    events = message_events(CASES["native_drift"][0], "token")
+    stop = max(i for i, e in enumerate(events) if e["type"] == "content_block_stop")
+    tally = Tally()
+    repair = MessagesStream(_registry("messages"), tally)
+    out = [e for event in events[:stop] for e in repair.feed(event)] + repair.close()
+    assert [e["type"] for e in out[-3:]] == ["content_block_start", "content_block_delta", "content_block_stop"]
+    assert json.loads(out[-2]["delta"]["partial_json"]) == {"query": "cats", "limit": 2}
+
+
+def test_hosted_leaves_an_undecodable_streamed_input_as_written() -> None:
+    events = message_events(CASES["native_drift"][0], "token")
+    out, tally = _stream("messages", events, profile="hosted")
+    assert tally.refused == 1
+    delta = next(e for e in out if e.get("delta", {}).get("type") == "input_json_delta")
+    assert delta["delta"]["partial_json"] == "{'query': 'cats', 'limit': '2',}"
+    with pytest.raises(ValueError, match="Unable to parse tool parameter JSON"):
+        anthropic_assembled(out)  # the SDK refuses it, as it would the upstream's own stream
+
+
+def test_a_citations_delta_stays_with_its_text_block() -> None:
+    repair = MessagesStream(_registry("messages"), Tally())
+    events = [{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+              {"type": "content_block_delta", "index": 0,
+               "delta": {"type": "citations_delta", "citation": {"type": "char_location", "cited_text": "x"}}},
+              {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+              {"type": "content_block_stop", "index": 0}]
+    out = [e for event in events for e in repair.feed(event)]
+    assert [(e["type"], e.get("index")) for e in out] == [
+        ("content_block_start", 0), ("content_block_delta", 0), ("content_block_delta", 0), ("content_block_stop", 0)]
+
+
+def test_responses_refusal_parts_and_other_events_stay_in_their_message() -> None:
+    repair = ResponsesStream(_registry("responses"), Tally())
+    item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}
+    refusal = {"type": "refusal", "refusal": ""}
+    events = [{"type": "response.output_item.added", "output_index": 3, "item": item},
+              {"type": "response.output_text.annotation.added", "output_index": 3, "annotation": {}},
+              {"type": "response.content_part.added", "output_index": 3, "content_index": 0, "part": refusal},
+              {"type": "response.refusal.delta", "output_index": 3, "content_index": 0, "delta": "No."},
+              {"type": "response.output_text.annotation.added", "output_index": 3, "annotation": {}},
+              {"type": "response.content_part.done", "output_index": 3, "content_index": 0, "part": refusal},
+              {"type": "response.output_item.done", "output_index": 3, "item": {**item, "status": "completed"}},
+              {"type": "error", "code": "x", "message": "m"}]
+    out = [e for event in events for e in repair.feed(event)]
+    assert [(e["type"], e.get("output_index")) for e in out] == [
+        ("response.output_item.added", 0), ("response.content_part.added", 0), ("response.refusal.delta", 0),
+        ("response.output_item.done", 0), ("error", None)]
+    assert repair.output == [{**item, "status": "completed", "content": [refusal]}]
+    assert "sequence_number" not in out[-1]
+
+
+def test_responses_whole_refusal_part_and_a_call_cut_short() -> None:
+    body = {"output": [{"type": "message", "id": "m", "role": "assistant", "status": "completed",
+                        "content": [{"type": "refusal", "refusal": "No."}]}]}
+    assert repair_response_body(body, _registry("responses"), Tally()) == body
+    events = response_events(CASES["native_drift"][0], "token")
+    done = next(i for i, e in enumerate(events) if e["type"] == "response.output_item.done")
+    repair = ResponsesStream(_registry("responses"), Tally())
+    out = [e for event in events[:done] for e in repair.feed(event)] + repair.close()
+    assert out[-1]["type"] == "response.output_item.done"
+    assert json.loads(out[-1]["item"]["arguments"]) == {"query": "cats", "limit": 2}
+
+
+@pytest.mark.parametrize("given", ["arguments_done", "deltas"])
+def test_responses_call_arguments_from_its_events_when_the_done_item_has_none(given: str) -> None:
+    repair = ResponsesStream(_registry("responses"), Tally())
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": ""}
+    events = [{"type": "response.output_item.added", "output_index": 0, "item": item}]
+    if given == "deltas":
+        events += [{"type": "response.function_call_arguments.delta", "output_index": 0, "delta": p}
+                   for p in ('{"city": ', '"Rome"}')]
+    else:
+        events.append({"type": "response.function_call_arguments.done", "output_index": 0,
+                       "arguments": '{"city": "Rome"}'})
+    events.append({"type": "response.output_item.done", "output_index": 0, "item": item})
+    out = [e for event in events for e in repair.feed(event)]
+    assert out[-1]["item"]["arguments"] == '{"city": "Rome"}'
+
+
+def test_response_tools_absent() -> None:
+    assert response_tools({}, "local").registry is None

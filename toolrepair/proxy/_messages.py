@@ -251,12 +251,10 @@ def _loaded(written: str, fallback: Any) -> Any:
         return fallback
 
 
-def _as_events(blocks: list[Any]) -> list[dict[str, Any]]:
+def _as_events(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A whole reply's blocks as the events a stream would carry: one start, delta, stop each."""
     events: list[dict[str, Any]] = []
     for i, block in enumerate(blocks):
-        if not isinstance(block, dict):
-            continue
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
             events.append({"type": "content_block_start", "index": i, "content_block": {**block, "text": ""}})

@@ -336,12 +336,10 @@ class ResponsesStream:
         return [{"type": "response.output_item.done", "output_index": out, "item": dict(message)}]
 
 
-def _as_events(items: list[Any]) -> list[dict[str, Any]]:
+def _as_events(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A whole response's items as the events a stream would carry."""
     events: list[dict[str, Any]] = []
     for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            continue
         if item.get("type") == "message" and isinstance(item.get("content"), list):
             events.append({"type": "response.output_item.added", "output_index": i, "item": {**item, "content": []}})
             for part in item["content"]:
