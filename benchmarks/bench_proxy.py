@@ -21,12 +21,16 @@ How the comparison is kept fair:
   process spends per request (from /proc) is printed beside the latencies: it is the steadiest
   figure on a busy machine.
 
+Each route is measured in turn in the same run (`--routes`, default all three): chat completions,
+Anthropic Messages (LiteLLM's `/v1/messages` with an `anthropic/` model whose `api_base` is the
+upstream, so both proxies talk Messages to it) and OpenAI Responses (LiteLLM's `/v1/responses`).
+
 The upstream answers at once with a reply that writes its tool call as text (Hermes), so
 toolrepair does its real work (salvage, repair, re-serialisation) and the model's own time does
 not hide the proxies' cost. Streams are 40 chunks.
 
-    python benchmarks/bench_proxy.py [--rounds N] [--levels 1,50,200] [--no-litellm]
-                                     [--profile-proxy FILE]
+    python benchmarks/bench_proxy.py [--rounds N] [--levels 1,50,200] [--routes chat,messages,responses]
+                                     [--no-litellm] [--profile-proxy FILE]
 
 Target: toolrepair's added latency <= 0.3x LiteLLM proxy's at every level, for whole replies
 (p50, p99) and streams (time to first token and to last, p50 and p99): printed per level, with
@@ -88,7 +92,55 @@ UPSTREAM = textwrap.dedent('''
     async def models(request):
         return Response(b'{"object": "list", "data": []}', media_type="application/json")
 
-    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/v1/models", models)])
+    def sse(events):
+        return [f"event: {e['type']}\\ndata: {json.dumps(e)}\\n\\n".encode() for e in events]
+
+    MESSAGE = {"id": "msg_1", "type": "message", "role": "assistant", "model": "bench",
+               "content": [{"type": "text", "text": TEXT}], "stop_reason": "end_turn", "stop_sequence": None,
+               "usage": {"input_tokens": 20, "output_tokens": 40}}
+    MESSAGE_WHOLE = json.dumps(MESSAGE).encode()
+    MESSAGE_EVENTS = sse(
+        [{"type": "message_start", "message": {**MESSAGE, "content": [], "stop_reason": None}},
+         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}]
+        + [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}} for p in PIECES]
+        + [{"type": "content_block_stop", "index": 0},
+           {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 40}},
+           {"type": "message_stop"}])
+    PART = {"type": "output_text", "text": TEXT, "annotations": []}
+    ITEM = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [PART]}
+    RESPONSE = {"id": "resp_1", "object": "response", "created_at": 1700000000, "model": "bench",
+                "status": "completed", "output": [ITEM], "parallel_tool_calls": True, "tool_choice": "auto",
+                "tools": [], "usage": {"input_tokens": 20, "output_tokens": 40, "total_tokens": 60,
+                                       "input_tokens_details": {"cached_tokens": 0},
+                                       "output_tokens_details": {"reasoning_tokens": 0}}}
+    RESPONSE_WHOLE = json.dumps(RESPONSE).encode()
+    IDS = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    RESPONSE_EVENTS = sse([{**e, "sequence_number": n} for n, e in enumerate(
+        [{"type": "response.created", "response": {**RESPONSE, "status": "in_progress", "output": []}},
+         {"type": "response.output_item.added", "output_index": 0,
+          "item": {**ITEM, "status": "in_progress", "content": []}},
+         {"type": "response.content_part.added", **IDS, "part": {**PART, "text": ""}}]
+        + [{"type": "response.output_text.delta", **IDS, "delta": p, "logprobs": []} for p in PIECES]
+        + [{"type": "response.output_text.done", **IDS, "text": TEXT, "logprobs": []},
+           {"type": "response.content_part.done", **IDS, "part": PART},
+           {"type": "response.output_item.done", "output_index": 0, "item": ITEM},
+           {"type": "response.completed", "response": RESPONSE}])])
+
+    def shaped(whole, events):
+        async def answer(request):
+            body = await request.json()
+            if body.get("stream"):
+                async def gen():
+                    for event in events:
+                        yield event
+                return StreamingResponse(gen(), media_type="text/event-stream")
+            return Response(whole, media_type="application/json")
+        return answer
+
+    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/v1/models", models),
+                            Route("/v1/messages", shaped(MESSAGE_WHOLE, MESSAGE_EVENTS), methods=["POST"]),
+                            Route("/v1/responses", shaped(RESPONSE_WHOLE, RESPONSE_EVENTS), methods=["POST"])])
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
 ''')
 
@@ -114,6 +166,16 @@ LITELLM_CONFIG = textwrap.dedent('''
           model: openai/bench
           api_base: {upstream}/v1
           api_key: none
+      - model_name: bench-messages
+        litellm_params:
+          model: anthropic/bench
+          api_base: {upstream}
+          api_key: none
+      - model_name: bench-responses
+        litellm_params:
+          model: openai/bench
+          api_base: {upstream}/v1
+          api_key: none
     litellm_settings:
       telemetry: false
       drop_params: true
@@ -123,6 +185,16 @@ TOOLS = [{"type": "function", "function": {"name": "web_search", "parameters": {
     "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
     "required": ["query"]}}}]
 BODY = {"model": "bench", "messages": [{"role": "user", "content": "Weather in Paris tomorrow?"}], "tools": TOOLS}
+_SCHEMA = TOOLS[0]["function"]["parameters"]
+# route: (path, request body, what ends its stream)
+ROUTES: dict[str, tuple[str, dict[str, Any], bytes]] = {
+    "chat": ("/v1/chat/completions", BODY, b"data: [DONE]"),
+    "messages": ("/v1/messages", {"model": "bench-messages", "max_tokens": 256, "messages": BODY["messages"],
+                                  "tools": [{"name": "web_search", "input_schema": _SCHEMA}]}, b"message_stop"),
+    "responses": ("/v1/responses", {"model": "bench-responses", "input": "Weather in Paris tomorrow?",
+                                    "tools": [{"type": "function", "name": "web_search", "parameters": _SCHEMA}]},
+                  b"response.completed"),
+}
 
 # Per level: (rounds, requests each connection sends in a timed round). A round at level c is c
 # connections sending at once; at c=1 a round is a run of sequential requests.
@@ -144,6 +216,8 @@ class _Conn(asyncio.Protocol):
         self.closed = False
         self.done: asyncio.Future[None] | None = None
         self.stream = False
+        self.route = "chat"
+        self.ended = False  # a stream's end event was seen
         self.start = self.first = self.end = 0.0
         self.body: list[bytes] = []
         self.pending = b""
@@ -174,13 +248,14 @@ class _Conn(asyncio.Protocol):
         if not self.stream:
             self.body.append(body)
             return
-        self.body = [(self.body[-1] if self.body else b"")[-64:], body]  # a stream keeps its tail, for [DONE]
+        self.body = [(self.body[-1] if self.body else b"")[-64:], body]  # a stream keeps its tail, for its end
+        self.ended = self.ended or ROUTES[self.route][2] in b"".join(self.body)
         if self.first:
             return
         *lines, self.pending = (self.pending + body).split(b"\n")
         for raw in lines:
             line = raw.rstrip(b"\r")
-            if line.startswith(b"data: ") and line != b"data: [DONE]" and _visible(json.loads(line[6:])):
+            if line.startswith(b"data: ") and line != b"data: [DONE]" and _visible(json.loads(line[6:]), self.route):
                 self.first = time.perf_counter()
                 return
 
@@ -189,26 +264,41 @@ class _Conn(asyncio.Protocol):
         if self.done is not None and not self.done.done():
             self.done.set_result(None)
 
-    async def request(self, raw: bytes, stream: bool) -> tuple[float, float, bool]:
+    async def request(self, raw: bytes, stream: bool, route: str) -> tuple[float, float, bool]:
         """(time to first token, time to last, the reply carries tool_calls)."""
         assert self.transport is not None
         self.done = asyncio.get_running_loop().create_future()
-        self.stream, self.body, self.pending, self.first = stream, [], b"", 0.0
+        self.stream, self.route, self.body, self.pending, self.first = stream, route, [], b"", 0.0
+        self.ended = False
         self.start = time.perf_counter()
         self.transport.write(raw)
         await self.done
         if self.status != 200:
             raise RuntimeError(f"status {self.status}: {b''.join(self.body)[:200]!r}")
         if stream:
-            if not b"".join(self.body).rstrip().endswith(b"data: [DONE]"):
-                raise RuntimeError("the stream did not end with [DONE]")
+            if not self.ended:
+                raise RuntimeError(f"the stream did not end with {ROUTES[route][2].decode()}")
             return (self.first or self.end) - self.start, self.end - self.start, False
-        message = json.loads(b"".join(self.body))["choices"][0]["message"]
-        return self.end - self.start, self.end - self.start, bool(message.get("tool_calls"))
+        return self.end - self.start, self.end - self.start, _has_call(json.loads(b"".join(self.body)), route)
 
 
-def _visible(chunk: dict[str, Any]) -> bool:
-    """A chunk that shows the user something: text or a tool call (not the role-only first chunk)."""
+def _has_call(reply: dict[str, Any], route: str) -> bool:
+    if route == "messages":
+        return any(block.get("type") == "tool_use" for block in reply.get("content") or ())
+    if route == "responses":
+        return any(item.get("type") == "function_call" for item in reply.get("output") or ())
+    return bool(reply["choices"][0]["message"].get("tool_calls"))
+
+
+def _visible(chunk: dict[str, Any], route: str) -> bool:
+    """An event that shows the user something: text or a tool call (not the role-only first chunk)."""
+    kind = chunk.get("type")
+    if route == "messages":
+        return bool((kind == "content_block_delta" and (chunk.get("delta") or {}).get("text"))
+                    or (kind == "content_block_start" and (chunk.get("content_block") or {}).get("type") == "tool_use"))
+    if route == "responses":
+        return bool((kind == "response.output_text.delta" and chunk.get("delta"))
+                    or (kind == "response.output_item.added" and (chunk.get("item") or {}).get("type") == "function_call"))
     for choice in chunk.get("choices") or ():
         delta = choice.get("delta") or {}
         if delta.get("content") or delta.get("tool_calls"):
@@ -216,8 +306,9 @@ def _visible(chunk: dict[str, Any]) -> bool:
     return False
 
 
-def _raw_request(host: str, port: int, path: str, stream: bool) -> bytes:
-    body = json.dumps({**BODY, "stream": True} if stream else BODY).encode()
+def _raw_request(host: str, port: int, route: str, stream: bool) -> bytes:
+    path, base, _ = ROUTES[route]
+    body = json.dumps({**base, "stream": True} if stream else base).encode()
     return (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
             f"Accept: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
 
@@ -229,6 +320,7 @@ class _Client:
         self.conns: list[_Conn] = []
         self.target: tuple[str, int] = ("127.0.0.1", 0)
         self.raw = {False: b"", True: b""}
+        self.route = "chat"
         self.reconnects = 0
 
     async def _connect(self) -> _Conn:
@@ -243,8 +335,8 @@ class _Client:
                 self.conns[i] = await self._connect()
                 self.reconnects += timed
                 if timed:
-                    await self.conns[i].request(self.raw[stream], stream)
-            out.append(await self.conns[i].request(self.raw[stream], stream))
+                    await self.conns[i].request(self.raw[stream], stream, self.route)
+            out.append(await self.conns[i].request(self.raw[stream], stream, self.route))
         return out
 
     async def command(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -256,7 +348,8 @@ class _Client:
             return {}
         if cmd["op"] == "open":
             self.target = (cmd["host"], cmd["port"])
-            self.raw = {s: _raw_request(cmd["host"], cmd["port"], cmd["path"], s) for s in (False, True)}
+            self.route = cmd["route"]
+            self.raw = {s: _raw_request(cmd["host"], cmd["port"], cmd["route"], s) for s in (False, True)}
             self.conns = list(await asyncio.gather(*(self._connect() for _ in range(cmd["level"]))))
             self.reconnects = 0
             return {}
@@ -316,7 +409,7 @@ def _process(argv: list[str], url: str, env: dict[str, str] | None = None,
     log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in the finally below, after the process)
     process = subprocess.Popen(argv, stdout=log, stderr=log, env={**os.environ, **(env or {})}, cwd=ROOT)
     try:
-        for _ in range(600):  # up to a minute: LiteLLM's proxy takes a while to import
+        for _ in range(3000):  # up to five minutes: LiteLLM's proxy takes a while to import on a busy machine
             if process.poll() is not None:
                 log.seek(0)
                 raise RuntimeError(f"{argv[:3]} exited:\n{log.read().decode()[-2000:]}")
@@ -422,7 +515,7 @@ class _Results:
 
 
 def _run(load: _Load, targets: dict[str, tuple[int, subprocess.Popen[bytes]]], levels: list[int],
-         rounds: int, pids: dict[str, int]) -> _Results:
+         rounds: int, pids: dict[str, int], *, route: str) -> _Results:
     results = _Results()
     names = list(targets)
     for level in levels:
@@ -432,14 +525,14 @@ def _run(load: _Load, targets: dict[str, tuple[int, subprocess.Popen[bytes]]], l
             for stream in (False, True):
                 for name in order:
                     port, _ = targets[name]
-                    load(op="open", host="127.0.0.1", port=port, path="/v1/chat/completions", level=level)
+                    load(op="open", host="127.0.0.1", port=port, route=route, level=level)
                     warm = load(op="warm", stream=stream, count=1)
                     before = _cpu(pids[name])
                     answer = load(op="timed", stream=stream, count=count)
                     cpu = _cpu(pids[name]) - before
                     load(op="close")
                     results.add(level, name, stream, answer, warm=warm, cpu=cpu)
-        print(f"  level {level} done", file=sys.stderr)
+        print(f"  {route}: level {level} done", file=sys.stderr)
     return results
 
 
@@ -448,9 +541,10 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _print(res: _Results, levels: list[int], names: list[str], seconds: float) -> bool:
+def _print(res: _Results, levels: list[int], names: list[str], seconds: float, route: str) -> bool:
     peer = "litellm" in names
-    print(f"\npython {sys.version.split()[0]}; {os.cpu_count()} CPUs; load average at the end "
+    print(f"\n== {ROUTES[route][0]} (LiteLLM's proxy: its {ROUTES[route][0]} route) ==")
+    print(f"python {sys.version.split()[0]}; {os.cpu_count()} CPUs; load average at the end "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; run took {seconds:.0f} s")
     print("milliseconds; added = proxy's percentile - direct's at the same level; whole = non-streaming "
           "reply, ttft/last = stream's first visible token / its end")
@@ -526,6 +620,8 @@ def main() -> None:
                         help="rounds per level (default: " + ", ".join(f"{r} at {c}" for c, (r, _) in PLAN.items())
                         + "; each round: every path, whole then streamed, warm-up then timed)")
     parser.add_argument("--no-litellm", action="store_true")
+    parser.add_argument("--routes", default="chat,messages,responses",
+                        help="routes measured, one after another in the run: " + ", ".join(ROUTES))
     parser.add_argument("--profile-proxy", metavar="FILE", help="run toolrepair serve under cProfile, stats to FILE")
     parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -533,6 +629,7 @@ def main() -> None:
         _run_client()
         return
     levels = [int(x) for x in args.levels.split(",")]
+    routes = args.routes.split(",")
     started = time.perf_counter()
 
     up_port, tr_port, ll_port = _free_port(), _free_port(), _free_port()
@@ -549,7 +646,7 @@ def main() -> None:
             targets = {"direct": (up_port, up), "toolrepair": (tr_port, tr)}
             pids = {"direct": up.pid, "toolrepair": tr.pid}
             if args.no_litellm:
-                res = _run(load, targets, levels, args.rounds, pids)
+                res = {route: _run(load, targets, levels, args.rounds, pids, route=route) for route in routes}
             else:
                 config = Path(tmp, "litellm.yaml")
                 config.write_text(LITELLM_CONFIG.format(upstream=upstream))
@@ -561,11 +658,12 @@ def main() -> None:
                               ready="/health/liveliness") as ll:
                     targets["litellm"] = (ll_port, ll)
                     pids["litellm"] = ll.pid
-                    res = _run(load, targets, levels, args.rounds, pids)
+                    res = {route: _run(load, targets, levels, args.rounds, pids, route=route) for route in routes}
     finally:
         load.close()
-    met = _print(res, levels, list(targets), time.perf_counter() - started)
-    del met  # the verdict is printed; the exit status stays 0 (a benchmark, not a test)
+    seconds = time.perf_counter() - started
+    for route in routes:
+        _print(res[route], levels, list(targets), seconds, route)  # the verdicts are printed; exit status 0
 
 
 if __name__ == "__main__":

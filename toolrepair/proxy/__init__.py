@@ -45,17 +45,19 @@ def create_app(
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     api_key: str | None = None,
     repair_history: bool = True,
+    metrics: bool = False,
     transport: Any = None,
 ) -> Starlette:
     """The proxy as an ASGI app (run it with any ASGI server, or ``toolrepair serve``).
 
     ``upstream`` is the model server's OpenAI base URL (``http://127.0.0.1:11434/v1``);
-    ``transport`` an ``httpx.AsyncBaseTransport`` to reach it by (default: the network).
+    ``transport`` an ``httpx.AsyncBaseTransport`` to reach it by (default: the network);
+    ``metrics`` serves ``GET /metrics`` (and counts through OpenTelemetry when installed).
     """
     config = ProxyConfig(upstream, profile=profile, annotate=annotate, max_reprompts=max_reprompts,
                          timeout=timeout, max_body=max_body, max_reply=max_reply, max_line=max_line,
                          workers=workers, header_timeout=header_timeout, max_connections=max_connections,
-                         api_key=api_key, repair_history=repair_history)
+                         api_key=api_key, repair_history=repair_history, metrics=metrics)
     try:
         from ._app import build_app
     except ImportError as exc:

@@ -26,10 +26,13 @@ from ._body import iter_body, read_body
 from ._complete import repair_completion
 from ._config import ProxyConfig
 from ._errors import ProxyError, error_body
+from ._metrics import METRICS_CONTENT_TYPE, Metrics, route_of, time_upstream, upstream_seconds
 from ._offload import Offload
 from ._paths import raw_request_path
+from ._ready import readiness
 from ._report import Tally
-from ._reprompt import corrective_turn
+from ._reprompt import corrective_turn, missing_call
+from ._routes import MESSAGES, RESPONSES, ShapedRoute, fault_kind
 from ._sse import MalformedSSE, SSEReader
 from ._stream import MalformedChunk, StreamRepair
 from ._tools import RequestTools, request_object, request_tools
@@ -95,18 +98,26 @@ _Handler = Callable[[Request, float], Awaitable[Response]]
 
 
 class _Proxy:
-    __slots__ = ("config", "offload", "upstream")
+    __slots__ = ("config", "metrics", "offload", "upstream")
 
     def __init__(self, config: ProxyConfig, transport: httpx.AsyncBaseTransport | None) -> None:
         self.config = config
         self.upstream = Upstream(config, transport)
         self.offload = Offload(config.workers)
+        self.metrics = Metrics() if config.metrics else None
 
     # -- the edges ----------------------------------------------------------------------
     def _log(self, request: Request, status: int, tally: Tally | None, start: float) -> None:
-        # One line; never a body, never a header (Authorization stays out of every log).
-        logger.info("%s %s %d %s %.1fms", request.method, request.url.path, status,
-                    tally.header() if tally is not None else "-", (time.perf_counter() - start) * 1000)
+        # One line; never a body, never a header (Authorization stays out of every log). A
+        # stream that broke off says so by its fault's kind (never the upstream's bytes).
+        total = time.perf_counter() - start
+        fault = getattr(request.state, "fault", None)
+        logger.info("%s %s %d %s%s %.1fms", request.method, request.url.path, status,
+                    tally.header() if tally is not None else "-", f" fault={fault}" if fault else "", total * 1000)
+        if self.metrics is not None:
+            self.metrics.observe(route=route_of(request.url.path), stream=getattr(request.state, "stream", False),
+                                 status=status, fault=fault, tally=tally, total=total,
+                                 upstream=upstream_seconds(request))
 
     def _authorize(self, request: Request) -> None:
         key = self.config.api_key
@@ -158,12 +169,28 @@ class _Proxy:
         # Unauthenticated: the upstream as shown everywhere, userinfo and query hidden.
         return JSONResponse({"status": "ok", "upstream": self.upstream.shown})
 
+    async def ready(self, request: Request) -> Response:
+        status, body = await readiness(self.upstream)
+        return JSONResponse(body, status_code=status)
+
+    async def exposition(self, request: Request, start: float) -> Response:
+        assert self.metrics is not None
+        return Response(self.metrics.exposition(), 200, media_type=METRICS_CONTENT_TYPE)
+
+    async def not_found(self, request: Request, exc: Exception) -> Response:
+        """An unknown local path: an OpenAI-shaped 404 that names the base URL, logged."""
+        base = f"{request.url.scheme}://{request.url.netloc}/v1"
+        self._log(request, 404, None, time.perf_counter())
+        return JSONResponse(error_body(f"Unknown path {request.url.path!r}: toolrepair serve answers under "
+                                       f"{base} (point the client's base URL there).", "not_found"), 404)
+
     # -- forwarding ---------------------------------------------------------------------
     async def _open(self, request: Request, content: bytes) -> httpx.Response:
         try:
             with anyio.fail_after(self.config.timeout):
-                return await self.upstream.open(request.method, sent_path(request), headers=self._headers(request),
-                                                content=content, query=request.url.query)
+                return await time_upstream(request, self.upstream.open(
+                    request.method, sent_path(request), headers=self._headers(request), content=content,
+                    query=request.url.query), self.metrics)
         except TimeoutError:
             raise timeout_error(self.config.timeout) from None
 
@@ -212,8 +239,9 @@ class _Proxy:
     async def _whole(self, request: Request, content: bytes) -> tuple[httpx.Response, bytes]:
         try:
             with anyio.fail_after(self.config.timeout):
-                reply = await self.upstream.open("POST", sent_path(request), headers=self._headers(request),
-                                                 content=content, query=request.url.query)
+                reply = await time_upstream(request, self.upstream.open(
+                    "POST", sent_path(request), headers=self._headers(request), content=content,
+                    query=request.url.query), self.metrics)
                 try:
                     data = await read_body(reply, self.config.max_reply)
                 finally:
@@ -243,9 +271,7 @@ class _Proxy:
             message = _first_message(repaired)
             missing = None
             if tools.required and message is not None and not message.get("tool_calls"):
-                names = tools.registry.names
-                missing = (f"You must call the tool {names[0]!r} now, as a tool call." if len(names) == 1
-                           else f"You must call one of the tools {sorted(names)!r} now, as a tool call.")
+                missing = missing_call(tools.registry.names)
             if message is None or not (tally.notes or missing) or reprompts >= self.config.max_reprompts:
                 tally.tool_choice_unmet = missing is not None
                 break
@@ -272,15 +298,17 @@ class _Proxy:
             await reply.aclose()
             raise
         repair = StreamRepair(tools.registry, tally)
+        request.state.stream = True
         headers = {**returned_headers(reply.headers.items()), **_SSE_HEADERS, "x-toolrepair": "streamed"}
 
         async def close() -> None:
             await reply.aclose()
             self._log(request, 200, tally, start)
 
-        return _Body(self._events(body, repair, tools.required), 200, headers, close)
+        return _Body(self._events(body, repair, tools.required, request), 200, headers, close)
 
-    async def _events(self, body: AsyncIterator[bytes], repair: StreamRepair, required: bool) -> AsyncIterator[bytes]:
+    async def _events(self, body: AsyncIterator[bytes], repair: StreamRepair, required: bool,
+                      request: Request) -> AsyncIterator[bytes]:
         # What one read of the upstream yields goes out as one write (not one per event): no
         # event waits for a later read, and a burst of small events costs one send, not many.
         reader = SSEReader(self.config.max_line)
@@ -321,6 +349,7 @@ class _Proxy:
         # Too late to ask again once the reply has been streamed: said, not repaired.
         repair.tally.tool_choice_unmet = required and not repair.calls
         if fault is not None:
+            request.state.fault = fault_kind(fault)
             out.append(_event(error_body(fault, "upstream_error")))
         if self.config.annotate:
             out.append(_event(repair.report_chunk()))
@@ -422,11 +451,15 @@ def build_app(config: ProxyConfig, *, transport: httpx.AsyncBaseTransport | None
 
     routes = [
         Route("/health", proxy.health, methods=["GET"]),
+        Route("/ready", proxy.ready, methods=["GET"]),
+        *([Route("/metrics", proxy.endpoint(proxy.exposition), methods=["GET"])] if proxy.metrics else []),
         Route("/v1/chat/completions", proxy.endpoint(proxy.chat), methods=["POST"]),
+        Route("/v1/messages", proxy.endpoint(ShapedRoute(proxy, MESSAGES)), methods=["POST"]),
+        Route("/v1/responses", proxy.endpoint(ShapedRoute(proxy, RESPONSES)), methods=["POST"]),
         Route("/v1/{path:path}", proxy.endpoint(proxy.forward),
               methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: proxy.not_found, 405: not_found})
     app.state.config = config
     app.state.shown_upstream = proxy.upstream.shown
     return app

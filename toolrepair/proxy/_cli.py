@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ._config import DEFAULT_MAX_BODY, DEFAULT_MAX_LINE, DEFAULT_MAX_REPLY, DEFAULT_TIMEOUT
+from ._config import DEFAULT_MAX_BODY, DEFAULT_MAX_LINE, DEFAULT_MAX_REPLY, DEFAULT_TIMEOUT, upstream_warning
 
 __all__ = ["API_KEY_ENV", "add_serve_parser", "api_key"]
 
@@ -31,6 +31,16 @@ def _positive(kind: type[float] | type[int]) -> Any:
     return parse
 
 
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {value!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, not {value!r}")
+    return port
+
+
 def add_serve_parser(sub: Any) -> None:
     serve = sub.add_parser("serve", help="run the OpenAI-compatible repair proxy",
                            description="Serve /v1/chat/completions with tool calls repaired; other /v1/ "
@@ -38,7 +48,7 @@ def add_serve_parser(sub: Any) -> None:
     serve.add_argument("--upstream", required=True, help="the model server's OpenAI base URL, e.g. "
                                                          "http://127.0.0.1:11434/v1")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, loopback only)")
-    serve.add_argument("--port", type=_positive(int), default=8787, help="port (default: 8787)")
+    serve.add_argument("--port", type=_port, default=8787, help="port, 1 to 65535 (default: 8787)")
     serve.add_argument("--profile", choices=("local", "hosted"), default="local",
                        help="local: repair and salvage; hosted: repair nothing silently (default: local)")
     serve.add_argument("--annotate", action="store_true", help="add a `toolrepair` field to each reply")
@@ -61,6 +71,8 @@ def add_serve_parser(sub: Any) -> None:
     serve.add_argument("--no-repair-history", action="store_true",
                        help="send request histories as they are (default: unanswered calls answered, "
                             "orphaned results dropped, argument JSON normalised)")
+    serve.add_argument("--metrics", action="store_true",
+                       help="count requests and tool calls; serve them at GET /metrics (Prometheus)")
     serve.set_defaults(handler=_serve)
 
 
@@ -104,13 +116,18 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         app = create_app(upstream=args.upstream, profile=args.profile, annotate=args.annotate,
                          max_reprompts=args.max_reprompts, timeout=args.timeout, max_body=args.max_body,
                          max_reply=args.max_reply, max_line=args.max_line, api_key=api_key(args, os.environ),
-                         repair_history=not args.no_repair_history)
+                         repair_history=not args.no_repair_history, metrics=args.metrics)
         import uvicorn
     except (ImportError, ValueError) as exc:
         return fail(str(exc))
 
     _log_requests()
     logging.getLogger("toolrepair.proxy").info("repairing for the upstream %s", app.state.shown_upstream)
+    warning = upstream_warning(args.upstream)
+    if warning is not None:
+        logging.getLogger("toolrepair.proxy").warning("warning: %s", warning)
+    stdout.write(banner(args.host, args.port))
+    stdout.flush()
     # What start-up made (modules, the app) lives as long as the server: frozen out of the
     # collector's reach, a full collection no longer walks it in the middle of a request
     # (measured: a ~20 ms pause every few hundred requests, the whole p99 of a first token).
@@ -121,3 +138,14 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info",
                 **server_options(app.state.config))
     return 0
+
+
+def banner(host: str, port: int) -> str:
+    """The base URLs to give clients (OpenAI clients take the ``/v1`` one; Anthropic's SDK and
+    Claude Code add ``/v1`` themselves).
+
+    >>> print(banner("127.0.0.1", 8787), end="")
+    toolrepair serve: OpenAI base URL http://127.0.0.1:8787/v1 (Anthropic: http://127.0.0.1:8787)
+    """
+    shown = f"[{host}]" if ":" in host else host
+    return f"toolrepair serve: OpenAI base URL http://{shown}:{port}/v1 (Anthropic: http://{shown}:{port})\n"

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import urlsplit
 
 from ._redact import redact_url
 
 __all__ = ["DEFAULT_HEADER_TIMEOUT", "DEFAULT_MAX_BODY", "DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_LINE",
-           "DEFAULT_MAX_REPLY", "DEFAULT_TIMEOUT", "ProxyConfig"]
+           "DEFAULT_MAX_REPLY", "DEFAULT_TIMEOUT", "ProxyConfig",
+           "upstream_warning"]
 
 DEFAULT_TIMEOUT = 600.0  # seconds; local models can think for minutes before the first token
 DEFAULT_MAX_BODY = 32 * 1024 * 1024  # bytes; long agent histories with images stay well under
@@ -46,6 +49,7 @@ class ProxyConfig:
     # When set, clients must send `Authorization: Bearer <api_key>`; kept out of the repr (logs, tracebacks).
     api_key: str | None = field(default=None, repr=False)
     repair_history: bool = True  # pair the request history's calls and results (``repair_history``'s rules)
+    metrics: bool = False  # count requests and calls; serve them at GET /metrics
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
@@ -66,3 +70,19 @@ class ProxyConfig:
             raise ValueError("header_timeout must be > 0 seconds and max_connections >= 1")
         if self.api_key == "":
             raise ValueError("api_key must not be empty")
+
+
+_VERSION = re.compile(r"/v\d+[a-z0-9]*(?:/|$)")  # /v1, /v1beta, /api/v1, /openai/v1/
+
+
+def upstream_warning(upstream: str) -> str | None:
+    """Why an upstream URL looks wrong, or None: one without a version path (``/v1``) sends
+    ``/v1/chat/completions`` to ``<upstream>/chat/completions``, which most servers answer 404.
+
+    >>> upstream_warning("http://127.0.0.1:11434/v1") is None, upstream_warning("http://127.0.0.1:11434") is None
+    (True, False)
+    """
+    if _VERSION.search(urlsplit(upstream).path):
+        return None
+    return (f"the upstream URL {upstream!r} has no version path: requests go to {upstream.rstrip('/')}/chat/"
+            f"completions and the like; most servers serve them under /v1 (e.g. {upstream.rstrip('/')}/v1)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,7 @@ class Note:
     tool_call_id: str | None  # None for a call written as text that was refused
     name: str | None
     message: str
+    reason: str = "error"  # ToolExecutionError.kind (not-found, arguments, bind, denied, ...): a bounded set
 
 
 @dataclass(slots=True)
@@ -32,6 +34,10 @@ class Tally:
     reprompts: int = 0  # round trips asking the model to correct itself
     tool_choice_unmet: bool = False  # tool_choice required a call and the reply has none
     notes: list[Note] = field(default_factory=list)
+    # For /metrics: every key is from a bounded set (never a tool or model name).
+    outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)  # (native|salvaged, passed|repaired|refused)
+    repair_kinds: Counter[str] = field(default_factory=Counter)  # RepairEvent.kind
+    dialects: Counter[str] = field(default_factory=Counter)  # dialect of each salvaged call
 
     def refuse(self, note: Note) -> None:
         self.refused += 1

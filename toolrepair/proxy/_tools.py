@@ -11,9 +11,13 @@ from .._registry import ToolRegistry
 from .._types import ToolSpec
 from ._errors import ProxyError
 
-__all__ = ["RequestTools", "request_object", "request_tools"]
+__all__ = ["EMPTY_SCHEMA", "Choice", "RequestTools", "bad_request", "offered_tools", "request_object",
+           "request_tools"]
 
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+EMPTY_SCHEMA = _EMPTY_SCHEMA  # what a tool without a schema is repaired against, on every route
+
+Choice = Literal["auto", "none", "required", "named"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +58,9 @@ def request_object(content: bytes) -> dict[str, Any]:
     return value
 
 
+bad_request = _bad  # a 400 naming the request field at fault, on every route
+
+
 def _spec(tool: Any, i: int) -> ToolSpec | None:
     if not isinstance(tool, Mapping):
         raise _bad(f"tools[{i}] must be an object", f"tools[{i}]")
@@ -69,7 +76,7 @@ def _spec(tool: Any, i: int) -> ToolSpec | None:
     return ToolSpec(fn["name"], parameters, description if isinstance(description, str) else "")
 
 
-def _choice(body: Mapping[str, Any]) -> tuple[Literal["auto", "none", "required", "named"], str | None]:
+def _choice(body: Mapping[str, Any]) -> tuple[Choice, str | None]:
     choice = body.get("tool_choice", "auto")
     if choice in ("auto", "none", "required", None):
         return choice or "auto", None
@@ -97,6 +104,13 @@ def request_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) 
         raise _bad("tools must be an array", "tools")
     choice, named = _choice(body)
     specs = [spec for i, tool in enumerate(tools) if (spec := _spec(tool, i)) is not None]
+    return offered_tools(specs, choice, named, profile)
+
+
+def offered_tools(specs: list[ToolSpec], choice: Choice, named: str | None,
+                  profile: Literal["local", "hosted"]) -> RequestTools:
+    """The registry for tools read from any request shape, narrowed by its tool choice: the
+    one rule every route applies (``named`` must be among ``specs``)."""
     if named is not None:
         specs = [spec for spec in specs if spec.name == named]
         if not specs:
