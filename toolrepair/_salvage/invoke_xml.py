@@ -20,6 +20,7 @@ from typing import Any
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, found_calls, skip_ws, startswith_ci
 from ._json import JsonFailure, decode_at
 from ._xml_text import ValueSpec, any_at, call_at_end, read_attrs, value_or_refusal
+from .spelled import Spelled, bar_variants
 
 __all__ = ["DSML", "GLIMMER", "MINICPM5", "MINIMAX_M2", "MINIMAX_M3", "STEP3", "InvokeDialect", "json_value"]
 
@@ -147,6 +148,8 @@ class InvokeDialect:
         head = read_attrs(text, p, ctx)
         if isinstance(head, NeedMore):
             return NEED_MORE
+        if head is None and text.find(">", p) == -1:
+            return Found(n, error="truncated")  # the reply ends inside the tag (final here)
         if head is None or "name" not in head[0]:
             return Found(k + 1, error="undecodable")
         attrs, v = head
@@ -213,6 +216,9 @@ class InvokeDialect:
             if lit == close:
                 return Found(k + len(close), tuple(calls))  # no calls: a silent skip
             got = None if lit is None else self._invoke(text, k, ctx, spec, budget)
+            if isinstance(got, Found) and got.error is not None and calls:
+                # The complete calls before a broken one stand; the broken one is refused alone.
+                return Found(got.end, (*calls, RawCall("", {}, error=got.error)))
             if not isinstance(got, tuple):
                 return found_calls(j, calls) if got is None else got
             calls.append(got[0])
@@ -222,12 +228,20 @@ class InvokeDialect:
 MINIMAX_M2 = InvokeDialect(
     "minimax_m2", (("<minimax:tool_call>", "</minimax:tool_call>"),), "invoke", "parameter"
 )
-DSML = InvokeDialect(
+# DeepSeek V3.2 `function_calls`, V4 `tool_calls`, V4.1 `calls` (written `<｜DSML｜ calls>`, a
+# space after the bar); agent UIs show the bar doubled. One form per spelling of the prefix.
+DSML = Spelled(
     "dsml",
-    (("<｜dsml｜function_calls>", "</｜dsml｜function_calls>"), ("<｜dsml｜tool_calls>", "</｜dsml｜tool_calls>")),
-    "｜dsml｜invoke",
-    "｜dsml｜parameter",
-    typed=True,
+    tuple(
+        InvokeDialect(
+            "dsml",
+            tuple((f"<{p}{block}>", f"</{p}{block}>") for block in ("function_calls", "tool_calls", "calls")),
+            f"{p}invoke",
+            f"{p}parameter",
+            typed=True,
+        )
+        for p in bar_variants("｜dsml｜")
+    ),
 )
 STEP3 = InvokeDialect(
     "step3",

@@ -1,0 +1,77 @@
+"""Wrappers, spellings and payloads as data: each row a reply, the calls a careful reader
+expects, the content left, and the rejections (reasons, in order) that every opened region
+which gave no call must leave. Every row is also fed in every two-piece split."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from toolrepair import salvage_text
+from toolrepair._salvage._engine import SalvagePass, config_for
+from toolrepair._salvage.spelled import bar_variants
+
+Calls = list[tuple[str, dict[str, Any]]]
+Row = tuple[str, list[str], Calls, "str | None", list[str]]
+
+
+def _dsml(p: str, block: str, *invokes: str) -> str:
+    return f"<{p}{block}>\n" + "\n".join(invokes) + f"\n</{p}{block}>"
+
+
+def _dsml_invoke(p: str, name: str, **params: str) -> str:
+    body = "".join(f'<{p}parameter name="{k}" string="true">{v}</{p}parameter>\n' for k, v in params.items())
+    return f'<{p}invoke name="{name}">\n{body}</{p}invoke>'
+
+
+SPELLINGS: list[Row] = [
+    # Every spelling of the DSML prefix, with each block keyword DeepSeek has used.
+    *[
+        (_dsml(p, block, _dsml_invoke(p, "a", x="1"), _dsml_invoke(p, "b", y="2")), ["a", "b"],
+         [("a", {"x": "1"}), ("b", {"y": "2"})], "", [])
+        for p in ("｜DSML｜", "｜DSML｜ ", "｜｜DSML｜｜", "｜｜dsml｜｜ ")
+        for block in ("function_calls", "tool_calls", "calls")
+    ],
+    # A block cut inside its second call: the complete first call stands, the cut one is refused.
+    *[
+        (_dsml(p, "calls", _dsml_invoke(p, "a", x="1"))[: -len(f"\n</{p}calls>")] + cut, ["a", "b"],
+         [("a", {"x": "1"})], None, ["truncated"])
+        for p in ("｜DSML｜", "｜DSML｜ ")
+        for cut in (f'\n<{p}invoke name="b">\n<{p}parameter name="q"', f'\n<{p}invoke name="b">\n<{p}parameter name="q">v')
+    ],
+]
+
+ALL = SPELLINGS
+
+
+@pytest.mark.parametrize(("text", "allowed", "calls", "content", "reasons"), ALL)
+def test_table(text: str, allowed: list[str], calls: Calls, content: str | None, reasons: list[str]) -> None:
+    r = salvage_text(text, allowed)
+    assert [(c.name, c.arguments) for c in r.calls] == calls
+    assert [x.reason for x in r.rejected] == reasons
+    if content is not None:
+        assert r.content == content
+    if not calls:
+        assert r.content == text
+
+
+@pytest.mark.parametrize(("text", "allowed", "calls", "content", "reasons"), ALL)
+def test_every_split_agrees(text: str, allowed: list[str], calls: Calls, content: Any, reasons: Any) -> None:
+    whole = salvage_text(text, allowed)
+    config = config_for(None)
+    for k in range(len(text) + 1):
+        run = SalvagePass(config, allowed, text[:k])
+        run.advance(final=False)
+        run.extend(text[k:])
+        run.advance(final=True)
+        got = run.result()
+        assert (got.calls, got.content, got.rejected) == (whole.calls, whole.content, whole.rejected), k
+
+
+@pytest.mark.parametrize(("prefix", "expected"), [
+    ("<｜dsml｜", ("<｜dsml｜", "<｜dsml｜ ", "<｜｜dsml｜｜", "<｜｜dsml｜｜ ")),
+    ("<x>", ("<x>", "<x> ")),  # no bar to double
+])
+def test_bar_variants(prefix: str, expected: tuple[str, ...]) -> None:
+    assert bar_variants(prefix) == expected
