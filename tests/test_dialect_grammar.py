@@ -42,7 +42,38 @@ SPELLINGS: list[Row] = [
     ],
 ]
 
-ALL = SPELLINGS
+Q = "<tool_call>\n<function=w>\n<parameter=path>\nx.md\n</parameter>\n<parameter=content>\n{}\n</parameter>\n</function>\n</tool_call>"
+
+VALUES: list[Row] = [
+    # The format's own tags inside a value, where what follows disagrees: text, kept whole.
+    (Q.format("Close with </function> then </tool_call>; open with <function=x>."), ["w"],
+     [("w", {"path": "x.md", "content": "Close with </function> then </tool_call>; open with <function=x>."})], "", []),
+    (Q.format("inline: </parameter> and </function> and <parameter=path> here."), ["w"],
+     [("w", {"path": "x.md", "content": "inline: </parameter> and </function> and <parameter=path> here."})], "",
+     []),
+    # A value holding its call's whole closing sequence: the reply reads two ways, refused.
+    (Q.format("a\n</parameter>\n</function>\n</tool_call>\nb"), ["w"], [], None, ["ambiguous"]),
+    (Q.format("a\n</parameter>\n</function>\n</tool_call>"), ["w"], [], None, ["ambiguous"]),
+    # One damage, one rule: a value whose closing tag is missing ends at its call's closers, in
+    # Qwen3-Coder and in GLM alike.
+    ("<tool_call>\n<function=w>\n<parameter=path>\nx.md\n</function>\n</tool_call>", ["w"],
+     [("w", {"path": "x.md"})], "", []),
+    ("<tool_call>w<arg_key>path</arg_key><arg_value>x.md</tool_call>", ["w"], [("w", {"path": "x.md"})], "", []),
+    ("<tool_call>w<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>b</arg_key><arg_value>2</tool_call>", ["w"],
+     [("w", {"a": "1", "b": "2"})], "", []),
+    # Two values for one key: refused.
+    ("<tool_call>\n<function=w>\n<parameter=a>\n1\n</parameter>\n<parameter=a>\n2\n</parameter>\n</function>\n"
+     "</tool_call>", ["w"], [], None, ["undecodable-arguments"]),
+    ("<tool_call>w<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>a</arg_key><arg_value>2</arg_value>"
+     "</tool_call>", ["w"], [], None, ["undecodable-arguments"]),
+    ('<minimax:tool_call><invoke name="w"><parameter name="a">1</parameter><parameter name="a">2</parameter>'
+     "</invoke></minimax:tool_call>", ["w"], [], None, ["undecodable-arguments"]),
+    # An invoke's own tags in the block after it ended: a value held them.
+    ('<minimax:tool_call><invoke name="w"><parameter name="a">1</parameter></invoke>x</parameter></invoke>'
+     "</minimax:tool_call>", ["w"], [], None, ["ambiguous"]),
+]
+
+ALL = SPELLINGS + VALUES
 
 
 @pytest.mark.parametrize(("text", "allowed", "calls", "content", "reasons"), ALL)

@@ -33,7 +33,17 @@ from ._salvage import (
     ToolCallReady,
     salvage_text,
 )
-from ._types import BindFailure, Rejection, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome, ToolSpec
+from ._types import (
+    BindFailure,
+    Rejection,
+    RejectReason,
+    Repair,
+    RepairEvent,
+    SalvageResult,
+    ToolCall,
+    ToolOutcome,
+    ToolSpec,
+)
 
 __version__ = "0.1.0"
 
@@ -53,6 +63,7 @@ __all__ = (
     "NeedMore",
     "RawCall",
     "ReadContext",
+    "RejectReason",
     "Rejection",
     "Repair",
     "RepairEvent",
