@@ -73,7 +73,24 @@ VALUES: list[Row] = [
      "</minimax:tool_call>", ["w"], [], None, ["ambiguous"]),
 ]
 
-ALL = SPELLINGS + VALUES
+J = '{"name": "w", "arguments": {"city": "Paris"}}'
+
+CHANNELS: list[Row] = [
+    # Harmony's final channel is the reply's content and analysis its reasoning: a call-shaped
+    # object in either is text. (These rows also pin the marker scan with more than 64 markers
+    # sharing one anchor character, the built-in table's `<` group.)
+    ("<|channel|>analysis<|message|>Not a call.<|end|><|start|>assistant<|channel|>final<|message|>" + J, ["w"],
+     [], None, []),
+    ("<|channel|>final<|message|>" + J + "<|end|>", ["w"], [], None, []),
+    ("<|channel|>final <|message|>" + J, ["w"], [], None, []),
+    ("<|channel|>analysis<|message|>" + J + "<|end|>", ["w"], [], None, []),
+    ("<think>" + J + "</think>", ["w"], [], None, []),
+    # A call after the final message is still a call.
+    ("<|channel|>final<|message|>ok<|end|><|start|>assistant<|channel|>commentary to=functions.w "
+     '<|constrain|>json<|message|>{"city": "Paris"}<|call|>', ["w"], [("w", {"city": "Paris"})], None, []),
+]
+
+ALL = SPELLINGS + VALUES + CHANNELS
 
 
 @pytest.mark.parametrize(("text", "allowed", "calls", "content", "reasons"), ALL)
