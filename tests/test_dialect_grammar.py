@@ -90,7 +90,25 @@ CHANNELS: list[Row] = [
      '<|constrain|>json<|message|>{"city": "Paris"}<|call|>', ["w"], [("w", {"city": "Paris"})], None, []),
 ]
 
-ALL = SPELLINGS + VALUES + CHANNELS
+K3 = '<|open|>tools<|sep|><|open|>call tool="w" index="1"<|sep|>{}<|close|>call<|sep|><|close|>tools<|sep|>'
+
+
+def _k3(key: str, value: str) -> str:
+    return f'<|open|>argument key="{key}" type="string"<|sep|>{value}<|close|>argument<|sep|>'
+
+
+KIMI: list[Row] = [
+    # Attribute values escaped as XML: the five entities and character references decode, once.
+    (K3.format(_k3("q&amp;a", "1") + _k3("say &quot;hi&quot;", "2") + _k3("&#60;&#x3e;&amp;quot;", "3")), ["w"],
+     [("w", {"q&a": "1", 'say "hi"': "2", "<>&quot;": "3"})], "", []),
+    (K3.format(_k3("&bogus; &#0;", "1")), ["w"], [("w", {"&bogus; &#0;": "1"})], "", []),
+    # The argument's closing token quoted in its value, where what follows disagrees: text.
+    (K3.format(_k3("c", "<|close|>argument<|sep|> is how args end")), ["w"],
+     [("w", {"c": "<|close|>argument<|sep|> is how args end"})], "", []),
+    (K3.format(_k3("c", "1") + _k3("c", "2")), ["w"], [], None, ["undecodable-arguments"]),
+]
+
+ALL = SPELLINGS + VALUES + CHANNELS + KIMI
 
 
 @pytest.mark.parametrize(("text", "allowed", "calls", "content", "reasons"), ALL)
