@@ -108,7 +108,30 @@ KIMI: list[Row] = [
     (K3.format(_k3("c", "1") + _k3("c", "2")), ["w"], [], None, ["undecodable-arguments"]),
 ]
 
-ALL = SPELLINGS + VALUES + CHANNELS + KIMI
+FORMS: list[Row] = [
+    # A wrapper and a payload reader combined: a name tag, then JSON arguments.
+    ('<tool_call><function>w</function>{"city": "Tokyo"}</tool_call>', ["w"], [("w", {"city": "Tokyo"})], "", []),
+    ('Sure. <tool_call>\n<function> w </function>\n{"city": "Tokyo"}\n</tool_call> ok', ["w"],
+     [("w", {"city": "Tokyo"})], "Sure. ok", []),
+    ('<tool_call><function>w</function>{"city": "To', ["w"], [], None, ["truncated"]),
+    ("<tool_call><function>w</function></tool_call>", ["w"], [], None, []),  # no arguments: not this form
+    # Anthropic-style invokes with no namespace prefix.
+    ('<function_calls>\n<invoke name="w">\n<parameter name="city">Tokyo</parameter>\n</invoke>\n</function_calls>',
+     ["w"], [("w", {"city": "Tokyo"})], "", []),
+    ('<function_calls>\nw(city="Tokyo")\n</function_calls>', ["w"], [("w", {"city": "Tokyo"})], "", []),  # OLMo 3
+    # A `<tool_use>` wrapper around the call object, or with the name as an attribute.
+    ('<tool_use>{"name": "w", "arguments": {"city": "Tokyo"}}</tool_use>', ["w"], [("w", {"city": "Tokyo"})], "", []),
+    ('<tool_use name="w">{"city": "Tokyo"}</tool_use>', ["w"], [("w", {"city": "Tokyo"})], "", []),
+    # Qwen-Agent's text protocol.
+    ('I will look.\n✿FUNCTION✿: w\n✿ARGS✿: {"city": "Tokyo"}', ["w"], [("w", {"city": "Tokyo"})], "I will look.", []),
+    ('✿FUNCTION✿: w\n✿ARGS✿: {"city": "To', ["w"], [], None, ["truncated"]),
+    ("✿FUNCTION✿: w\nno arguments here", ["w"], [], None, []),
+    # Gemma 4 keys holding spaces.
+    ('<|tool_call>call:w{name:<|"|>Demo<|"|>, connections:{Basic LLM Chain:{main:[1]}}}<tool_call|>', ["w"],
+     [("w", {"name": "Demo", "connections": {"Basic LLM Chain": {"main": [1]}}})], "", []),
+]
+
+ALL = SPELLINGS + VALUES + CHANNELS + KIMI + FORMS
 
 
 @pytest.mark.parametrize(("text", "allowed", "calls", "content", "reasons"), ALL)

@@ -22,7 +22,17 @@ from ._json import JsonFailure, decode_at
 from ._xml_text import ValueSpec, any_at, call_at_end, read_attrs, refused_if_dangling, value_or_refusal
 from .spelled import Spelled, bar_variants
 
-__all__ = ["DSML", "GLIMMER", "MINICPM5", "MINIMAX_M2", "MINIMAX_M3", "STEP3", "InvokeDialect", "json_value"]
+__all__ = [
+    "ANTHROPIC_XML",
+    "DSML",
+    "GLIMMER",
+    "MINICPM5",
+    "MINIMAX_M2",
+    "MINIMAX_M3",
+    "STEP3",
+    "InvokeDialect",
+    "json_value",
+]
 
 
 def json_value(raw: str, ctx: ReadContext) -> Any:
@@ -284,6 +294,8 @@ GLIMMER = InvokeDialect(
     "glimmer", (("<atem:function_calls>", "</atem:function_calls>"),), "atem:invoke", "atem:parameter"
 )
 MINICPM5 = InvokeDialect("minicpm5", (), "function", "param", cdata=True)
+# Anthropic-style function calls written as text without a namespace prefix.
+ANTHROPIC_XML = InvokeDialect("anthropic_xml", (("<function_calls>", "</function_calls>"),), "invoke", "parameter")
 
 
 # --- MiniMax-M3 -----------------------------------------------------------------------------
