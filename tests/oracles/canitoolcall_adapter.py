@@ -262,8 +262,17 @@ def write_baseline(verdict: Verdict) -> Path:
     return path
 
 
-if __name__ == "__main__":  # python -m oracles.canitoolcall_adapter [calls|full], from tests/
+if __name__ == "__main__":  # from tests/: python -m oracles.canitoolcall_adapter [score] [calls|full]
     import sys
 
-    chosen = Verdict(sys.argv[1] if len(sys.argv) > 1 else "calls")
-    print(write_baseline(chosen))
+    args = sys.argv[1:]
+    score = bool(args) and args[0] == "score"
+    chosen = Verdict(args[int(score)] if len(args) > int(score) else "calls")
+    if not score:
+        print(write_baseline(chosen))
+    else:
+        by_family = scores(chosen)
+        for family, cases in sorted(by_family.items()):
+            print(f"{family}: {sum(c.passed for c in cases)}/{len(cases)}")
+        total = [c for cases in by_family.values() for c in cases]
+        print(f"total: {sum(c.passed for c in total)}/{len(total)}")
