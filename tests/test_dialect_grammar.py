@@ -131,7 +131,24 @@ FORMS: list[Row] = [
      [("w", {"name": "Demo", "connections": {"Basic LLM Chain": {"main": [1]}}})], "", []),
 ]
 
-ALL = SPELLINGS + VALUES + CHANNELS + KIMI + FORMS
+QA = "<tool_call>\n<function=w>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
+
+EDGES: list[Row] = [
+    ("<tool_call><function>bad name!</function>{}</tool_call>", ["w"], [], None, []),  # no name: not a call
+    # Text inside an invoke block that holds none of the invoke's tags: the block's content.
+    ('<minimax:tool_call><invoke name="w"><parameter name="a">1</parameter></invoke>junk</minimax:tool_call>', ["w"],
+     [("w", {"a": "1"})], "junk</minimax:tool_call>", []),
+    # The format's closers after a run of openers that read as no call: still a second reading.
+    (QA + "<tool_call>" * 10 + "</parameter>", ["w"], [], None, ["ambiguous"]),
+    # A Seed-OSS block whose second function head does not read: the block is refused.
+    ("<seed:tool_call>\n<function=w>\n<parameter=a>1</parameter>\n</function>\n<function=bad name!>\n"
+     "</seed:tool_call>", ["w"], [], None, ["undecodable"]),
+    # A damaged value read on past more than MAX_CROSSINGS of its own markers: its stop ends it.
+    ("<tool_call>\n<function=w>\n<parameter=a>\nx\n</function>\n" + "<tool_call>" * 10, ["w"],
+     [("w", {"a": "x"})], "<tool_call>" * 10, []),
+]
+
+ALL = SPELLINGS + VALUES + CHANNELS + KIMI + FORMS + EDGES
 
 
 @pytest.mark.parametrize(("text", "allowed", "calls", "content", "reasons"), ALL)
@@ -156,6 +173,23 @@ def test_every_split_agrees(text: str, allowed: list[str], calls: Calls, content
         run.advance(final=True)
         got = run.result()
         assert (got.calls, got.content, got.rejected) == (whole.calls, whole.content, whole.rejected), k
+
+
+def test_spelled_forms_keep_their_gates() -> None:
+    """A spelling's gate (here the markerless JSON reader's) stays with its marker."""
+    from toolrepair._salvage.bare_json import BARE_JSON
+    from toolrepair._salvage.spelled import Spelled
+
+    both = Spelled("x", (BARE_JSON, tr_hermes()))
+    assert set(both.markers) == {"{", "[", "<tool_call>", "<tool_call "}
+    assert set(both.gates) == {"{", "["}
+    assert both.reasoning == ()
+
+
+def tr_hermes() -> Any:
+    from toolrepair._salvage._registry import HERMES
+
+    return HERMES
 
 
 @pytest.mark.parametrize(("prefix", "expected"), [
