@@ -72,15 +72,19 @@ QWEN: list[Row] = [
     ("<tool_call>\n<function=a>\n", ["a"], [], None),
     ("```\n<tool_call>\n<function=a>\n<parameter=x>1</parameter>\n</function>\n</tool_call>\n```", ["a"], [], None),
     ("<tool_call>\n<function=nope>\n<parameter=x>1</parameter>\n</function>\n</tool_call>", ["a"], [], None),
-    # A missing `</parameter>` is tolerated, so a value also ends at the next `<parameter=`,
-    # `</function>` or block close (as vLLM's parameter regex cuts it), even if a
-    # `</parameter>` comes later: the raw format cannot carry those tags in a value.
+    # A closing tag inside a value is text where the structure after it disagrees (here
+    # `</TOOL_CALL>` is followed by prose, `</function>` by `</parameter>`): the value's own
+    # `</parameter>` ends it, and it comes back whole.
     ("<tool_call>\n<function=a>\n<parameter=x>\nsee </TOOL_CALL> here\n</parameter>\n</function>\n</tool_call>",
-     ["a"], [("a", {"x": "see"})], None),
+     ["a"], [("a", {"x": "see </TOOL_CALL> here"})], ""),
     ("<tool_call>\n<function=a>\n<parameter=x>\nv</function>\n</parameter>\n</tool_call>", ["a"],
-     [("a", {"x": "v"})], None),
+     [("a", {"x": "v</function>"})], ""),
+    # A missing `</parameter>` before `</function>` and the block close: the stop ends the value.
+    ("<tool_call>\n<function=a>\n<parameter=x>\nv\n</function>\n</tool_call>", ["a"], [("a", {"x": "v"})], ""),
+    # Two readings (x = "v\n<parameter=y>\nw", or x = "v" with its close missing and y = "w"):
+    # refused, see test_rejection_reasons.
     ("<tool_call>\n<function=a>\n<parameter=x>\nv\n<parameter=y>\nw\n</parameter>\n</function>\n</tool_call>",
-     ["a"], [("a", {"x": "v", "y": "w"})], ""),
+     ["a"], [], None),
     # One template newline each side, `\r\n` counted as one (CRLF logs): a trailing CR merges.
     ("<tool_call>\r\n<function=a>\r\n<parameter=x>\r\nv\r\n</parameter>\r\n</function>\r\n</tool_call>",
      ["a"], [("a", {"x": "v"})], ""),
@@ -194,6 +198,10 @@ def test_streaming_prefixes_agree(text: str, allowed: Any, calls: Any, content: 
     ("]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"a\">]<]minimax[>[<k>v]<]minimax[>[</j>", "undecodable"),
     ("<tool_call>a<arg_key>" + "k" * 300 + "</arg_key><arg_value>v</arg_value></tool_call>", "undecodable"),
     ("<tool_call>a<arg_key>k</arg_key> v</tool_call>", "undecodable"),
+    ("<tool_call>\n<function=a>\n<parameter=x>\nv\n<parameter=y>\nw\n</parameter>\n</function>\n</tool_call>",
+     "ambiguous"),
+    ("<tool_call>a<arg_key>k</arg_key><arg_value>v<arg_key>j</arg_key><arg_value>w</arg_value></tool_call>",
+     "ambiguous"),
 ])
 def test_rejection_reasons(text: str, reason: str) -> None:
     r = salvage_text(text, ["a"])

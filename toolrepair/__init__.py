@@ -35,7 +35,17 @@ from ._salvage import (
     ToolCallReady,
     salvage_text,
 )
-from ._types import BindFailure, Rejection, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome, ToolSpec
+from ._types import (
+    BindFailure,
+    Rejection,
+    RejectReason,
+    Repair,
+    RepairEvent,
+    SalvageResult,
+    ToolCall,
+    ToolOutcome,
+    ToolSpec,
+)
 
 if TYPE_CHECKING:
     from ._audit import audit_records, fix_record
@@ -69,6 +79,7 @@ __all__ = (
     "NeedMore",
     "RawCall",
     "ReadContext",
+    "RejectReason",
     "Rejection",
     "Repair",
     "RepairEvent",

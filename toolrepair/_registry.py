@@ -25,7 +25,7 @@ from ._safe_text import exact_str, exception_message
 from ._salvage import Dialect, StreamSalvager, TextDelta, salvage_text
 from ._salvage._stream import Event
 from ._spec import ToolInfo
-from ._types import Rejection, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
+from ._types import Rejection, RejectReason, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
 
 __all__ = ["ToolRegistry"]
 
@@ -540,7 +540,7 @@ class ToolRegistry:
         if self.profile == "hosted":
             return SalvageResult((), text, ())
         if not trusted or self._is_untrusted(text):
-            return SalvageResult((), text, (Rejection("", (0, len(text)), "", "untrusted", None),))
+            return SalvageResult((), text, (Rejection("", (0, len(text)), "", RejectReason.UNTRUSTED, None),))
         return salvage_text(text, self._index.names, dialects=self.dialects, limits=self.limits)
 
     def calls(

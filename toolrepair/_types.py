@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from ._safe_text import json_text
 
 __all__ = [
     "BindFailure",
+    "RejectReason",
     "Rejection",
     "Repair",
     "RepairEvent",
@@ -65,15 +67,51 @@ class ToolSpec:
     fn: Callable[..., Any] | None = None
 
 
+class RejectReason(StrEnum):
+    """Why a candidate call found in text was not turned into a call: a closed set, so an audit
+    can count every miss. A member is its string (``RejectReason.TRUNCATED == "truncated"``),
+    and prints and compares as one.
+
+    >>> RejectReason("not-offered") is RejectReason.NOT_OFFERED
+    True
+    """
+
+    NOT_OFFERED = "not-offered"  # the name is not in the allowlist (after normalising)
+    UNDECODABLE = "undecodable"  # the call's markup does not read as its format
+    UNDECODABLE_ARGUMENTS = "undecodable-arguments"  # the arguments are not one JSON object (or a key twice)
+    TRUNCATED = "truncated"  # the reply ends inside the call
+    AMBIGUOUS = "ambiguous"  # the text reads as two different calls (a value holding the format's tags)
+    TOO_LARGE = "too-large"  # the call is longer than ``Limits.max_call_chars``
+    TOO_DEEP = "too-deep"  # the arguments nest deeper than ``Limits.max_depth``
+    NON_LITERAL = "non-literal"  # a pythonic argument that is an expression, not a literal
+    NOT_A_CALL = "not-a-call"  # the marker opened a payload that is not a call (data, a plugin's code)
+    MALFORMED_ID = "malformed-id"  # a call id that names no function (Kimi's `functions.NAME:IDX`)
+    IN_CODE = "in-code"  # the marker lies inside Markdown code
+    IN_REASONING = "in-reasoning"  # the marker lies inside a reasoning region or a content-only channel
+    DENIED = "denied"  # refused by the registry's policy
+    UNTRUSTED = "untrusted"  # text marked untrusted (a tool's own output) is never salvaged
+    INPUT_TOO_LARGE = "input-too-large"  # the whole reply is longer than ``Limits.max_input_chars``
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
 @dataclass(frozen=True, slots=True)
 class Rejection:
-    """A candidate call found in text that was not turned into a call, and why."""
+    """A candidate call found in text that was not turned into a call, and why.
+
+    ``reason`` is a ``RejectReason`` (a string given is checked against the set: an unknown
+    one is a ``ValueError``, so no reason goes uncounted)."""
 
     text: str
     span: tuple[int, int]
     dialect: str
-    reason: str
+    reason: RejectReason
     name: str | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.reason) is not RejectReason:
+            object.__setattr__(self, "reason", RejectReason(self.reason))
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,6 +110,11 @@ RENDER: dict[str, Render] = {
                         f'{_xml_params(c, "steptml:parameter")}</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>'),
     "glimmer": lambda c: (f'<atem:function_calls><atem:invoke name="{c.name}">{_xml_params(c, "atem:parameter")}'
                           "</atem:invoke></atem:function_calls>"),
+    "anthropic_xml": lambda c: (f'<function_calls>\n<invoke name="{c.name}">\n{_xml_params(c, "parameter")}\n'
+                                "</invoke>\n</function_calls>"),
+    "function_name_tag": lambda c: f"<tool_call><function>{c.name}</function>{_args(c)}</tool_call>",
+    "tool_use": lambda c: f"<tool_use>\n{_obj(c)}\n</tool_use>",
+    "qwen_agent": lambda c: f"✿FUNCTION✿: {c.name}\n✿ARGS✿: {_args(c)}",
     "minicpm5": lambda c: (f'<function name="{c.name}">'
                            + "".join(f'<param name="{k}"><![CDATA[{v}]]></param>' for k, v in c.arguments.items())
                            + "</function>"),
@@ -181,6 +186,7 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "seed_oss": {"arguments": _strings("</parameter>", "<parameter=", "</function>", "</seed:tool_call>")},
     "glm": {"arguments": _strings("</arg_value>")},
     "minimax_m2": {"arguments": _strings("</parameter>")},
+    "anthropic_xml": {"arguments": _strings("</parameter>")},
     "minimax_m3": {"arguments": _strings("]<]minimax[>[")},
     "dsml": {"arguments": arguments(keys=_identifiers(), values=json_values(awkward_text(avoid=["</｜dsml｜parameter>"])))},
     "step3": {"arguments": _strings("</steptml:parameter>")},

@@ -20,7 +20,7 @@ from .._errors import ArgumentError
 from .._limits import DEFAULT_LIMITS, Limits, limits_with
 from .._names import NameTable
 from .._safe_text import exact_str
-from .._types import Rejection, SalvageResult, ToolCall
+from .._types import Rejection, RejectReason, SalvageResult, ToolCall
 from ._base import (
     ANY_TOOL,
     LOOKBEHIND,
@@ -478,7 +478,7 @@ class SalvagePass:
     def _reject(self, s: int, end: int, dialect: Dialect, reason: str, name: str | None) -> None:
         scan = self.scan
         quoted = scan.text[s - scan.base : min(end, s + REJECTION_TEXT_CHARS) - scan.base]
-        self.rejected.append(Rejection(quoted, (s, end), dialect.name, reason, name))
+        self.rejected.append(Rejection(quoted, (s, end), dialect.name, RejectReason(reason), name))
 
     def _refused(self, after: int, resume: int | None) -> None:
         """Scanning goes on right after a candidate that gave no call: what it read stays text,
@@ -544,7 +544,7 @@ def salvage_text(
                          max_depth=max_depth)
     if len(text) > bounds.max_input_chars:
         return SalvageResult((), text, (Rejection(
-            "", (0, len(text)), "", "input-too-large", None),))
+            "", (0, len(text)), "", RejectReason.INPUT_TOO_LARGE, None),))
     config = config_for(dialects, mask_fences, mask_reasoning)
     return run_whole(text, config, allowed, bounds.max_depth, bounds.max_call_chars,
                      max_name_chars=bounds.max_name_chars)

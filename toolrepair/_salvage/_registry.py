@@ -12,11 +12,14 @@ from .tag import AttributeTagDialect
 __all__ = ["BUILTIN", "DIALECTS", "by_name"]
 
 HERMES = AttributeTagDialect("hermes", open="<tool_call>", close="</tool_call>")
+# The same call object (or name attribute) in a `<tool_use>` wrapper.
+TOOL_USE = AttributeTagDialect("tool_use", open="<tool_use>", close="</tool_use>")
 
 # Marked dialects first (the families' own precedence inside), the markerless `json` last:
 # where a `{` sits inside another dialect's payload, that dialect has consumed it already.
 BUILTIN: tuple[Dialect, ...] = (
     HERMES,
+    TOOL_USE,
     FUNCTION_TAG,
     *token_family.DIALECTS,
     *xml_family.DIALECTS,

@@ -18,7 +18,17 @@ from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws, startswith_ci
 
-__all__ = ["MAX_CROSSINGS", "ValueSpec", "any_at", "call_at_end", "read_attrs", "read_value", "value_or_refusal"]
+__all__ = [
+    "MAX_CROSSINGS",
+    "ValueSpec",
+    "any_at",
+    "call_at_end",
+    "dangling",
+    "read_attrs",
+    "read_value",
+    "refused_if_dangling",
+    "value_or_refusal",
+]
 
 MAX_CROSSINGS = 8
 MAX_HEAD_CHARS = 1024
@@ -63,19 +73,34 @@ def read_value(
 ) -> tuple[str, int, bool, int] | NeedMore | str:
     """The raw value from ``i``: (value, index after it, closed, crossings so far).
 
-    ``closed`` is False when a stop tag ended the value. ``crossings`` counts own markers
-    quoted in values across one read (pass back the count from the previous value of the same
-    read: the budget is per read, not per value). A string is the reason the value cannot be
-    read. O(value length).
+    Two readings of a value can meet. Its own closing tag, where what the format puts after
+    one follows (``</parameter>`` then ``<parameter=``, ``</function>``, ...), ends it
+    (closed). A stop tag (the next key's tag, or the enclosing call's or block's closing tag)
+    ends it where its own closing tag is missing (``closed`` False). A value with a stop tag in
+    it is read on to see whether its own closing tag still comes: if it does, the stop tag
+    was text when the structure after it disagrees (a closing tag not followed, in order, by
+    the rest of the closers and then the end of the text or a new call), and otherwise the
+    two readings give different values and the call is refused (``ambiguous``); if it does
+    not, the stop tag ends the value. So a value is never returned shortened: it comes back
+    as written or not at all.
+
+    ``crossings`` counts own markers quoted in values across one read (pass back the count
+    from the previous value of the same read: the budget is per read, not per value). A
+    string is the reason the value cannot be read. O(value length + the read-on, which stops
+    at ``MAX_CROSSINGS`` own markers or ``ctx.max_call_chars``).
     """
     n = len(text)
     limit = min(n, i + ctx.max_call_chars)
     pieces: list[str] = []
     seg = j = i
     watch = (spec.close, *spec.stops, *spec.own) + ((_CDATA_OPEN,) if spec.cdata else ())
+    stop_at = -1  # the first stop tag met: where the value ends if its own tag never comes
+    stop_agrees = False
     while True:
         p = text.find("<", j, limit)
         if p == -1:
+            if stop_at != -1 and (ctx.final or limit < n):
+                return _stopped(text, seg, stop_at, pieces, crossings)
             return _out_of_room(text, limit, ctx)
         hit = any_at(text, p, watch, ctx)
         if isinstance(hit, NeedMore):
@@ -85,11 +110,16 @@ def read_value(
             if ends is NEED_MORE:
                 return NEED_MORE
             if ends:
+                if stop_at != -1 and stop_agrees:
+                    return "ambiguous"
                 pieces.append(text[seg:p])
                 return "".join(pieces), p + len(hit), True, crossings
         elif hit in spec.stops:
-            pieces.append(text[seg:p])
-            return "".join(pieces), p, False, crossings
+            if stop_at == -1:
+                agrees = _stop_agrees(text, p, hit, spec, ctx)
+                if isinstance(agrees, NeedMore):
+                    return NEED_MORE
+                stop_at, stop_agrees = p, agrees
         elif hit == _CDATA_OPEN:
             got = _cdata_end(text, p + len(hit), limit, spec, ctx, crossings=crossings)
             if not isinstance(got, tuple):
@@ -102,8 +132,41 @@ def read_value(
         elif hit is not None:  # one of our own opening markers, quoted in a value
             crossings += 1
             if crossings > MAX_CROSSINGS:
+                if stop_at != -1:
+                    return _stopped(text, seg, stop_at, pieces, crossings)
                 return "too-large"
         j = p + 1  # markup inside the value, not its end
+
+
+def _stopped(text: str, seg: int, stop_at: int, pieces: list[str], crossings: int) -> tuple[str, int, bool, int]:
+    """The value a stop tag at ``stop_at`` ended (its own closing tag never came)."""
+    pieces.append(text[seg:stop_at])
+    return "".join(pieces), stop_at, False, crossings
+
+
+def _stop_agrees(text: str, p: int, stop: str, spec: ValueSpec, ctx: ReadContext) -> bool | NeedMore:
+    """Whether the structure after the stop tag at ``p`` is what a missing closing tag would
+    leave: an opening stop (the next key) always is; a closing one must be followed, in
+    order, by the closing stops after it and then the end of the text or a new call.
+    O(len of the closers)."""
+    if not stop.startswith("</"):
+        return True
+    closers = [s for s in spec.stops if s.startswith("</")]
+    k = p + len(stop)
+    for later in closers[closers.index(stop) + 1 :]:
+        k = skip_ws(text, k)
+        got = any_at(text, k, (later,), ctx)
+        if isinstance(got, NeedMore):
+            return NEED_MORE
+        if got is not None:
+            k += len(got)
+    k = skip_ws(text, k)
+    if k >= len(text):
+        return NEED_MORE if not ctx.final else True
+    got = any_at(text, k, spec.own, ctx) if spec.own else None
+    if isinstance(got, NeedMore):
+        return NEED_MORE
+    return got is not None
 
 
 def _closes_value(text: str, k: int, spec: ValueSpec, ctx: ReadContext) -> bool | NeedMore:
@@ -133,8 +196,99 @@ def value_or_refusal(
     default ``i``). O(value length)."""
     got = read_value(text, i, spec, ctx, crossings)
     if isinstance(got, str):
+        # An ambiguous value refuses its whole candidate to the end of its region: the other
+        # reading's calls inside it must not be taken either.
+        if got == "ambiguous":
+            region = _region_end(text, i, spec, ctx)
+            return Found(region, error=got, resume=region)
         return Found(len(text) if got == "truncated" else i if tag is None else tag, error=got)
     return got
+
+
+def _region_end(text: str, i: int, spec: ValueSpec, ctx: ReadContext) -> int:
+    """Where the region of an ambiguous value ends: after the last closing tag of the format
+    (the value's own, or a stop) within ``ctx.max_call_chars``. O(that window)."""
+    limit = min(len(text), i + ctx.max_call_chars)
+    window = text[i:limit].lower()
+    ends = [window.rfind(t) + len(t) for t in (spec.close, *spec.stops) if t.startswith("</") and t in window]
+    return i + max(ends, default=0)
+
+
+def dangling(
+    text: str, end: int, closers: tuple[str, ...], ctx: ReadContext, own: tuple[str, ...] = ()
+) -> int | NeedMore | None:
+    """After a call region read to ``end``: where a run of the format's closing tags (and
+    ``own`` opening markers) right after it ends, or None when no closing tag follows. A
+    closing tag there means a value took the closers as its end too early (it held them: code
+    writing the format), and another reading gives the value more text; the caller refuses the
+    region up to the returned index. O(the run)."""
+    j = end
+    stray = False
+    tags = closers + own
+    while True:
+        k = skip_ws(text, j)
+        if k >= len(text):
+            if not ctx.final:
+                return NEED_MORE
+            break
+        got = any_at(text, k, tags, ctx)
+        if isinstance(got, NeedMore):
+            return NEED_MORE
+        if got is None:
+            break
+        stray = stray or got in closers
+        j = k + len(got)
+    return j if stray else None
+
+
+def value_close_after(text: str, end: int, spec: ValueSpec, ctx: ReadContext) -> int | NeedMore | None:
+    """After a call region read to ``end``: the end of a value closing tag that still comes
+    where one would end a value (``read_value``'s own test), before any of ``spec.stops``
+    opens the next key and within ``MAX_CROSSINGS`` own markers; None when none does. Such a
+    tag means the value could have run on to it: the region is ambiguous. O(what it passes,
+    bounded by ``ctx.max_call_chars``)."""
+    limit = min(len(text), end + ctx.max_call_chars)
+    openers = tuple(t for t in spec.stops if not t.startswith("</"))
+    watch = (spec.close, *openers, *spec.own)
+    crossings = 0
+    j = end
+    while True:
+        p = text.find("<", j, limit)
+        if p == -1:
+            return NEED_MORE if not ctx.final and limit == len(text) else None
+        hit = any_at(text, p, watch, ctx)
+        if isinstance(hit, NeedMore):
+            return NEED_MORE
+        if hit == spec.close:
+            closes = _closes_value(text, p + len(hit), spec, ctx)
+            if closes is NEED_MORE:
+                return NEED_MORE
+            if closes:
+                return p + len(hit)
+        elif hit in openers:
+            return None
+        elif hit is not None:
+            crossings += 1
+            if crossings > MAX_CROSSINGS:
+                return None
+        j = p + 1
+
+
+def refused_if_dangling(
+    found: Found, text: str, closers: tuple[str, ...], ctx: ReadContext, *, own: tuple[str, ...] = (),
+    spec: ValueSpec | None = None,
+) -> Found | NeedMore:
+    """``found`` (calls read to its end), or the whole region refused as ``ambiguous`` when
+    the format's closing tags follow it (see ``dangling``), or a value's closing tag still
+    comes after it (see ``value_close_after``, given the values' ``spec``)."""
+    if not found.calls:
+        return found
+    after = dangling(text, found.end, closers, ctx, own)
+    if after is None and spec is not None:
+        after = value_close_after(text, found.end, spec, ctx)
+    if isinstance(after, NeedMore):
+        return NEED_MORE
+    return found if after is None else Found(after, error="ambiguous", resume=after)
 
 
 def call_at_end(text: str, name: str, arguments: dict[str, Any], j: int, ctx: ReadContext

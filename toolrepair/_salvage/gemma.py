@@ -27,7 +27,10 @@ from .tag import read_json_block
 
 __all__ = ["FUNCTIONGEMMA", "GEMMA4", "read_loose_object"]
 
-_BARE_KEY = re.compile(r"[^\s:,{}\[\]<>\"']+")
+# A bare key is words with single runs of spaces between them (`Basic LLM Chain:`, as Gemma 4
+# writes the keys its schema holds); the word and space classes do not overlap, so the match
+# is linear (and the window bounds it).
+_BARE_KEY = re.compile(r"[^\s:,{}\[\]<>\"']+(?:[ \t]+[^\s:,{}\[\]<>\"']+)*")
 _SCALAR = re.compile(r"[^\s,{}\[\]<]+")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
-from ._xml_text import ValueSpec, any_at, call_at_end, value_or_refusal
+from ._xml_text import ValueSpec, any_at, call_at_end, refused_if_dangling, value_or_refusal
 
 __all__ = ["GLM"]
 
@@ -27,8 +27,12 @@ _CLOSE = "</tool_call>"
 _KEY = "<arg_key>"
 _END_KEY = "</arg_key>"
 _VALUE = "<arg_value>"
+# What can never follow a call: its own inner tags (a value held them and ended too early).
+_CLOSERS = ("</arg_value>", _END_KEY, _CLOSE, _KEY, _VALUE)
 _NAME_END = re.compile(r"[<\n]")
-_SPEC = ValueSpec(close="</arg_value>", successors=(_KEY, _CLOSE), own=(_OPEN,))
+# A value whose `</arg_value>` is missing ends at the next key or the call's end, the one rule
+# every XML-style reader follows (``read_value``).
+_SPEC = ValueSpec(close="</arg_value>", successors=(_KEY, _CLOSE), stops=(_KEY, _CLOSE), own=(_OPEN,))
 
 
 def _name_ok(name: str) -> bool:
@@ -46,7 +50,9 @@ class _Glm:
         if not isinstance(head, tuple):
             return head
         got = _pairs(text, head[1], head[0], ctx)
-        return Found(got[1], (got[0],)) if isinstance(got, tuple) else got
+        if not isinstance(got, tuple):
+            return got
+        return refused_if_dangling(Found(got[1], (got[0],)), text, _CLOSERS, ctx, own=self.markers, spec=_SPEC)
 
 
 def _head(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:
@@ -88,6 +94,8 @@ def _pairs(text: str, j: int, name: str, ctx: ReadContext) -> tuple[RawCall, int
         got = value_or_refusal(text, key[1] + len(_VALUE), _SPEC, ctx, crossings, tag=key[1])
         if not isinstance(got, tuple):
             return got
+        if key[0] in arguments:  # two values for one key: which one is meant is unknowable
+            return Found(k, error="undecodable-arguments")
         arguments[key[0]], j, _, crossings = got
 
 

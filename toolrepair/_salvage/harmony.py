@@ -202,8 +202,13 @@ class _Harmony:
     # `<|end|>` ends every kind of message, so it closes the analysis mask but never means the
     # reply began inside reasoning (forced_open False); outside the mask it is read and skipped.
     markers: tuple[str, ...] = ("<|start|>", "<|channel|>", _RECIPIENT, _END)
-    reasoning: tuple[tuple[str | None, str, bool], ...] = tuple(
-        (f"<|channel|>{lead}analysis{sep}<|message|>", "<|end|>", False)
+    # The final channel is the reply's content: masked like reasoning, so nothing in it is a
+    # call (a call-shaped JSON object there is the answer's text), but a content-only channel
+    # (the fourth element): its text stays content. A final message with a recipient header
+    # (`<|channel|>final to=functions.x`) is not matched by these literals and is read as a call.
+    reasoning: tuple[tuple[str | None, str, bool] | tuple[str | None, str, bool, str], ...] = tuple(
+        (f"<|channel|>{lead}{channel}{sep}<|message|>", "<|end|>", False, *kind)
+        for channel, kind in (("analysis", ()), ("final", ("content",)))
         for lead in ("", " ") for sep in ("", " ", "\n", "\r\n")
     )
 

@@ -19,9 +19,20 @@ from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, found_calls, skip_ws, startswith_ci
 from ._json import JsonFailure, decode_at
-from ._xml_text import ValueSpec, any_at, call_at_end, read_attrs, value_or_refusal
+from ._xml_text import ValueSpec, any_at, call_at_end, read_attrs, refused_if_dangling, value_or_refusal
+from .spelled import Spelled, bar_variants
 
-__all__ = ["DSML", "GLIMMER", "MINICPM5", "MINIMAX_M2", "MINIMAX_M3", "STEP3", "InvokeDialect", "json_value"]
+__all__ = [
+    "ANTHROPIC_XML",
+    "DSML",
+    "GLIMMER",
+    "MINICPM5",
+    "MINIMAX_M2",
+    "MINIMAX_M3",
+    "STEP3",
+    "InvokeDialect",
+    "json_value",
+]
 
 
 def json_value(raw: str, ctx: ReadContext) -> Any:
@@ -133,6 +144,8 @@ class InvokeDialect:
             got = self._param(text, k, k + len(lit), ctx, spec=spec, budget=budget)
             if not isinstance(got, tuple):
                 return got
+            if got[0] in arguments:  # two values for one key: which one is meant is unknowable
+                return Found(k, error="undecodable-arguments")
             key, arguments[key], j = got
 
     def _param(
@@ -147,6 +160,8 @@ class InvokeDialect:
         head = read_attrs(text, p, ctx)
         if isinstance(head, NeedMore):
             return NEED_MORE
+        if head is None and text.find(">", p) == -1:
+            return Found(n, error="truncated")  # the reply ends inside the tag (final here)
         if head is None or "name" not in head[0]:
             return Found(k + 1, error="undecodable")
         attrs, v = head
@@ -189,10 +204,26 @@ class InvokeDialect:
         # O(block length); values crossing more than MAX_CROSSINGS of our markers are refused.
         if not self.blocks:
             got = self._invoke(text, start, ctx, self._spec(None), [0])
-            return Found(got[1], (got[0],)) if isinstance(got, tuple) else got
+            if not isinstance(got, tuple):
+                return got
+            return refused_if_dangling(Found(got[1], (got[0],)), text, self._closers(()), ctx, own=self.markers,
+                                       spec=self._after_spec(None))
         marker = text[start:marker_end].lower()
         close = next(c for o, c in self.blocks if o == marker)
-        return self._block(text, marker_end, close, ctx)
+        found = self._block(text, marker_end, close, ctx)
+        if not isinstance(found, Found):
+            return found
+        return refused_if_dangling(found, text, self._closers((close,)), ctx, own=self.markers,
+                                   spec=self._after_spec(close))
+
+    def _after_spec(self, block_close: str | None) -> ValueSpec:
+        """The value spec with the next parameter's tag as the stop that ends a look past a call."""
+        spec = self._spec(block_close)
+        return ValueSpec(spec.close, spec.successors, (f"<{self.param} ",), spec.own, spec.cdata)
+
+    def _closers(self, block: tuple[str, ...]) -> tuple[str, ...]:
+        """What can never follow an invoke outside one: its inner tags and closers."""
+        return (f"</{self.param}>", f"</{self.invoke}>", *block, f"<{self.param} ")
 
     def _block(self, text: str, j: int, close: str, ctx: ReadContext) -> Found | NeedMore | None:
         """The invokes from ``j`` up to the block's ``close``. O(block length)."""
@@ -212,7 +243,21 @@ class InvokeDialect:
                 return NEED_MORE
             if lit == close:
                 return Found(k + len(close), tuple(calls))  # no calls: a silent skip
+            if lit is None and calls:
+                # Text inside the block after an invoke: if the invoke's own tags come in it, a
+                # value held them and ended too early. O(the rest of the block), once.
+                window = text[k : k + ctx.max_call_chars].lower()
+                at = window.find(close)
+                if at == -1 and not ctx.final and k + ctx.max_call_chars >= len(text):
+                    return NEED_MORE
+                rest = window if at == -1 else window[:at]
+                if any(t in rest for t in self._closers(())):
+                    end = k + (len(window) if at == -1 else at + len(close))
+                    return Found(end, error="ambiguous", resume=end)
             got = None if lit is None else self._invoke(text, k, ctx, spec, budget)
+            if isinstance(got, Found) and got.error is not None and calls:
+                # The complete calls before a broken one stand; the broken one is refused alone.
+                return Found(got.end, (*calls, RawCall("", {}, error=got.error)))
             if not isinstance(got, tuple):
                 return found_calls(j, calls) if got is None else got
             calls.append(got[0])
@@ -222,12 +267,20 @@ class InvokeDialect:
 MINIMAX_M2 = InvokeDialect(
     "minimax_m2", (("<minimax:tool_call>", "</minimax:tool_call>"),), "invoke", "parameter"
 )
-DSML = InvokeDialect(
+# DeepSeek V3.2 `function_calls`, V4 `tool_calls`, V4.1 `calls` (written `<｜DSML｜ calls>`, a
+# space after the bar); agent UIs show the bar doubled. One form per spelling of the prefix.
+DSML = Spelled(
     "dsml",
-    (("<｜dsml｜function_calls>", "</｜dsml｜function_calls>"), ("<｜dsml｜tool_calls>", "</｜dsml｜tool_calls>")),
-    "｜dsml｜invoke",
-    "｜dsml｜parameter",
-    typed=True,
+    tuple(
+        InvokeDialect(
+            "dsml",
+            tuple((f"<{p}{block}>", f"</{p}{block}>") for block in ("function_calls", "tool_calls", "calls")),
+            f"{p}invoke",
+            f"{p}parameter",
+            typed=True,
+        )
+        for p in bar_variants("｜dsml｜")
+    ),
 )
 STEP3 = InvokeDialect(
     "step3",
@@ -241,6 +294,8 @@ GLIMMER = InvokeDialect(
     "glimmer", (("<atem:function_calls>", "</atem:function_calls>"),), "atem:invoke", "atem:parameter"
 )
 MINICPM5 = InvokeDialect("minicpm5", (), "function", "param", cdata=True)
+# Anthropic-style function calls written as text without a namespace prefix.
+ANTHROPIC_XML = InvokeDialect("anthropic_xml", (("<function_calls>", "</function_calls>"),), "invoke", "parameter")
 
 
 # --- MiniMax-M3 -----------------------------------------------------------------------------

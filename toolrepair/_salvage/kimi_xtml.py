@@ -13,11 +13,12 @@ special token is never text), so each read is bounded by its own block.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
-from ._xml_text import any_at, call_at_end, read_attrs
+from ._xml_text import ValueSpec, any_at, call_at_end, read_attrs, value_or_refusal
 from .invoke_xml import json_value
 
 __all__ = ["KIMI_K3"]
@@ -29,6 +30,7 @@ _ARG = _OPEN + "argument"
 _END_ARG = "<|close|>argument" + _SEP
 _END_CALL = "<|close|>call" + _SEP
 _END_TOOLS = "<|close|>tools" + _SEP
+_VALUES = ValueSpec(close=_END_ARG, successors=(_ARG, _END_CALL), own=(_OPEN + "tools" + _SEP,))
 
 
 @dataclass(frozen=True)
@@ -86,18 +88,18 @@ class _KimiK3:
             if not isinstance(ah, tuple):
                 return ah if ah is NEED_MORE else Found(k, error="undecodable")
             aattrs, v = ah
-            end = text.find("<|", v, min(n, v + ctx.max_call_chars))
-            if end == -1:
-                return NEED_MORE if not ctx.final else Found(n, error="truncated")
-            closed = any_at(text, end, (_END_ARG,), ctx)
-            if isinstance(closed, NeedMore):
-                return NEED_MORE
-            if closed is None or "key" not in aattrs:
-                return Found(end, error="undecodable")
-            raw = text[v:end]
+            if "key" not in aattrs:
+                return Found(k, error="undecodable")
+            # A value ends at the `<|close|>argument<|sep|>` that the next argument or the
+            # call's end follows: one quoting the markup is text (the shared value rule).
+            got = value_or_refusal(text, v, _VALUES, ctx, 0)
+            if not isinstance(got, tuple):
+                return got
+            raw, j, _, _ = got
+            if aattrs["key"] in arguments:  # two values for one key: which one is meant is unknowable
+                return Found(k, error="undecodable-arguments")
             typ = aattrs.get("type", "string").lower()
             arguments[aattrs["key"]] = raw if typ == "string" else json_value(raw, ctx)
-            j = end + len(_END_ARG)
 
     def _sep_attrs(self, text: str, i: int, ctx: ReadContext) -> tuple[dict[str, str], int] | NeedMore | None:
         """Attributes from ``i`` up to ``<|sep|>``: (attributes, index after it)."""
@@ -108,7 +110,24 @@ class _KimiK3:
         got = read_attrs(text[i:sep] + ">", 0, ctx)
         if not isinstance(got, tuple):
             return None
-        return got[0], sep + len(_SEP)
+        return {k: _unescape(v) for k, v in got[0].items()}, sep + len(_SEP)
+
+
+# The template escapes attribute values as XML does (`key="q&amp;a"`): its five entities and
+# character references, decoded in one pass (so `&amp;quot;` stays `&quot;`). Nothing else.
+_ENTITY = re.compile(r"&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
+_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+
+
+def _entity(m: re.Match[str]) -> str:
+    if m.group(1):
+        return _NAMED[m.group(1)]
+    code = int(m.group(2)) if m.group(2) else int(m.group(3), 16)
+    return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else m.group(0)
+
+
+def _unescape(value: str) -> str:
+    return _ENTITY.sub(_entity, value) if "&" in value else value
 
 
 KIMI_K3 = _KimiK3()

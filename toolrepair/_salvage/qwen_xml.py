@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
-from ._xml_text import ValueSpec, any_at, call_at_end, value_or_refusal
+from ._xml_text import ValueSpec, any_at, call_at_end, refused_if_dangling, value_or_refusal
 from .function_tag import read_tag_name
 
 __all__ = ["QWEN3_CODER", "SEED_OSS"]
@@ -77,6 +77,8 @@ def read_function(
         if not isinstance(got, tuple):
             return got
         key, value, j = got
+        if key in arguments:  # two values for one key: which one is meant is unknowable
+            return Found(k, error="undecodable-arguments")
         arguments[key] = _trim_newlines(value) if trim else value
 
 
@@ -121,7 +123,11 @@ class _QwenXml:
         while True:
             got = read_function(text, j, ctx, self.close, own=self.markers, trim=self.trim, budget=budget)
             if got is None and calls:
-                return Found(j, error="undecodable")
+                return Found(j, error="undecodable", resume=j)
+            if isinstance(got, Found) and got.error is not None and got.resume is None:
+                # The `<function=` a refusal read is this region's: not read again as a call
+                # of its own (one region, one rejection).
+                return Found(got.end, error=got.error, resume=max(got.end, j + 1))
             if not isinstance(got, tuple):
                 return got
             call, end = got
@@ -131,7 +137,10 @@ class _QwenXml:
                 return after
             j, more = after
             if not more:
-                return Found(j, tuple(calls))
+                closers = (_END_PARAMETER, _END_FUNCTION, self.close, _PARAMETER)
+                spec = ValueSpec(close=_END_PARAMETER, successors=(*closers[1:3], _PARAMETER), stops=(_PARAMETER,),
+                                 own=self.markers)
+                return refused_if_dangling(Found(j, tuple(calls)), text, closers, ctx, own=self.markers, spec=spec)
 
     def _first(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> int | NeedMore | None:
         """Index of the first ``<function=``: the marker itself, or after ``<tool_call>``."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from ._base import Dialect
 from .glm import GLM
-from .invoke_xml import DSML, GLIMMER, MINICPM5, MINIMAX_M2, MINIMAX_M3, STEP3
+from .invoke_xml import ANTHROPIC_XML, DSML, GLIMMER, MINICPM5, MINIMAX_M2, MINIMAX_M3, STEP3
 from .kimi_xtml import KIMI_K3
+from .name_tag import FUNCTION_NAME_TAG, QWEN_AGENT
 from .pythonic import LFM2_PYTHONIC, LLAMA4_PYTHONIC, OLMO3, PYTHONIC
 from .qwen_xml import QWEN3_CODER, SEED_OSS
 
@@ -20,6 +21,7 @@ __all__ = ["DIALECTS"]
 DIALECTS: tuple[Dialect, ...] = (
     QWEN3_CODER,
     GLM,
+    FUNCTION_NAME_TAG,
     SEED_OSS,
     MINIMAX_M2,
     MINIMAX_M3,
@@ -28,6 +30,8 @@ DIALECTS: tuple[Dialect, ...] = (
     GLIMMER,
     MINICPM5,
     KIMI_K3,
+    QWEN_AGENT,
+    ANTHROPIC_XML,  # before OLMo 3: the payload decides (`<invoke` bodies here, pythonic there)
     LLAMA4_PYTHONIC,
     OLMO3,
     LFM2_PYTHONIC,

@@ -1,0 +1,44 @@
+"""Every region a call marker opened gives exactly one outcome: over any cut of any rendered
+call of any built-in dialect we render, the rejections never overlap each other or an accepted
+call, and every reason is one of ``RejectReason``'s."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolrepair as tr
+
+from .test_builtin_dialects import RENDER
+
+MAX_EXAMPLES = min(settings().max_examples, 100)
+
+CALLS = [
+    tr.ToolCall("get_weather", {"city": "Zürich", "unit": "c"}),
+    tr.ToolCall("search", {"query": "a <b> c", "n": "3"}),
+]
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+@pytest.mark.parametrize("dialect", sorted(RENDER))
+def test_cut_calls_give_one_outcome_each(dialect: str) -> None:
+    render = RENDER[dialect]
+    text = render(CALLS[0]) + "\n" + render(CALLS[1])
+
+    @settings(max_examples=MAX_EXAMPLES, deadline=None)
+    @given(cut=st.integers(min_value=0, max_value=len(text)))
+    def run(cut: int) -> None:
+        piece = text[:cut]
+        result = tr.salvage_text(piece, ["get_weather", "search"])
+        spans = [r.span for r in result.rejected]
+        for i, a in enumerate(spans):
+            assert all(not _overlap(a, b) for b in spans[i + 1 :]), (piece, result.rejected)
+            assert all(c.span is None or not _overlap(a, c.span) for c in result.calls), (piece, result)
+        for r in result.rejected:
+            assert r.reason in {x.value for x in tr.RejectReason}, r
+
+    run()

@@ -1,0 +1,94 @@
+"""Values never cut short: for any value string v and every XML-style dialect, a rendered call
+holding v comes back with exactly v, or refused (no call, and a rejection). Never a shortened
+value, and never a call read from inside v.
+
+One exception is no parser's choice: where v holds a whole closing tag and a whole next
+parameter (``</parameter><parameter=b>``), the reply is also the rendering of a call with two
+arguments (up to the template's layout), and may be read as that call. So the property checks that a call
+that comes back renders to exactly the reply: a faithful reading of it, never a shortened one.
+
+The values are built from the format's own tags (closing tags, openers, block markers) mixed
+with text, the values code that writes the format holds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolrepair as tr
+
+MAX_EXAMPLES = min(settings().max_examples, 200)
+
+Render = Callable[[dict[str, str]], str]  # the arguments of a call to `a` -> the reply
+
+
+def _each(form: str) -> Callable[[dict[str, str]], str]:
+    return lambda args: "".join(form.format(k=k, v=v) for k, v in args.items())
+
+
+def _invoke(block: str, invoke: str, param: str, extra: str = "") -> Render:
+    params = _each(f'<{param} name="{{k}}"{extra}>{{v}}</{param}>')
+    return lambda args: f'<{block}>\n<{invoke} name="a">\n{params(args)}\n</{invoke}>\n</{block}>'
+
+
+_QWEN = _each("<parameter={k}>\n{v}\n</parameter>\n")
+_SEED = _each("<parameter={k}>{v}</parameter>\n")
+_GLM = _each("<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n")
+
+RENDER: dict[str, Render] = {
+    "qwen3_coder": lambda args: f"<tool_call>\n<function=a>\n{_QWEN(args)}</function>\n</tool_call>",
+    "seed_oss": lambda args: f"<seed:tool_call>\n<function=a>\n{_SEED(args)}</function>\n</seed:tool_call>",
+    "glm": lambda args: f"<tool_call>a\n{_GLM(args)}</tool_call>",
+    "minimax_m2": _invoke("minimax:tool_call", "invoke", "parameter"),
+    "dsml": _invoke("｜DSML｜tool_calls", "｜DSML｜invoke", "｜DSML｜parameter", ' string="true"'),
+    "glimmer": _invoke("atem:function_calls", "atem:invoke", "atem:parameter"),
+}
+
+TAGS: dict[str, list[str]] = {
+    "qwen3_coder": ["</parameter>", "<parameter=b>", "<parameter=k>", "</function>", "</tool_call>", "<tool_call>",
+                    "<function=a>"],
+    "seed_oss": ["</parameter>", "<parameter=b>", "</function>", "</seed:tool_call>", "<seed:tool_call>",
+                 "<function=a>"],
+    "glm": ["</arg_value>", "<arg_key>", "</arg_key>", "<arg_value>", "</tool_call>", "<tool_call>", "a", "b"],
+    "minimax_m2": ["</parameter>", '<parameter name="b">', "</invoke>", '<invoke name="a">', "</minimax:tool_call>",
+                   "<minimax:tool_call>"],
+    "dsml": ["</｜DSML｜parameter>", '<｜DSML｜parameter name="b" string="true">', "</｜DSML｜invoke>",
+             '<｜DSML｜invoke name="a">', "</｜DSML｜tool_calls>", "<｜DSML｜tool_calls>"],
+    "glimmer": ["</atem:parameter>", '<atem:parameter name="b">', "</atem:invoke>", '<atem:invoke name="a">',
+                "</atem:function_calls>", "<atem:function_calls>"],
+}
+
+
+def _bare(text: str) -> str:
+    """The reply without whitespace: the template's layout between tags aside."""
+    return re.sub(r"\s+", "", text)
+
+
+def _values(dialect: str) -> st.SearchStrategy[str]:
+    piece = st.sampled_from([*TAGS[dialect], "\n", " ", "x", "<", ">", "/"]) | st.text(max_size=3)
+    return st.lists(piece, max_size=8).map("".join)
+
+
+@pytest.mark.parametrize("dialect", sorted(RENDER))
+def test_a_value_comes_back_whole_or_not_at_all(dialect: str) -> None:
+    render = RENDER[dialect]
+
+    @settings(max_examples=MAX_EXAMPLES, deadline=None)
+    @given(v=_values(dialect))
+    def run(v: str) -> None:
+        text = render({"k": v})
+        result = tr.salvage_text(text, ["a", "b"])
+        got = [(c.name, c.arguments) for c in result.calls]
+        if not got:
+            assert result.rejected, text  # refused, never silently dropped
+            return
+        assert len(got) == 1 and got[0][0] == "a", (text, got)
+        if got[0][1] != {"k": v}:  # another reading: only one the reply is the rendering of
+            assert _bare(render(got[0][1])) == _bare(text), (text, got)
+
+    run()
