@@ -57,7 +57,8 @@ def _longest_first(words: set[str]) -> str:
     by its first character; a marker that is a prefix of others is the last, empty,
     alternative. Literals only: no backtracking beyond one character per branch."""
     if len(words) > _TRIE_MAX_MARKERS:
-        return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+        # Grouped: the callers put a prefix or lookbehind before it.
+        return "(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")"
     return _trie(words)
 
 

@@ -48,12 +48,13 @@ from typing import NamedTuple
 
 from .._limits import Limits, limits_with
 from .._types import ToolCall
-from ._base import LOOKBEHIND, AnyTool, Dialect
-from ._engine import SalvagePass, config_for
+from ._base import LOOKBEHIND, AnyTool, ContentBuilder, Dialect, ReasoningBuilder
+from ._engine import SalvagePass, config_of
 from ._marks import Work
+from ._profiles import ModelProfile
 from ._scan import MarkerFinder
 
-__all__ = ["Event", "StreamSalvager", "TextDelta", "ToolCallReady"]
+__all__ = ["Event", "ReasoningDelta", "StreamSalvager", "TextDelta", "ToolCallReady"]
 
 # Re-read a waiting candidate once it has grown by 1/_GROWTH of its length since the last try.
 _GROWTH = 4
@@ -97,24 +98,32 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """Reasoning text (a reasoning block's inside), safe to show as the model's thinking: it
+    will not be taken back."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallReady:
     """A complete call, accepted against the allowlist, that will not be taken back."""
 
     call: ToolCall
 
 
-Event = TextDelta | ToolCallReady
-
-class _HeldCut(NamedTuple):
-    """A cut held back (see the module docstring): its span, its text, its calls."""
-
-    span: tuple[int, int]
-    text: str
-    calls: list[ToolCall]
+Event = TextDelta | ReasoningDelta | ToolCallReady
 
 
-# A held segment: text, or a cut.
-_Held = str | _HeldCut
+class _Held(NamedTuple):
+    """A piece handed on (see the module docstring), held or released: ``kind`` says what it
+    is to the builders (``text``: content; ``reason``: a reasoning region's text; ``cut``: a
+    call's, region's or markup's start, with the calls; ``end``: a cut's rest, ending a
+    region); ``raw`` is the reply's text it covers, for a reset that makes it all reasoning."""
+
+    kind: str
+    raw: str
+    calls: tuple[ToolCall, ...] = ()
 
 
 class StreamSalvager:
@@ -142,9 +151,9 @@ class StreamSalvager:
             ...
     """
 
-    __slots__ = ("_anchor", "_any_cut", "_batch", "_call_i", "_closed", "_cut_i", "_entries",
-                 "_fed", "_held", "_kept", "_kept_since_cut", "_looked", "_max_input", "_may_reset", "_over", "_pass",
-                 "_plain", "_prefix", "_rel", "_resets", "_table", "_tried", "_until", "_ws")
+    __slots__ = ("_anchor", "_batch", "_call_i", "_closed", "_content", "_cut_i", "_entries",
+                 "_fed", "_held", "_looked", "_max_input", "_may_reset", "_over", "_pass",
+                 "_plain", "_prefix", "_rel", "_resets", "_table", "_thought", "_tried", "_until")
 
     def __init__(
         self,
@@ -153,6 +162,8 @@ class StreamSalvager:
         dialects: Sequence[str | Dialect] | None = None,
         mask_fences: bool = True,
         mask_reasoning: bool = True,
+        model: ModelProfile | str | None = None,
+        reasoning_calls: str = "refuse",
         max_call_chars: int | None = None,
         max_depth: int | None = None,
         max_input_chars: int | None = None,
@@ -160,7 +171,7 @@ class StreamSalvager:
     ) -> None:
         bounds = limits_with(limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars,
                              max_depth=max_depth)
-        config = config_for(dialects, mask_fences, mask_reasoning)
+        config = config_of(dialects, mask_fences, mask_reasoning, model, reasoning_calls)
         # Past `max_input_chars` in all, salvage stops: what was not yet released, and all
         # that follows, passes through as text (calls already released stand).
         self._max_input = bounds.max_input_chars
@@ -168,27 +179,25 @@ class StreamSalvager:
         self._over = False
         self._pass = SalvagePass(config, allowed, max_depth=bounds.max_depth, max_call_chars=bounds.max_call_chars,
                                  max_name_chars=bounds.max_name_chars)
-        # Can a reasoning close with nothing open still clear the calls so far?
+        # Can a reasoning close with nothing open still make all before it reasoning? Then
+        # everything is held from the start (see the class docstring).
         self._may_reset = len(config.unforced) < len(config.reasoning)
         self._rel = 0  # the text before this offset has been handed on (released or held)
         self._cut_i = 0  # cuts (and calls) of the pass handed on
         self._call_i = 0
         self._resets = 0
         self._tried = 0  # the text's length when the pass last looked
-        self._held: list[_Held] | None = None  # from the first call that may yet be cleared
+        self._held: list[_Held] | None = [] if self._may_reset else None
         self._closed = False
-        # build_content's whitespace rules, incrementally: the pending whitespace run, whether
-        # a cut has been passed, whether anything is kept, and since the last cut.
-        self._ws: list[str] = []
-        self._any_cut = False
-        self._kept = False
-        self._kept_since_cut = False
+        # The one content rule and the one reasoning rule (``_base``), fed as the text is decided.
+        self._content = ContentBuilder()
+        self._thought = ReasoningBuilder()
         # Plain text (see `feed`): may the next delta pass the pass by, the text after `_rel`
         # (anchor-free, unreleased: a marker may start there), the deltas not yet handed to
         # the pass and how much was handed so far.
         self._table = table = _plain_table(config.finder)
         self._anchor = table.anchor  # read per delta
-        self._plain = True
+        self._plain = not config.opened  # a reply that begins in reasoning is no plain text
         self._prefix = ""
         self._batch: list[str] = []
         self._until = min(self._max_input, _BATCH)  # plain text passes by up to here in all
@@ -296,9 +305,8 @@ class StreamSalvager:
             self._prefix = ""
         if not text:
             return []
-        out: list[str] = []
-        self._text(text, out)
-        return [TextDelta("".join(out))] if out else []
+        out = self._content.text(text)
+        return [TextDelta(out)] if out else []
 
     def _give(self) -> None:
         """Hand the plain deltas passed by to the pass, as one piece: the window and the code
@@ -315,7 +323,7 @@ class StreamSalvager:
             text = self._prefix + more
             hold = self._hold(text)
             if len(text) > hold:
-                self._held.append(text[: len(text) - hold])
+                self._held.append(_Held("text", text[: len(text) - hold]))
             self._prefix = text[len(text) - hold :]
         run = self._pass
         scan = run.scan
@@ -335,10 +343,8 @@ class StreamSalvager:
         self._over = True
         scan = self._pass.scan
         scan.sync()
-        out = list(self._ws)  # whitespace waiting from before the held text, if any
-        self._ws.clear()
-        for item in self._held or ():
-            out.append(item if isinstance(item, str) else item.text)
+        out = [self._content.finish()]  # whitespace waiting from before the held text, if any
+        out.extend(item.raw for item in self._held or ())
         self._held = None
         out.append(scan.text[self._rel - scan.base :])
         out.append(delta)
@@ -365,116 +371,115 @@ class StreamSalvager:
             # No marker still to come starts before `limit`: the pass may move on to it, and
             # the scan can forget what lies more than LOOKBEHIND before.
             run.pos = max(run.pos, limit)
+        if run.hold_from is not None:  # calls inside open reasoning, taken if it never closes
+            limit = min(limit, run.hold_from)
         events: list[Event] = []
-        out: list[str] = []
-        if run.resets != self._resets:  # forced-open reasoning cleared the calls so far
-            self._resets = run.resets
-            self._cut_i = self._call_i = 0
-            held, self._held = self._held, None
-            for item in held or ():
-                self._text(item if isinstance(item, str) else item.text, out)
         text, base = scan.text, scan.base
         cuts = run.cuts
-        while self._cut_i < len(cuts) and cuts[self._cut_i][0] < limit:
-            s, e = cuts[self._cut_i]
+        if run.resets != self._resets:
+            # A reasoning close with nothing open: all before it is reasoning (the pass's
+            # first cut now), and the calls before it are no calls. Nothing was released.
+            self._resets = run.resets
+            held = self._held or []
+            first = cuts[0]
+            before = "".join(item.raw for item in held) + text[self._rel - base : first.inner_end - base]
+            self._held = [_Held("cut", ""), _Held("reason", before),
+                          _Held("end", text[first.inner_end - base : first.end - base])]
+            self._content, self._thought = ContentBuilder(), ReasoningBuilder()
+            self._rel, self._cut_i, self._call_i = first.end, 1, 0
+        while self._cut_i < len(cuts) and cuts[self._cut_i].start < limit:
+            s, e, inner_s, inner_e = cuts[self._cut_i]
             self._cut_i += 1
-            self._hand_on(text[self._rel - base : s - base], out, events)
-            calls: list[ToolCall] = []
-            while self._call_i < len(run.calls) and run.calls[self._call_i].span == (s, e):
-                calls.append(run.calls[self._call_i])
-                self._call_i += 1
-            if self._held is None and not final and self._may_reset:
-                self._held = []  # this call may yet be cleared: hold it and all after it
-            if self._held is not None:
-                self._held.append(_HeldCut((s, e), text[s - base : e - base], calls))
-            else:
-                self._cut(calls, out, events)
+            rel = self._rel
+            if rel <= s:  # else: an open region handed on in part (below), now closed
+                self._hand_on(_Held("text", text[rel - base : s - base]), events)
+                calls: list[ToolCall] = []
+                while self._call_i < len(run.calls) and run.calls[self._call_i].span == (s, e):
+                    calls.append(run.calls[self._call_i])
+                    self._call_i += 1
+                self._hand_on(_Held("cut", text[s - base : inner_s - base], tuple(calls)), events)
+                rel = inner_s
+            self._hand_on(_Held("reason", text[rel - base : inner_e - base]), events)
+            self._hand_on(_Held("end", text[max(rel, inner_e) - base : e - base]), events)
             self._rel = e
+        mode = run.mode
         if limit > self._rel:
-            self._hand_on(text[self._rel - base : limit - base], out, events)
+            rel = self._rel
+            if mode is not None:  # open reasoning: its text so far is reasoning
+                start, inner = min(mode.start, limit), min(mode.inner, limit)
+                if rel <= start:  # the region's start is handed on once, as a cut
+                    self._hand_on(_Held("text", text[rel - base : start - base]), events)
+                    self._hand_on(_Held("cut", text[start - base : inner - base]), events)
+                elif rel < inner:
+                    self._hand_on(_Held("cut", text[rel - base : inner - base]), events)
+                self._hand_on(_Held("reason", text[max(rel, inner) - base : limit - base]), events)
+            else:
+                self._hand_on(_Held("text", text[rel - base : limit - base]), events)
             self._rel = limit
-        if self._held is not None and (final or not self._may_reset):
+        if self._held is not None and final:
             held, self._held = self._held, None  # nothing can clear these calls any more
             for item in held:
-                if isinstance(item, str):
-                    self._text(item, out)
-                else:
-                    self._cut(item.calls, out, events)
+                self._emit(item, events)
         if final:
-            if self._ws and (not self._any_cut or self._kept_since_cut):
-                out.extend(self._ws)
-            self._ws.clear()
+            _text_event(self._content.finish(), events)
         else:
             if run.mask is not None:  # the code mask reads (and then forgets) complete lines
                 run.mask.catch_up(run.pos if run.blocked is None else run.blocked)
-            scan.trim(min(self._rel, run.pos - LOOKBEHIND))
-            # Plain text may pass the pass by (see `feed`) while nothing waits and the text
-            # not released holds no anchor: then no marker is pending in it (each holds its
-            # anchor, and the scan returns every one before what is released), so only a
-            # prefix of one without its anchor can be there. O(max_len).
+            scan.trim(min(self._rel, run.pos) - LOOKBEHIND if run.hold_from is not None
+                      else min(self._rel, run.pos - LOOKBEHIND))
+            # Plain text may pass the pass by (see `feed`) while nothing waits, no reasoning
+            # is open and the text not released holds no anchor: then no marker is pending in
+            # it (each holds its anchor, and the scan returns every one before what is
+            # released), so only a prefix of one without its anchor can be there. O(max_len).
             rest = scan.text[self._rel - scan.base :]
-            self._plain = run.blocked is None and self._table.anchor(rest) is None
+            self._plain = run.blocked is None and mode is None and self._table.anchor(rest) is None
             self._prefix = rest
-        _flush(out, events)
-        return events
+        return _merged(events)
 
-    def _hand_on(self, piece: str, out: list[str], events: list[Event]) -> None:
-        if not piece:
+    def _hand_on(self, item: _Held, events: list[Event]) -> None:
+        if not item.raw and item.kind in ("text", "reason"):
             return
         if self._held is not None:
-            self._held.append(piece)
+            self._held.append(item)
         else:
-            self._text(piece, out)
+            self._emit(item, events)
 
-    def _text(self, piece: str, out: list[str]) -> None:
-        """Release text, holding its trailing whitespace until what follows is known."""
-        if self._kept:
-            kept = self._kept_text(piece)
-            if kept:
-                out.append(kept)
-            return
-        body = piece.strip()
-        if not body:
-            self._ws.append(piece)
-            return
-        lead = len(piece) - len(piece.lstrip())
-        if not (self._any_cut and not self._kept):  # else: leading whitespace after a cut
-            out.extend(self._ws)
-            out.append(piece[:lead])
-        self._ws.clear()
-        out.append(body)
-        trail = piece[lead + len(body) :]
-        if trail:
-            self._ws.append(trail)
-        self._kept = self._kept_since_cut = True
-
-    def _kept_text(self, piece: str) -> str:
-        """``_text`` once something was kept: the waiting whitespace and ``piece`` are released
-        but ``piece``'s trailing whitespace, which waits in turn. Returns what is released."""
-        body = piece.rstrip()
-        ws = self._ws
-        if not body:
-            ws.append(piece)
-            return ""
-        trail = piece[len(body) :]
-        if ws:
-            body = "".join(ws) + body
-            ws.clear()
-        if trail:
-            ws.append(trail)
-        self._kept_since_cut = True
-        return body
-
-    def _cut(self, calls: list[ToolCall], out: list[str], events: list[Event]) -> None:
-        self._ws.clear()  # whitespace before a cut goes
-        self._any_cut = True
-        self._kept_since_cut = False
-        _flush(out, events)
-        events.extend(ToolCallReady(c) for c in calls)
+    def _emit(self, item: _Held, events: list[Event]) -> None:
+        """Release one piece through the builders: O(len(item.raw))."""
+        kind = item.kind
+        if kind == "text":
+            _text_event(self._content.text(item.raw), events)
+        elif kind == "reason":
+            out = self._thought.text(item.raw)
+            if out:
+                events.append(ReasoningDelta(out))
+        elif kind == "cut":
+            self._content.cut()
+            events.extend(ToolCallReady(c) for c in item.calls)
+        else:
+            self._thought.close()
 
 
-def _flush(out: list[str], events: list[Event]) -> None:
-    text = "".join(out)
-    out.clear()
+def _text_event(text: str, events: list[Event]) -> None:
     if text:
         events.append(TextDelta(text))
+
+
+def _merged(events: list[Event]) -> list[Event]:
+    """Adjacent text events of one kind as one event. O(len(events) + their text)."""
+    if len(events) < 2:
+        return events
+    out: list[Event] = []
+    i, n = 0, len(events)
+    while i < n:
+        ev = events[i]
+        j = i + 1
+        if isinstance(ev, TextDelta | ReasoningDelta):
+            kind = type(ev)
+            while j < n and type(events[j]) is kind:
+                j += 1
+            if j > i + 1:
+                ev = kind("".join(e.text for e in events[i:j] if not isinstance(e, ToolCallReady)))
+        out.append(ev)
+        i = j
+    return out
