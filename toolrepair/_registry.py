@@ -21,7 +21,7 @@ from ._otel import add_repair_events, end_tool_span, maybe_tracer, tool_span
 from ._repair import Entry, ToolIndex, coerce_call
 from ._result import serialize_result
 from ._safe_text import exact_str, exception_message
-from ._salvage import Dialect, StreamSalvager, TextDelta, salvage_text
+from ._salvage import Dialect, ModelProfile, StreamSalvager, TextDelta, model_profile, salvage_text
 from ._salvage._stream import Event
 from ._spec import ToolInfo
 from ._types import Rejection, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
@@ -131,6 +131,7 @@ class ToolRegistry:
         max_input_chars: int | None = None,
         limits: Limits | None = None,
         trace_content: bool = False,
+        model: ModelProfile | str | None = None,
     ) -> None:
         if profile not in _DEFAULT_BUDGET:
             raise ValueError(f"profile must be 'local' or 'hosted', not {profile!r}")
@@ -147,6 +148,9 @@ class ToolRegistry:
         self.before_call = before_call
         self.on_repair = on_repair
         self.dialects = dialects
+        # The model's profile (dialects and reasoning convention) for salvage and streams;
+        # distinct from `profile`, the trust setting.
+        self.model = model_profile(model) if isinstance(model, str) else model
         self.max_result_chars = max_result_chars
         # With opentelemetry-api installed, run/arun trace each call; arguments and results go
         # into the span only when this is True (they may hold what users would not log).
@@ -462,7 +466,7 @@ class ToolRegistry:
             return SalvageResult((), text, ())
         if not trusted or self._is_untrusted(text):
             return SalvageResult((), text, (Rejection("", (0, len(text)), "", "untrusted", None),))
-        return salvage_text(text, self._index.names, dialects=self.dialects, limits=self.limits)
+        return salvage_text(text, self._index.names, dialects=self.dialects, model=self.model, limits=self.limits)
 
     def calls(
         self, text: str | None, native: Sequence[ToolCall | Mapping[str, Any]] | None = None
@@ -484,7 +488,8 @@ class ToolRegistry:
         refuses it: its calls, which wait for ``close()``, come back as text."""
         if self.profile == "hosted" or not trusted:
             return StreamSalvager(self._index.names, dialects=())
-        return _TrustedStream(self._is_marked, self._index.names, dialects=self.dialects, limits=self.limits)
+        return _TrustedStream(self._is_marked, self._index.names, dialects=self.dialects, model=self.model,
+                              limits=self.limits)
 
 
 def _tool_error(name: str, exc: Exception) -> ToolExecutionError:

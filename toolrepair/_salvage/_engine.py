@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_MAX_CALL_CHARS",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_INPUT_CHARS",
+    "END_STABLE",
     "REJECTION_TEXT_CHARS",
     "SalvageConfig",
     "SalvagePass",
@@ -556,7 +557,7 @@ class SalvagePass:
             found = dialect.read(text, s - base, marker_end - base, self._ctx(final, base))
             if final:
                 return _rebased(found, base) if base else found
-            settled = _settled(found, text)
+            settled = found if dialect in _end_stable() else _settled(found, text)
             self.settling = settled is not found
             return _rebased(settled, base) if base else settled
         limit = max(self.limits[1], marker_end - s)
@@ -653,6 +654,22 @@ class SalvagePass:
     def result(self) -> SalvageResult:
         content, reasoning = build_fields(self.text, self.cuts)
         return SalvageResult(tuple(self.calls), content, tuple(self.rejected), reasoning)
+
+
+# Built-in dialects whose readers are prefix-stable to their candidate's very end: a call they
+# have read never takes in the text after it, so it needs no settling character (a property
+# test checks each on every corpus call). The markerless JSON readers are not: `json` takes a
+# `;` and the whitespace after it.
+END_STABLE = ("hermes", "qwen3_coder", "harmony", "mistral", "python_tag", "llama4_pythonic", "pythonic",
+              "deepseek_v3", "deepseek_v31", "dsml", "kimi_k2", "kimi_k3", "gemma4", "glm", "seed_oss",
+              "minimax_m2", "minimax_m3")
+
+
+@functools.cache
+def _end_stable() -> frozenset[Dialect]:
+    from ._registry import by_name
+
+    return frozenset(by_name(n) for n in END_STABLE)
 
 
 def _settled(found: Found | NeedMore | None, text: str) -> Found | NeedMore | None:

@@ -58,6 +58,25 @@ __all__ = ["Event", "ReasoningDelta", "StreamSalvager", "TextDelta", "ToolCallRe
 
 # Re-read a waiting candidate once it has grown by 1/_GROWTH of its length since the last try.
 _GROWTH = 4
+# Or at once when a delta holds a character a candidate may end with (a closing tag's `>`, a
+# JSON body's `}`, a pythonic list's `]`), while what its re-reads cost stays within _GROWTH
+# times its length: so a call is released the moment it closes, in linear time.
+_ENDS = re.compile(r"[>})\]]")
+
+
+# What end-triggered re-reads of one candidate may cost beyond _GROWTH times its length.
+_END_BUDGET = 4 * LOOKBEHIND
+
+
+def _may_end(delta: str) -> bool:
+    return _ENDS.search(delta) is not None
+
+
+def _ends_after(delta: str, before: bool) -> bool:
+    """Is the last non-space character fed so far one a candidate may end with? (A reader may
+    wait for the next non-space character after it: `;` goes on with a list of calls.)"""
+    body = delta.rstrip()
+    return before if not body else body[-1] in ">})]"
 # Plain text (see ``StreamSalvager.feed``) is handed to the pass in batches of about this many
 # characters: the pass's per-entry cost is paid once per batch, not once per delta, and the
 # batch is all the stream keeps beyond the pass's window.
@@ -151,9 +170,9 @@ class StreamSalvager:
             ...
     """
 
-    __slots__ = ("_anchor", "_batch", "_call_i", "_closed", "_content", "_cut_i", "_entries",
-                 "_fed", "_held", "_looked", "_max_input", "_may_reset", "_over", "_pass",
-                 "_plain", "_prefix", "_rel", "_resets", "_table", "_thought", "_tried", "_until")
+    __slots__ = ("_after_end", "_anchor", "_batch", "_call_i", "_closed", "_content", "_cut_i", "_entries",
+                 "_fed", "_held", "_looked", "_max_input", "_may_reset", "_over", "_pass", "_plain", "_prefix",
+                 "_rel", "_resets", "_spent", "_table", "_thought", "_tried", "_until", "_wait_at")
 
     def __init__(
         self,
@@ -187,6 +206,9 @@ class StreamSalvager:
         self._call_i = 0
         self._resets = 0
         self._tried = 0  # the text's length when the pass last looked
+        self._wait_at = -1  # the waiting candidate's start, and what its re-reads cost so far
+        self._spent = 0
+        self._after_end = False
         self._held: list[_Held] | None = [] if self._may_reset else None
         self._closed = False
         # The one content rule and the one reasoning rule (``_base``), fed as the text is decided.
@@ -266,9 +288,15 @@ class StreamSalvager:
         run.extend(delta)
         self._until = min(self._max_input, self._fed + _BATCH)
         if run.blocked is not None and not (run.settling and delta):
+            if run.blocked != self._wait_at:  # a new candidate waits: its own budget
+                self._wait_at, self._spent = run.blocked, 0
             waited = self._tried - run.blocked
-            if _GROWTH * (scan.end - self._tried) < waited and scan.end - run.blocked <= run.limits[1]:
+            span = scan.end - run.blocked
+            after_end, self._after_end = self._after_end, _ends_after(delta, self._after_end)
+            if (_GROWTH * (scan.end - self._tried) < waited and span <= run.limits[1]
+                    and not (self._spent <= _GROWTH * span + _END_BUDGET and (after_end or _may_end(delta)))):
                 return []  # not worth re-reading yet: see the module docstring
+            self._spent += span
         return self._step(final=False)
 
     def close(self) -> list[Event]:
