@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 
 import toolrepair as tr
+from toolrepair._salvage._base import Found, ReadContext
+from toolrepair._salvage._engine import END_STABLE
+from toolrepair._salvage._registry import by_name
 
 TRAIL = " and then some text after the call."
 
@@ -127,3 +130,39 @@ def test_readme_streaming_snippet_runs_its_tool_before_close() -> None:
     asyncio.run(namespace["_main"]())
     assert log == ["ran cats", "stream ended"]  # the tool ran before the reply ended
     assert "".join(shown) == "The user wants cats." + "Let me look." + "\nDone."
+
+
+# -- the readers that need no settling character -------------------------------------------------
+
+CORPUS = pathlib.Path(__file__).resolve().parents[1] / ".." / "shared" / "conformance" / "corpus.jsonl"
+CASES: list[dict[str, Any]] = (
+    [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if CORPUS.exists() else []
+)
+SUFFIXES = ["", " ", "  \n", ";", "; ", "x", "\n{", "<", "}", "]", "<|call|>", "\n\nDone."]
+
+
+@pytest.mark.skipif(not CASES, reason="conformance corpus not present")
+@pytest.mark.parametrize("name", END_STABLE)
+def test_end_stable_readers_never_take_in_what_follows_a_call(name: str) -> None:
+    # The claim behind releasing without a settling character: once such a reader has read a
+    # call ending at the text's end, more text never changes that answer.
+    dialect = by_name(name)
+    checked = 0
+    for case in CASES:
+        text = case["text"]
+        for call in tr.salvage_text(text, tr.ANY_TOOL, dialects=[name]).calls:
+            assert call.span is not None
+            s, e = call.span
+            marker = next((m for m in dialect.markers if text[s:].lower().startswith(m)), None)
+            if marker is None:
+                continue
+            first = dialect.read(text[:e], s, s + len(marker), ReadContext(final=False))
+            if not isinstance(first, Found) or not first.calls:
+                continue
+            for suffix in SUFFIXES:
+                assert dialect.read(text[:e] + suffix, s, s + len(marker), ReadContext(final=False)) == first, (
+                    text, suffix)
+            checked += 1
+    # python_tag reads on to the next non-space itself (a `;` may follow): nothing to check.
+    assert checked or name == "python_tag" or not any(c["calls"] for c in CASES if name.split("_")[0] in c["dialect"])

@@ -63,11 +63,15 @@ class _TrustedStream(StreamSalvager):
         return self._pass_on(events)
 
     def close(self) -> list[Event]:
-        events = self._pass_on(super().close(), final=True)
+        events = super().close()
         if self._is_untrusted(self._hash.digest()):
+            # The text before the first held event passes as usual (a stream without a model
+            # profile releases it only now); from there on the reply comes back as text.
+            passed = self._pass_on(events)
             tail, self._tail = self._tail, ""
-            return [TextDelta(tail)] if tail else []
-        return events
+            self._held_events = None
+            return passed + ([TextDelta(tail)] if tail else [])
+        return self._pass_on(events, final=True)
 
     def _pass_on(self, events: list[Event], final: bool = False) -> list[Event]:
         out: list[Event] = []

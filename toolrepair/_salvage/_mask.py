@@ -100,7 +100,6 @@ CHANNEL_MARKUP: tuple[str, ...] = (
     "<|channel|>final <|message|>",
     "<|start|>assistant<|channel|>commentary<|message|>",
     "<|channel|>commentary<|message|>",
-    "<|start|>assistant",
     "<|end|>",
     "<|return|>",
     "<|open|>response<|sep|>",

@@ -9,15 +9,24 @@ What is held back, and why (everything else is released at once):
 * a marker cut by the end of the text (``<tool_`` may become ``<tool_call>``), and a marker
   the pass is waiting on: a candidate still being written, or a fence line whose kind
   depends on text not yet seen. Text before them is released.
-* a run of whitespace, until what follows it is known: ``build_content`` drops whitespace
-  before a cut, after a cut when nothing was kept before it, and at the end after a cut.
-* forced-open reasoning: a reasoning close with no opener (``</think>``, or a close-only
-  marker such as ``[BEGIN FINAL RESPONSE]``) clears every call before it, whatever pairs
-  came before. While such a close is enabled, that can happen until the reply ends, so the
-  first accepted call and everything after it are held until ``close()``; if the clear
-  happens, the held calls become text. This is the least holding that stays equivalent: a
-  call released earlier could be taken back. With reasoning masks on (the default), calls
-  therefore come at ``close()``; pass ``mask_reasoning=False`` to get them sooner.
+* a run of whitespace, until what follows it is known: ``ContentBuilder`` (the one content
+  rule, ``_base``) drops whitespace before a cut, after a cut when nothing was kept before
+  it, and at the end after a cut; ``ReasoningBuilder`` strips each reasoning region's ends.
+* forced-open reasoning, without a model profile: a reasoning close with no opener
+  (``</think>``, or a close-only marker such as ``[BEGIN FINAL RESPONSE]``) makes everything
+  before it reasoning and clears every call before it, whatever pairs came before. While
+  such a close is enabled (``mask_reasoning=True`` and any pair that can force-open, as the
+  defaults can), that can happen until the reply ends, so everything is held, in order, and
+  released at ``close()``; if the clear happens, the held text and calls become reasoning.
+  This is the least holding that stays equivalent: a piece released earlier could be taken
+  back. With a ``ModelProfile`` no close forces reasoning open (the profile says whether
+  its template opened it), so nothing is held for this: each call is released the moment
+  it closes.
+* under ``reasoning_calls="take"``, from the first call written inside open reasoning: it is
+  taken if the reasoning never closes, and the reasoning ends there; a close makes it
+  reasoning. Held until the close or ``close()``.
+
+Text inside open reasoning is released as ``ReasoningDelta`` as it comes (markers excluded).
 
 Plain text passes the pass by (``feed``): while the pass waits on nothing and the text not
 yet released holds no anchor character, a delta without one can neither hold a marker nor
@@ -32,10 +41,15 @@ not the reply: released text and text the pass is done with are dropped (keeping
 ``LOOKBEHIND`` characters for readers, plus at most ``_BATCH`` of plain deltas the pass has
 yet to take), and a delta is appended in O(1)
 and joined into the window only when the pass next looks. A candidate waiting for more text
-is re-read only once it has grown by a quarter since the last try (or outgrew
-``max_call_chars``), so its reads and joins cost at most 5x its final length, and it is
-released at most a quarter of its length late; a candidate past ``max_call_chars`` is given
-up (a ``too-large`` rejection, its text released), exactly as ``salvage_text`` gives it up.
+is re-read once it has grown by a quarter since the last try (or outgrew
+``max_call_chars``), and at once when a delta holds a character a call may end with (``>``
+``}`` ``)`` ``]``, or the first non-space after one) while those re-reads have cost at most
+4x its length plus ``_END_BUDGET``: so its reads and joins cost O(its final length), and a
+call is released the moment it closes. Readers of the built-in dialects in ``END_STABLE``
+never take in text after a call they have read, so their call needs no settling character
+(others wait for one: ``json`` takes a ``;`` after its object). A candidate past
+``max_call_chars`` is given up (a ``too-large`` rejection, its text released), exactly as
+``salvage_text`` gives it up.
 """
 
 from __future__ import annotations
@@ -148,18 +162,26 @@ class _Held(NamedTuple):
 class StreamSalvager:
     """Salvage over a streamed reply: ``feed`` each delta, then ``close``.
 
-    The concatenated ``TextDelta`` texts equal ``salvage_text(reply, allowed).content`` and
-    the ``ToolCallReady`` calls equal its ``calls``, in order, for every way of cutting the
-    reply (same masks, allowlist, dialects and limits; spans are offsets in the whole reply).
+    The concatenated ``TextDelta`` texts equal ``salvage_text(reply, allowed).content``, the
+    concatenated ``ReasoningDelta`` texts its ``reasoning``, and the ``ToolCallReady`` calls
+    its ``calls``, in order, for every way of cutting the reply (same masks, allowlist,
+    dialects, model, reasoning_calls and limits; spans are offsets in the whole reply).
+
+    When events come: with ``model=`` (a ``ModelProfile`` or its name) each call the moment
+    it closes and the code mask can no longer change its verdict, text and reasoning as soon
+    as they are certain. Without a profile, while a reasoning close that can force reasoning
+    open is enabled (the default: ``mask_reasoning=True``), a lone ``</think>`` later would
+    make everything before it reasoning, so every event waits for ``close()``; with
+    ``mask_reasoning=False`` (or only pairs that cannot force-open) events come as certain.
     There is no ``max_input_chars``: memory is bounded by ``max_call_chars`` per candidate
     (plus what the rules above must hold), so equality is for replies within
     ``salvage_text``'s input limit. ``feed`` after ``close`` raises ``RuntimeError``.
 
-    >>> s = StreamSalvager(["web_search"], dialects=["hermes"], mask_reasoning=False)
-    >>> events = s.feed('Sure. <tool_call>{"name": "web_search", ')
-    >>> events += s.feed('"arguments": {"q": "x"}}</tool_call>') + s.close()
+    >>> s = StreamSalvager(["web_search"], model="qwen3")
+    >>> events = s.feed('<think>Search.</think>Sure. <tool_call>{"name": "web_search", ')
+    >>> events += s.feed('"arguments": {"q": "x"}}</tool_call>')
     >>> [type(e).__name__ for e in events], events[0].text
-    (['TextDelta', 'ToolCallReady'], 'Sure.')
+    (['ReasoningDelta', 'TextDelta', 'ToolCallReady'], 'Search.')
 
     With an async model stream::
 
