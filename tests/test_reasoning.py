@@ -269,3 +269,31 @@ def test_builder_examples() -> None:
     assert build_fields("Hi <t>x</t> there", [(3, 11, 6, 7)]) == ("Hi there", "x")
     assert build_fields("  ", []) == ("  ", "")
     assert json.dumps(build_fields("a\n\n", [(0, 1, 0, 1)])) == json.dumps(("", "a"))
+
+
+# -- integrations with a place for reasoning ------------------------------------------------------
+
+def test_openai_message_gets_reasoning_content() -> None:
+    from toolrepair.integrations.openai import repair_chat_message
+
+    def a(x: int) -> int:
+        return x
+
+    out = repair_chat_message({"role": "assistant", "content": "<think>Need a.</think>Sure. " + CALL},
+                              tr.ToolRegistry([a]))
+    assert (out["content"], out["reasoning_content"]) == ("Sure.", "Need a.")
+    assert [c["function"]["name"] for c in out["tool_calls"]] == ["a"]
+
+
+def test_langchain_message_gets_reasoning_content() -> None:
+    messages = pytest.importorskip("langchain_core.messages")
+    from toolrepair.integrations.langchain import repair_ai_message
+
+    def a(x: int) -> int:
+        return x
+
+    message = messages.AIMessage(content="<think>Need a.</think>Sure. " + CALL, additional_kwargs={"k": 1})
+    out = repair_ai_message(message, tr.ToolRegistry([a]))
+    assert out.content == "Sure."
+    assert out.additional_kwargs == {"k": 1, "reasoning_content": "Need a."}
+    assert [c["name"] for c in out.tool_calls] == ["a"]

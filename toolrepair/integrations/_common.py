@@ -116,6 +116,7 @@ class VettedText:
     content: str
     calls: tuple[Vetted, ...]
     rejected: tuple[Rejection, ...]
+    reasoning: str = ""  # the reply's reasoning regions, once the calls are cut out
 
 
 def _loose_arguments(arguments: Any) -> dict[str, Any]:
@@ -160,7 +161,9 @@ def vet_text(registry: ToolRegistry, text: str, prefix: str) -> VettedText:
     calls = tuple(
         vet(registry, replace(c, id=stable_id(prefix, text, i)))
         for i, c in enumerate(result.calls))
-    return VettedText(result.content.strip() if calls else text, calls, result.rejected)
+    if not calls:
+        return VettedText(text, calls, result.rejected)
+    return VettedText(result.content.strip(), calls, result.rejected, result.reasoning)
 
 
 def lazy_classes(module: str, factories: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:
