@@ -69,9 +69,9 @@ DEEPSEEK_V3_ROWS: list[Row] = [
      + "<｜tool_calls_end｜>", ALLOWED, [GW], "", []),
     ("Lone: " + ds3("get_weather", PARIS), ALLOWED, [GW], "Lone:", []),  # no section token
     ("</think>" + DB + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n" + PARIS
-     + "```<｜tool▁call▁end｜>" + DE, ALLOWED, [GW], "</think>", []),
+     + "```<｜tool▁call▁end｜>" + DE, ALLOWED, [GW], "", []),  # the lone close: empty reasoning
     ("```\n" + DB + ds3("get_weather", PARIS) + DE + "\n```", ALLOWED, [], None, []),
-    ("<think>maybe " + DB + ds3("get_weather", PARIS) + DE + "</think>No.", ALLOWED, [], None, []),
+    ("<think>maybe " + DB + ds3("get_weather", PARIS) + DE + "</think>No.", ALLOWED, [], "No.", []),
     (DB + ds3("delete_all", "{}") + DE, ALLOWED, [], None, ["not-offered"]),
     (DB + ds3("get_weather", '{"city": "Par'), ALLOWED, [], None, ["truncated"]),
     # A broken payload refuses its whole section, which stays text: its own ```json line then
@@ -92,10 +92,9 @@ DEEPSEEK_V31_ROWS: list[Row] = [
     (DB + ds31("search", '{"q": "<｜tool▁sep｜><｜tool▁call▁end｜>"}') + DE, ALLOWED,
      [("search", {"q": "<｜tool▁sep｜><｜tool▁call▁end｜>"})], "", []),
     (DB + ds31("get_weather", PARIS, end=False), ALLOWED, [GW], "", []),
-    ("REASONING</think>CONTENT" + DB + ds31("get_weather", PARIS) + DE, ALLOWED, [GW], "REASONING</think>CONTENT",
-     []),
+    ("REASONING</think>CONTENT" + DB + ds31("get_weather", PARIS) + DE, ALLOWED, [GW], "CONTENT", []),
     (DB + ds31("function", '{"a": 1}') + DE, ALLOWED, [("function", {"a": 1})], "", []),
-    ("<think>" + DB + ds31("get_weather", PARIS) + DE, ALLOWED, [], None, []),
+    ("<think>" + DB + ds31("get_weather", PARIS) + DE, ALLOWED, [], "", ["in-reasoning"]),  # reasoning never closed
     ("Let me look." + DB + "get_weather", ALLOWED, [], None, []),
     (DB + ds31("get_weather", '{"city": ') + DE, ALLOWED, [], None, ["undecodable"]),
     (DB + ds31("get_weather", '{"city": ', end=False), ALLOWED, [], None, ["truncated"]),
@@ -131,7 +130,7 @@ KIMI_ROWS: list[Row] = [
      None, ["undecodable"]),
     (KB + kimi("functions.get_weather:0", '{"city": ', end=False), ALLOWED, [], None, ["truncated"]),
     ("```\n" + KB + kimi("functions.get_weather:0", PARIS) + KE + "\n```", ALLOWED, [], None, []),
-    ("<think>" + kimi("functions.get_weather:0", PARIS) + "</think>", ALLOWED, [], None, []),
+    ("<think>" + kimi("functions.get_weather:0", PARIS) + "</think>", ALLOWED, [], "", []),
     (KB + kimi("functions.drop_db:0", "{}") + KE, ALLOWED, [], None, ["not-offered"]),
     ("get_weather:0<|tool_call_argument_begin|>" + PARIS + "<|tool_call_end|>", ALLOWED, [], None, []),
 ]
@@ -146,10 +145,10 @@ def harmony(name: str, args: str, *, end: str = "<|call|>") -> str:
 
 
 HARMONY_ROWS: list[Row] = [
-    (ANALYSIS + harmony("get_weather", PARIS), ALLOWED, [GW], ANALYSIS, []),
+    (ANALYSIS + harmony("get_weather", PARIS), ALLOWED, [GW], "", []),
     ("<|start|>assistant to=functions.get_weather<|channel|>commentary<|constrain|>json<|message|>" + PARIS
      + "<|call|>", ALLOWED, [GW], "", []),
-    (ANALYSIS + "\n" + harmony("get_weather", PARIS, end=""), ALLOWED, [GW], ANALYSIS, []),
+    (ANALYSIS + "\n" + harmony("get_weather", PARIS, end=""), ALLOWED, [GW], "", []),
     (harmony("get_weather", PARIS, end="<|end|>") + harmony("search", CATS), ALLOWED, [GW, SEARCH], "", []),
     (harmony("search", '{"q": "<|call|><|end|><|start|>"}'), ALLOWED, [("search", {"q": "<|call|><|end|><|start|>"})],
      "", []),
@@ -158,20 +157,19 @@ HARMONY_ROWS: list[Row] = [
      [GW], "", []),
     (" to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>" + PARIS, ALLOWED, [GW], "", []),
     ("<|channel|> analysis<|message|> hmm<|end|><|start|> assistant to=functions.get_weather<|channel|> commentary "
-     "<|constrain|>  json<|message|> " + PARIS + "<|end|>", ALLOWED, [GW], "<|channel|> analysis<|message|> hmm<|end|>",
-     []),
+     "<|constrain|>  json<|message|> " + PARIS + "<|end|>", ALLOWED, [GW], "", []),
     (harmony("get_weather", PARIS) + "<|start|>functions.get_weather to=assistant<|message|>"
      '{"name": "search", "arguments": {}}<|end|>', ALLOWED, [GW],
-     '<|start|>functions.get_weather to=assistant<|message|>{"name": "search", "arguments": {}}<|end|>', []),
+     '<|start|>functions.get_weather to=assistant<|message|>{"name": "search", "arguments": {}}', []),
     (harmony("get_weather", PARIS) + "<|start|>assistant<|channel|>final<|message|>Sunny.", ALLOWED, [GW],
-     "<|start|>assistant<|channel|>final<|message|>Sunny.", []),
+     "Sunny.", []),
     (harmony("get_weather", PARIS) + "<|start|>assistant<|channel|>commentary<|message|>Checking.<|end|>", ALLOWED,
-     [GW], "<|start|>assistant<|channel|>commentary<|message|>Checking.<|end|>", []),  # not a reasoning close
+     [GW], "Checking.", []),  # a preamble: content, its markup taken out
     ("<|start|>assistant<|channel|>commentary to=python <|constrain|>code<|message|>print('hi')<|call|>", ALLOWED,
      [], None, []),
     ("<|start|>assistant<|channel|>commentary to=browser.search<|message|>" + CATS + "<|call|>", ALLOWED, [], None,
      []),
-    ("<|channel|>analysis<|message|>Maybe " + harmony("get_weather", PARIS) + "<|end|>", ALLOWED, [], None, []),
+    ("<|channel|>analysis<|message|>Maybe " + harmony("get_weather", PARIS) + "<|end|>", ALLOWED, [], "", []),
     ("```\n" + harmony("get_weather", PARIS) + "\n```", ALLOWED, [], None, []),
     (harmony("get_weather", '{"city": "Par', end=""), ALLOWED, [], None, ["truncated"]),
     ("<|start|>assistant to=functions.get_weather<|channel|>commentary<|constrain|>json", ALLOWED, [], None,
@@ -209,7 +207,7 @@ GEMMA4_ROWS: list[Row] = [
     ("<|tool_call>" + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}}) + "<tool_call|>", ALLOWED,
      [GW], "", []),
     ("<|channel>thought\nmaybe " + g4("get_weather", "{city:" + Q + "Paris" + Q + "}") + "<channel|>Hi", ALLOWED, [],
-     None, []),
+     "Hi", []),
     ("```\n" + g4("get_weather", "{city:" + Q + "Paris" + Q + "}") + "\n```", ALLOWED, [], None, []),
     (g4("reboot", "{}"), ALLOWED, [], None, ["not-offered"]),
     (g4("get_weather", "{city:" + Q + "Par", end=False), ALLOWED, [], None, ["truncated"]),
@@ -231,7 +229,7 @@ FUNCTIONGEMMA_ROWS: list[Row] = [
     ("<start_function_call>call:get_weather{city:<escape>Par", ALLOWED, [], None, ["truncated"]),
     ("<start_function_call>call:shutdown{}<end_function_call>", ALLOWED, [], None, ["not-offered"]),
     ("<think><start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call></think>", ALLOWED,
-     [], None, []),
+     [], "", []),
 ]
 
 TABLES: dict[str, list[Row]] = {

@@ -90,18 +90,31 @@ def test_seed_dialects(text: str, expected: list[tuple[str, dict[str, Any]]], co
         "```\n" + CALL,  # unclosed: masks to the end
         "```python\r\nx = 1\r\n" + CALL + "\r\n```\r\n",  # CRLF
         "text\n```\n" + CALL + "\n```",
-        "<think>" + CALL + "</think>",
-        "<THINK>\nplanning " + CALL + "\n</THINK>",
-        "<think>unclosed reasoning " + CALL,
-        "forced-open reasoning " + CALL + "</think>",
         "```\n" + '<function=web_search>{"query": "cats"}</function>' + "\n```",
-        "<think>" + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + "</think>",
     ],
 )
 def test_masked_calls_are_never_calls(text: str) -> None:
     result = tr.salvage_text(text, ALLOWED, dialects=SEED)
     assert result.calls == ()
-    assert result.content == text
+    assert result.content == text and result.reasoning == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning", "rejected"),
+    [
+        ("<think>" + CALL + "</think>", CALL, ()),
+        ("<THINK>\nplanning " + CALL + "\n</THINK>", "planning " + CALL, ()),
+        ("<think>unclosed reasoning " + CALL, "unclosed reasoning " + CALL, ("in-reasoning",)),
+        ("forced-open reasoning " + CALL + "</think>", "forced-open reasoning " + CALL, ()),
+        ("<think>" + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + "</think>",
+         json.dumps({"name": "web_search", "arguments": {"query": "cats"}}), ()),
+    ],
+)
+def test_calls_in_reasoning_are_never_calls(text: str, reasoning: str, rejected: tuple[str, ...]) -> None:
+    result = tr.salvage_text(text, ALLOWED, dialects=SEED)
+    assert result.calls == ()
+    assert (result.content, result.reasoning) == ("", reasoning)
+    assert tuple(r.reason for r in result.rejected) == rejected
 
 
 @pytest.mark.parametrize(

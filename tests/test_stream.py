@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import toolrepair as tr
-from toolrepair._salvage import StreamSalvager, TextDelta, ToolCallReady
+from toolrepair._salvage import ReasoningDelta, StreamSalvager, TextDelta, ToolCallReady
 from toolrepair._salvage._base import LOOKBEHIND
 
 HERMES_ONLY = {"dialects": ["hermes"]}
@@ -35,12 +35,27 @@ def stream(text: str, allowed: Any, cuts: Iterable[int], **kw: Any) -> tuple[str
     return text_out, tuple(e.call for e in events if isinstance(e, ToolCallReady))
 
 
+def fields(text: str, allowed: Any, cuts: Iterable[int], **kw: Any) -> tuple[str, str, tuple[tr.ToolCall, ...]]:
+    """Content, reasoning and calls of a stream cut at ``cuts``."""
+    salvager = StreamSalvager(allowed, **kw)
+    events: list[Any] = []
+    prev = 0
+    for cut in [*cuts, len(text)]:
+        events += salvager.feed(text[prev:cut])
+        prev = cut
+    events += salvager.close()
+    assert all(e.text for e in events if not isinstance(e, ToolCallReady))  # no empty text event
+    return ("".join(e.text for e in events if isinstance(e, TextDelta)),
+            "".join(e.text for e in events if isinstance(e, ReasoningDelta)),
+            tuple(e.call for e in events if isinstance(e, ToolCallReady)))
+
+
 def assert_equivalent(text: str, allowed: Any, **kw: Any) -> None:
     expected = tr.salvage_text(text, allowed, **kw)
-    want = (expected.content, expected.calls)
-    assert stream(text, allowed, [], **kw) == want, "whole"
-    assert stream(text, allowed, range(1, len(text)), **kw) == want, "one character at a time"
-    assert stream(text, allowed, range(7, len(text), 7), **kw) == want, "7-character deltas"
+    want = (expected.content, expected.reasoning, expected.calls)
+    assert fields(text, allowed, [], **kw) == want, "whole"
+    assert fields(text, allowed, range(1, len(text)), **kw) == want, "one character at a time"
+    assert fields(text, allowed, range(7, len(text), 7), **kw) == want, "7-character deltas"
     junk = text + "\n trailing junk <tool_"
     expected = tr.salvage_text(junk, allowed, **kw)
     assert stream(junk, allowed, range(3, len(junk), 3), **kw) == (expected.content, expected.calls), "junk"
@@ -95,7 +110,7 @@ def test_events_are_frozen_slotted_values() -> None:
 
 
 def test_prose_is_released_at_once_and_whitespace_held_until_known() -> None:
-    s = StreamSalvager(["a"], **HERMES_ONLY)
+    s = StreamSalvager(["a"], model="hermes")
     assert s.feed("Hello world ") == [TextDelta("Hello world")]
     assert s.feed("again") == [TextDelta(" again")]
     assert s.feed(" <tool_") == []  # a marker may be starting: hold it and the space before
@@ -103,26 +118,32 @@ def test_prose_is_released_at_once_and_whitespace_held_until_known() -> None:
     assert s.feed("t is here") == [TextDelta(" <tool_cat is here")]
 
 
-def test_a_call_is_released_once_certain() -> None:
-    # A later lone </think> would make the call text, even after a <think>…</think> pair:
-    # the call comes at close(); without reasoning masks, at once.
+def test_without_a_profile_everything_waits_while_reasoning_may_be_forced_open() -> None:
+    # A later lone </think> would make all before it reasoning, even after a <think>…</think>
+    # pair: without a profile nothing is certain before close().
     s = StreamSalvager(["a"], **HERMES_ONLY)
-    assert s.feed("<think>x</think>Sure. ") == [TextDelta("<think>x</think>Sure.")]
+    assert s.feed("<think>x</think>Sure. ") == []
     assert s.feed('<tool_call>{"name": "a", "arguments": {}}') == []
     assert s.feed("</tool_call> next") == []
-    assert s.close() == [ToolCallReady(tr.ToolCall("a", {}, None, "hermes", (22, 75))), TextDelta(" next")]
+    call = ToolCallReady(tr.ToolCall("a", {}, None, "hermes", (22, 75)))
+    assert s.close() == [ReasoningDelta("x"), TextDelta("Sure."), call, TextDelta(" next")]
+    # Without reasoning masks, or with the model's profile, each piece comes once certain.
     s = StreamSalvager(["a"], dialects=["hermes"], mask_reasoning=False)
     assert s.feed("<think>x</think>Sure. ") == [TextDelta("<think>x</think>Sure.")]
     events = s.feed('<tool_call>{"name": "a", "arguments": {}}</tool_call> next')
-    assert events == [ToolCallReady(tr.ToolCall("a", {}, None, "hermes", (22, 75))), TextDelta(" next")]
+    assert events == [call, TextDelta(" next")]
+    s = StreamSalvager(["a"], model="qwen3")
+    assert s.feed("<think>x</think>Sure. ") == [ReasoningDelta("x"), TextDelta("Sure.")]
+    assert s.feed('<tool_call>{"name": "a", "arguments": {}}') == []
+    assert s.feed("</tool_call> next") == [call, TextDelta(" next")]
 
 
-def test_calls_wait_while_reasoning_may_be_forced_open() -> None:
+def test_a_lone_close_makes_the_held_reply_reasoning() -> None:
     text = "plan " + hermes("a", {}) + " more"
     s = StreamSalvager(["a"], **HERMES_ONLY)
-    assert s.feed(text) == [TextDelta("plan")]  # a later </think> would make the call text
+    assert s.feed(text) == []  # a later </think> would make the call reasoning
     events = s.feed("</think>ok") + s.close()
-    assert events == [TextDelta(" " + hermes("a", {}) + " more</think>ok")]
+    assert events == [ReasoningDelta("plan " + hermes("a", {}) + " more"), TextDelta("ok")]
     assert s.close() == []
     without = StreamSalvager(["a"], dialects=["hermes"], mask_reasoning=False)
     assert [type(e) for e in without.feed(text)] == [TextDelta, ToolCallReady, TextDelta]
@@ -175,7 +196,7 @@ def test_oversized_candidate_is_given_up_and_released() -> None:
     big = hermes("a", {"q": "y" * 5_000})
     text = "start " + big + " end"
     assert_equivalent(text, ["a"], max_call_chars=1_000)
-    s = StreamSalvager(["a"], dialects=["hermes"], max_call_chars=1_000)
+    s = StreamSalvager(["a"], model="hermes", max_call_chars=1_000)
     released = []
     for i in range(0, len(text) - 10, 16):
         released += s.feed(text[i : i + 16])
@@ -233,7 +254,9 @@ def test_work_is_linear_for_many_calls_and_prose(kw: dict[str, Any]) -> None:
 )
 def test_nothing_is_held_past_max_call_chars_on_an_unfinished_line(head: str) -> None:
     limit = 10_000
-    s = StreamSalvager(["a"], max_call_chars=limit)
+    # A profile with every dialect: no reasoning close can force all before it open later.
+    every = tr.ModelProfile("every", dialects=tr.DIALECTS, reasoning=[("<think>", "</think>")])
+    s = StreamSalvager(["a"], model=every, max_call_chars=limit)
     fed = released = 0
     chunk = "x" * 4096
     for piece in [head] + [chunk] * 100:  # 400 KB with no line ending
@@ -245,4 +268,4 @@ def test_nothing_is_held_past_max_call_chars_on_an_unfinished_line(head: str) ->
     text = head + chunk * 100
     rest = s.close()
     released += sum(len(e.text) for e in rest if isinstance(e, TextDelta))
-    assert released == len(tr.salvage_text(text, ["a"], max_call_chars=limit).content)
+    assert released == len(tr.salvage_text(text, ["a"], model=every, max_call_chars=limit).content)

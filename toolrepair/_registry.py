@@ -22,7 +22,7 @@ from ._repair import Entry, ToolIndex, coerce_call
 from ._repeats import MAX_TRACKED_CALLS, RepeatCounter, call_key, repeat_message
 from ._result import serialize_result
 from ._safe_text import exact_str, exception_message
-from ._salvage import Dialect, StreamSalvager, TextDelta, salvage_text
+from ._salvage import Dialect, ModelProfile, StreamSalvager, TextDelta, model_profile, salvage_text
 from ._salvage._stream import Event
 from ._spec import ToolInfo
 from ._types import Rejection, RejectReason, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
@@ -64,11 +64,15 @@ class _TrustedStream(StreamSalvager):
         return self._pass_on(events)
 
     def close(self) -> list[Event]:
-        events = self._pass_on(super().close(), final=True)
+        events = super().close()
         if self._is_untrusted(self._hash.digest()):
+            # The text before the first held event passes as usual (a stream without a model
+            # profile releases it only now); from there on the reply comes back as text.
+            passed = self._pass_on(events)
             tail, self._tail = self._tail, ""
-            return [TextDelta(tail)] if tail else []
-        return events
+            self._held_events = None
+            return passed + ([TextDelta(tail)] if tail else [])
+        return self._pass_on(events, final=True)
 
     def _pass_on(self, events: list[Event], final: bool = False) -> list[Event]:
         out: list[Event] = []
@@ -151,6 +155,7 @@ class ToolRegistry:
         trace_content: bool = False,
         max_repeats: int | None = 3,
         strict: bool | None = None,
+        model: ModelProfile | str | None = None,
     ) -> None:
         if profile not in _DEFAULT_BUDGET:
             raise ValueError(f"profile must be 'local' or 'hosted', not {profile!r}")
@@ -180,6 +185,9 @@ class ToolRegistry:
         self.before_call = before_call
         self.on_repair = on_repair
         self.dialects = dialects
+        # The model's profile (dialects and reasoning convention) for salvage and streams;
+        # distinct from `profile`, the trust setting.
+        self.model = model_profile(model) if isinstance(model, str) else model
         self.max_result_chars = max_result_chars
         # With opentelemetry-api installed, run/arun trace each call; arguments and results go
         # into the span only when this is True (they may hold what users would not log).
@@ -541,7 +549,7 @@ class ToolRegistry:
             return SalvageResult((), text, ())
         if not trusted or self._is_untrusted(text):
             return SalvageResult((), text, (Rejection("", (0, len(text)), "", RejectReason.UNTRUSTED, None),))
-        return salvage_text(text, self._index.names, dialects=self.dialects, limits=self.limits)
+        return salvage_text(text, self._index.names, dialects=self.dialects, model=self.model, limits=self.limits)
 
     def calls(
         self, text: str | None, native: Sequence[ToolCall | Mapping[str, Any]] | None = None
@@ -563,7 +571,8 @@ class ToolRegistry:
         refuses it: its calls, which wait for ``close()``, come back as text."""
         if self.profile == "hosted" or not trusted:
             return StreamSalvager(self._index.names, dialects=())
-        return _TrustedStream(self._is_marked, self._index.names, dialects=self.dialects, limits=self.limits)
+        return _TrustedStream(self._is_marked, self._index.names, dialects=self.dialects, model=self.model,
+                              limits=self.limits)
 
 
 def _tool_error(name: str, exc: Exception) -> ToolExecutionError:

@@ -116,11 +116,18 @@ class Rejection:
 
 @dataclass(frozen=True, slots=True)
 class SalvageResult:
-    """Calls recovered from text, the text without them, and what was refused."""
+    """Calls recovered from text, the text for the user, the model's reasoning, and what was
+    refused.
+
+    ``content`` is the text outside accepted calls (and their markers), reasoning regions and
+    chat-channel markup; ``reasoning`` the text of the reasoning regions, in order, markers
+    excluded (each region stripped at its ends, regions joined by a blank line).
+    """
 
     calls: tuple[ToolCall, ...]
     content: str
     rejected: tuple[Rejection, ...] = ()
+    reasoning: str = ""
 
     def __bool__(self) -> bool:
         return bool(self.calls)

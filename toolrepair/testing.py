@@ -41,6 +41,7 @@ from ._salvage import (
     salvage_text,
 )
 from ._salvage._mask import DEFAULT_REASONING
+from ._salvage._stream import Event
 from ._types import SalvageResult, ToolCall
 
 if TYPE_CHECKING:
@@ -400,7 +401,7 @@ def _check_result(result: SalvageResult, text: str) -> None:
 
 def _stream(text: str, sizes: Sequence[int], allowed: Any, dialect: Dialect) -> tuple[str, tuple[ToolCall, ...]]:
     stream = StreamSalvager(allowed, dialects=[dialect])
-    events: list[TextDelta | ToolCallReady] = []
+    events: list[Event] = []
     i = k = 0
     while i < len(text):
         size = sizes[k % len(sizes)]

@@ -34,14 +34,22 @@ def render(name: str, args: dict[str, Any], style: int) -> str:
     return payload
 
 
+def _within(part: str, whole: str) -> bool:
+    """Is ``part`` a subsequence of ``whole``? O(len(whole))."""
+    it = iter(whole)
+    return all(ch in it for ch in part)
+
+
 @settings(deadline=None)
 @given(st.text() | HOSTILE)
 def test_any_text_returns_a_result(text: str) -> None:
     result = tr.salvage_text(text, tr.ANY_TOOL)
     assert isinstance(result, tr.SalvageResult)
-    assert isinstance(result.content, str)
-    if not result.calls:
-        assert result.content == text
+    assert isinstance(result.content, str) and isinstance(result.reasoning, str)
+    assert _within(result.content, text)  # content only leaves out (calls, reasoning, markup)
+    unmasked = tr.salvage_text(text, tr.ANY_TOOL, mask_reasoning=False)
+    if not unmasked.calls:  # nothing taken out but calls without reasoning masks
+        assert unmasked.content == text and unmasked.reasoning == ""
     for call in result.calls:
         assert isinstance(call.arguments, dict)
         assert call.span is not None and 0 <= call.span[0] < call.span[1] <= len(text)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolrepair as tr
-from toolrepair._salvage import StreamSalvager, TextDelta, ToolCallReady
+from toolrepair._salvage import ReasoningDelta, StreamSalvager, TextDelta, ToolCallReady
 
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "corpus.jsonl"
 CASES: list[dict[str, Any]] = (
@@ -50,17 +50,25 @@ MASKS = st.sampled_from(["```\n", "```json\n", "\n```\n", "~~~\n", "````\n", "\n
                          # containers, CR endings, closing-fence whitespace, HTML blocks, code spans
                          "\n> ```\n> ", "\n- ```\n  ", "\n1. ~~~\r   ", "```\r", "\r```\r\n", "\n```\u00a0\n",
                          "\n``` \t\n", "\n<details>\n", "\n<!--\n", "-->\n", "\n\n", "`", "``", "\\`", "\n    ",
-                         "<thinking>", "</reasoning>", "\u25c1think\u25b7", "<|end_of_thought|>"])
+                         "<thinking>", "</reasoning>", "\u25c1think\u25b7", "<|end_of_thought|>",
+                         # spelled tags, channels and chat-channel markup
+                         '<think type="plan">', "<think\n>", "</think >", "<think ", "<seed:think>", "</seed:think>",
+                         "<|channel|>analysis<|message|>", "<|end|>", "<|start|>assistant<|channel|>final<|message|>",
+                         "<|return|>", "<|channel>thought\n", "<channel|>", "<|open|>think<|sep|>",
+                         "<|close|>think<|sep|>", "<|open|>response<|sep|>", "<|close|>response<|sep|>"])
 PROSE = st.text(alphabet=st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
     ["Sure.", "Let me check.", "Done!", "a {brace} here", "x < y > z", "Action: none", "é ü 中文"])
 PIECE = seed_call() | st.sampled_from(MODEL_CALLS) | PARTIAL | MASKS | PROSE | WS
 REPLY = st.lists(PIECE, max_size=10).map("".join)
 ALLOWED = st.sampled_from([["f", "web_search"], tr.ANY_TOOL, ["get_weather"]])
 OPTIONS = st.sampled_from([{}, {"dialects": ["hermes", "function_tag", "json"]}, {"mask_reasoning": False},
-                           {"mask_fences": False}, {"max_call_chars": 60}])
+                           {"mask_fences": False}, {"max_call_chars": 60}, {"model": "qwen3"},
+                           {"model": "qwen3-thinking"}, {"model": "gpt-oss"}, {"model": "kimi-k3"},
+                           {"model": "qwen3", "reasoning_calls": "take"}, {"reasoning_calls": "take"},
+                           {"model": "qwen3.5", "reasoning_calls": "take"}])
 
 
-def streamed(text: str, allowed: Any, cuts: list[int], **kw: Any) -> tuple[str, tuple[tr.ToolCall, ...]]:
+def streamed(text: str, allowed: Any, cuts: list[int], **kw: Any) -> tuple[str, str, tuple[tr.ToolCall, ...]]:
     salvager = StreamSalvager(allowed, **kw)
     events: list[Any] = []
     prev = 0
@@ -68,13 +76,14 @@ def streamed(text: str, allowed: Any, cuts: list[int], **kw: Any) -> tuple[str, 
         events += salvager.feed(text[prev:cut])
         prev = cut
     events += salvager.close()
-    return "".join(e.text for e in events if isinstance(e, TextDelta)), tuple(
-        e.call for e in events if isinstance(e, ToolCallReady))
+    return ("".join(e.text for e in events if isinstance(e, TextDelta)),
+            "".join(e.text for e in events if isinstance(e, ReasoningDelta)),
+            tuple(e.call for e in events if isinstance(e, ToolCallReady)))
 
 
-def expected(text: str, allowed: Any, **kw: Any) -> tuple[str, tuple[tr.ToolCall, ...]]:
+def expected(text: str, allowed: Any, **kw: Any) -> tuple[str, str, tuple[tr.ToolCall, ...]]:
     result = tr.salvage_text(text, allowed, **kw)
-    return result.content, result.calls
+    return result.content, result.reasoning, result.calls
 
 
 @settings(deadline=None)
@@ -98,7 +107,7 @@ def test_text_deltas_are_never_empty_and_calls_come_in_order(pieces: list[str], 
     for i in range(0, len(text), step):
         events += salvager.feed(text[i : i + step])
     events += salvager.close()
-    assert all(e.text for e in events if isinstance(e, TextDelta))
+    assert all(e.text for e in events if not isinstance(e, ToolCallReady))
     starts = [e.call.span[0] for e in events if isinstance(e, ToolCallReady)]
     assert starts == sorted(starts)
 

@@ -24,13 +24,16 @@ __all__ = [
     "LOOKBEHIND",
     "NEED_MORE",
     "AnyTool",
+    "ContentBuilder",
     "Dialect",
     "Found",
     "Gate",
     "NeedMore",
     "RawCall",
     "ReadContext",
+    "ReasoningBuilder",
     "build_content",
+    "build_fields",
     "expect_literal",
     "found_calls",
     "offered_name",
@@ -206,32 +209,141 @@ def found_calls(end: int, calls: Sequence[RawCall]) -> Found | None:
     return Found(end, tuple(calls)) if calls else None
 
 
-def build_content(text: str, cuts: Sequence[tuple[int, int]]) -> str:
-    """The text with the cut spans removed, tidied where the cuts were.
+class ContentBuilder:
+    """The content rule, fed in text order: the text between cuts, and the cuts (calls,
+    reasoning regions, chat-channel markup). The one implementation of the rule, for the
+    whole text (``build_fields``) and a stream (``_stream``) alike.
 
-    Whitespace just before a cut goes; whitespace just after one goes when nothing precedes
-    it or nothing follows it. With no cut the text comes back unchanged.
+    Whitespace just before a cut goes; whitespace just after one goes when nothing was kept
+    before it or nothing follows it. With no cut the text comes back unchanged. ``text``
+    returns what is certain at once (all but a trailing whitespace run, which waits for what
+    follows), ``finish`` the rest. O(len(piece)) per piece.
+
+    >>> b = ContentBuilder()
+    >>> b.text("Sure. "), b.cut(), b.text("  "), b.finish()
+    ('Sure.', None, '', '')
     """
-    if not cuts:
-        return text
-    out: list[str] = []
-    prev = 0
-    empty = True  # nothing kept so far
-    for s, e in cuts:
-        piece = text[prev:s]
-        if prev > 0 and empty:
+
+    __slots__ = ("_any_cut", "_kept", "_kept_since_cut", "_ws")
+
+    def __init__(self) -> None:
+        self._ws: list[str] = []  # the whitespace run waiting for what follows it
+        self._any_cut = False
+        self._kept = False  # anything kept so far
+        self._kept_since_cut = False
+
+    def text(self, piece: str) -> str:
+        if not piece:
+            return ""
+        ws = self._ws
+        if self._kept:
+            body = piece.rstrip()
+            if not body:
+                ws.append(piece)
+                return ""
+            trail = piece[len(body):]
+            if ws:
+                body = "".join(ws) + body
+                ws.clear()
+            if trail:
+                ws.append(trail)
+            self._kept_since_cut = True
+            return body
+        body = piece.strip()
+        if not body:
+            ws.append(piece)
+            return ""
+        lead = len(piece) - len(piece.lstrip())
+        out = ""
+        if not self._any_cut:  # leading whitespace goes only after a cut, with nothing kept
+            out = "".join(ws) + piece[:lead]
+        ws.clear()
+        trail = piece[lead + len(body):]
+        if trail:
+            ws.append(trail)
+        self._kept = self._kept_since_cut = True
+        return out + body
+
+    def cut(self) -> None:
+        self._ws.clear()  # whitespace before a cut goes
+        self._any_cut = True
+        self._kept_since_cut = False
+
+    def finish(self) -> str:
+        out = "".join(self._ws) if not self._any_cut or self._kept_since_cut else ""
+        self._ws.clear()
+        return out
+
+
+class ReasoningBuilder:
+    """The reasoning rule, fed in text order: each region's text (markers excluded) stripped
+    of its leading and trailing whitespace, the regions that hold any text joined by a blank
+    line. Like ``ContentBuilder``, ``text`` returns what is certain at once (a trailing
+    whitespace run waits for the region to go on). O(len(piece)) per piece."""
+
+    __slots__ = ("_in_body", "_started", "_ws")
+
+    SEPARATOR = "\n\n"
+
+    def __init__(self) -> None:
+        self._ws: list[str] = []  # the whitespace run waiting for the region to go on
+        self._started = False  # some region held text
+        self._in_body = False  # the current region has held text
+
+    def text(self, piece: str) -> str:
+        ws = self._ws
+        if not self._in_body:
             piece = piece.lstrip()
-        piece = piece.rstrip()
-        empty = empty and not piece
-        out.append(piece)
+            if not piece:
+                return ""
+            lead = self.SEPARATOR if self._started else ""
+            self._started = self._in_body = True
+        else:
+            lead = ""
+        body = piece.rstrip()
+        if not body:
+            ws.append(piece)
+            return ""
+        if ws:
+            lead += "".join(ws)
+            ws.clear()
+        if len(body) < len(piece):
+            ws.append(piece[len(body):])
+        return lead + body
+
+    def close(self) -> None:
+        """The current region ends: its trailing whitespace goes."""
+        self._ws.clear()
+        self._in_body = False
+
+
+def build_fields(text: str, cuts: Sequence[tuple[int, int, int, int]]) -> tuple[str, str]:
+    """The content and the reasoning of ``text`` given its cuts (``_marks.Cut``s in text
+    order): ``ContentBuilder`` over the text between them, ``ReasoningBuilder`` over the
+    reasoning regions' insides. O(len(text))."""
+    if not cuts:
+        return text, ""
+    content = ContentBuilder()
+    reasoning = ReasoningBuilder()
+    out: list[str] = []
+    thought: list[str] = []
+    prev = 0
+    for s, e, inner_s, inner_e in cuts:
+        out.append(content.text(text[prev:s]))
+        content.cut()
+        if inner_e > inner_s:
+            thought.append(reasoning.text(text[inner_s:inner_e]))
+            reasoning.close()
         prev = e
-    tail = text[prev:]
-    if empty:
-        tail = tail.lstrip()
-    if not tail.strip():
-        tail = ""
-    out.append(tail)
-    return "".join(out)
+    out.append(content.text(text[prev:]))
+    out.append(content.finish())
+    return "".join(out), "".join(thought)
+
+
+def build_content(text: str, cuts: Sequence[tuple[int, int]]) -> str:
+    """The text with the cut spans removed, tidied where the cuts were (``ContentBuilder``'s
+    rule). With no cut the text comes back unchanged."""
+    return build_fields(text, [(s, e, s, s) for s, e in cuts])[0]
 
 
 def salvaged_call(offered: str, raw: RawCall, dialect: str, span: tuple[int, int]) -> ToolCall:

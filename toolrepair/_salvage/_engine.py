@@ -31,22 +31,27 @@ from ._base import (
     NeedMore,
     ReadContext,
     build_content,
+    build_fields,
     offered_name,
     salvaged_call,
+    skip_ws_match,
 )
-from ._marks import Hit, InReasoning, Kind, Mode, Role, Work
-from ._mask import DEFAULT_REASONING, CodeMask
+from ._marks import Cut, Hit, InReasoning, Kind, Mode, Role, Work
+from ._mask import CHANNEL_MARKUP, DEFAULT_REASONING, MAX_TAG_TAIL, TAG_SPACES, CodeMask, tag_name
+from ._profiles import ModelProfile, model_profile
 from ._scan import MarkerFinder
 
 __all__ = [
     "DEFAULT_MAX_CALL_CHARS",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_INPUT_CHARS",
+    "END_STABLE",
     "REJECTION_TEXT_CHARS",
     "SalvageConfig",
     "SalvagePass",
     "build_content",
     "config_for",
+    "config_of",
     "run_whole",
     "salvage_text",
 ]
@@ -75,6 +80,11 @@ class SalvageConfig:
     forced_open: tuple[bool, ...] = ()
     # The pairs that cannot force-open: a pass counts them as seen from the start.
     unforced: frozenset[int] = frozenset()
+    # A model profile's convention: its template opens pair 0, so the reply begins inside it.
+    opened: bool = False
+    # A call inside open reasoning: "refuse" (an `in-reasoning` rejection when the reasoning
+    # never closes) or "take" (the call ends the reasoning there, as engines do).
+    take: bool = False
 
 
 def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect, ...]:
@@ -90,31 +100,63 @@ def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect
 
 @functools.lru_cache(maxsize=64)
 def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bool,
-            gated: bool = True) -> SalvageConfig:
+            gated: bool = True, *, profile: ModelProfile | None = None, take: bool = False) -> SalvageConfig:
     """``gated=False`` hands every marker occurrence to its readers, ignoring the dialects'
-    ``Gate``s: the same answers by the gates' contract (tested), only slower."""
+    ``Gate``s: the same answers by the gates' contract (tested), only slower. With a
+    ``profile`` its reasoning pairs replace the defaults, and no close forces reasoning open
+    (the profile says whether its template opens reasoning: ``opened``)."""
     entries: list[tuple[str, Role]] = []
+    if mask_reasoning:
+        # Markup first: where it starts with a dialect's marker (`<|end|>`), it is taken out.
+        entries.extend((m, Role(Kind.MARKUP)) for m in CHANNEL_MARKUP)
+    pairs: list[tuple[str | None, str]] = []
+    forced: list[bool] = []
+    if mask_reasoning:
+        # A dialect's pair is (open, close) or (open, close, forced_open); see Dialect.
+        base = DEFAULT_REASONING if profile is None else profile.reasoning
+        for entry in (*base, *(p for d in dialects for p in getattr(d, "reasoning", ()))):
+            pair = (entry[0], entry[1])
+            if pair not in pairs:
+                pairs.append(pair)
+                forced.append(profile is None and (bool(entry[2]) if len(entry) > 2 else True))
+        for i, (open_, close) in enumerate(pairs):
+            if open_ is not None:
+                entries.append((open_.lower(), Role(Kind.REASON_OPEN, pair=i)))
+                name = tag_name(open_.lower())
+                if name is not None and not open_.startswith("</"):
+                    entries.extend((f"<{name}{c}", Role(Kind.REASON_OPEN, pair=i, tail="attrs")) for c in TAG_SPACES)
+            entries.append((close.lower(), Role(Kind.REASON_CLOSE, pair=i)))
+            name = tag_name(close.lower())
+            if name is not None and close.startswith("</"):
+                entries.extend((f"</{name}{c}", Role(Kind.REASON_CLOSE, pair=i, tail="space")) for c in TAG_SPACES)
+    # Dialect markers last: a reasoning close that is also a dialect's marker (harmony's
+    # `<|end|>`) closes the reasoning before the dialect reads it.
     by_marker: dict[str, list[Dialect]] = {}
     for d in dialects:
         for m in d.markers:
             by_marker.setdefault(m.lower(), []).append(d)
     entries.extend((m, Role(Kind.DIALECT, tuple(ds))) for m, ds in by_marker.items())
-    pairs: list[tuple[str | None, str]] = []
-    forced: list[bool] = []
-    if mask_reasoning:
-        # A dialect's pair is (open, close) or (open, close, forced_open); see Dialect.
-        for entry in (*DEFAULT_REASONING, *(p for d in dialects for p in getattr(d, "reasoning", ()))):
-            pair = (entry[0], entry[1])
-            if pair not in pairs:
-                pairs.append(pair)
-                forced.append(bool(entry[2]) if len(entry) > 2 else True)
-        for i, (open_, close) in enumerate(pairs):
-            if open_ is not None:
-                entries.append((open_.lower(), Role(Kind.REASON_OPEN, pair=i)))
-            entries.append((close.lower(), Role(Kind.REASON_CLOSE, pair=i)))
     unforced = frozenset(i for i, f in enumerate(forced) if not f)
     finder = MarkerFinder(entries, gated)
-    return SalvageConfig(dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced)
+    opened = bool(profile is not None and profile.opened and pairs)
+    return SalvageConfig(dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced,
+                         opened, take)
+
+
+def config_of(dialects: Sequence[str | Dialect] | None, mask_fences: bool = True, mask_reasoning: bool = True,
+              model: ModelProfile | str | None = None, reasoning_calls: str = "refuse") -> SalvageConfig:
+    """``config_for`` with a model profile (by name or value) and the ``reasoning_calls``
+    choice: the profile's dialects unless ``dialects`` is given, and its reasoning convention."""
+    if reasoning_calls not in ("refuse", "take"):
+        raise ValueError(f"reasoning_calls must be 'refuse' or 'take', not {reasoning_calls!r}")
+    if model is None and reasoning_calls == "refuse":
+        return config_for(dialects, mask_fences, mask_reasoning)
+    profile = model_profile(model) if isinstance(model, str) else model
+    if profile is not None and not isinstance(profile, ModelProfile):
+        raise TypeError(f"model must be a ModelProfile, a profile name or None, not {type(model).__name__}")
+    chosen = dialects if dialects is not None or profile is None else profile.dialects
+    return _config(_resolve_dialects(chosen), bool(mask_fences), bool(mask_reasoning), True, profile=profile,
+                   take=reasoning_calls == "take")
 
 
 _DEFAULT_CONFIGS: dict[tuple[bool, bool], SalvageConfig] = {}
@@ -199,6 +241,9 @@ class SalvagePass:
         "cuts",
         "floor",
         "handed",
+        "hold_from",
+        "inside",
+        "inside_calls",
         "limits",
         "markers",
         "mask",
@@ -225,11 +270,20 @@ class SalvagePass:
         self.mode: Mode = None
         # Markdown code (``_mask``): read only when a marker needs its answer.
         self.mask = CodeMask(max_call_chars) if config.mask_fences else None
-        self.cuts: list[tuple[int, int]] = []
+        # What the content leaves out, in text order: calls, reasoning regions, markup.
+        self.cuts: list[Cut] = []
         self.calls: list[ToolCall] = []
         self.rejected: list[Rejection] = []
+        # Rejections of candidates inside the open reasoning: reported if it never closes.
+        self.inside: list[Rejection] = []
+        # Under "take": the candidates inside the open reasoning that would be calls, and the
+        # first one's start (a stream holds from there: they are taken if it never closes).
+        self.inside_calls: list[tuple[Dialect, int, int, Found]] = []
+        self.hold_from: int | None = None
         # Reasoning pairs seen so far; a pair that cannot force-open counts as seen from the start.
         self.seen: set[int] = set(config.unforced)
+        if config.opened:  # the template opened the profile's first pair: the reply begins inside
+            self.mode = InReasoning(0, 0, 0)
         self.floor = 0
         # Dialect markers before this were read by a refused candidate: not candidates again
         # (that keeps refusals linear), but mask markers there still count (see `_take`).
@@ -281,7 +335,10 @@ class SalvagePass:
 
         The code mask is asked about a dialect marker only when the reader's answer depends
         on it (``_marker``): most markers in ordinary Markdown are read and found to be no
-        call, and classifying every line before them would cost more than all the reads."""
+        call, and classifying every line before them would cost more than all the reads.
+        Inside open reasoning dialect markers are read too, but what they hold is no call
+        (``_take``): it is reported if the reasoning never closes, or ends the reasoning
+        under ``reasoning_calls="take"``."""
         self.blocked = None
         self.settling = False
         scan = self.scan
@@ -294,6 +351,8 @@ class SalvagePass:
             if item is None:
                 item = scan.pop(self.pos, final, self.skip_until)
                 if item is None:
+                    if final and self.mode is not None:
+                        self._unterminated()
                     return
             self.markers += 1
             s, marker, role = item
@@ -301,7 +360,26 @@ class SalvagePass:
             mode = self.mode
             if mode is not None:
                 if kind is Kind.REASON_CLOSE and role.pair == mode.pair:
-                    self.mode, self.pos = None, s + len(marker)
+                    end = self._tail_end(s, marker, role, final)
+                    if isinstance(end, NeedMore):
+                        self._block(item, None)
+                        return
+                    if end is not None:
+                        self._end_region(mode, s, end)
+                elif (kind is Kind.REASON_OPEN and role.pair == mode.pair and mode.inner == 0
+                      and s == self.scan.first_nonspace):
+                    # The template opened reasoning and the reply opens it again first thing:
+                    # one opener, its marker no reasoning.
+                    end = self._tail_end(s, marker, role, final)
+                    if isinstance(end, NeedMore):
+                        self._block(item, None)
+                        return
+                    if end is not None:
+                        self.mode = InReasoning(mode.pair, 0, end)
+                        self.pos = max(self.pos, end)
+                elif (kind is Kind.DIALECT and s >= self.skip_until and s >= mode.inner
+                      and not self._marker(item, final, retried, pending)):
+                    return
                 continue
             if kind is Kind.DIALECT:
                 if s < self.skip_until:
@@ -309,7 +387,7 @@ class SalvagePass:
                 if not self._marker(item, final, retried, pending):
                     return
                 continue
-            # A reasoning marker asks the mask first: one in code neither opens nor resets.
+            # A reasoning or markup marker asks the mask first: one in code is no marker.
             code = self._covers(s, final)
             if code is NEED_MORE:
                 self._block(item, None)
@@ -317,9 +395,20 @@ class SalvagePass:
             if code:
                 self.pos = max(self.pos, s + 1)
                 continue
+            if kind is Kind.MARKUP:
+                self.cuts.append(Cut(s, s + len(marker), s, s))
+                self.pos = s + len(marker)
+                continue
+            end = self._tail_end(s, marker, role, final)
+            if isinstance(end, NeedMore):
+                self._block(item, None)
+                return
+            if end is None:  # `<think` then no `>`: text
+                self.pos = max(self.pos, s + 1)
+                continue
             self.seen.add(role.pair)
             if kind is Kind.REASON_OPEN:
-                self.mode, self.pos = InReasoning(role.pair), s + len(marker)
+                self.mode, self.pos = InReasoning(role.pair, s, end), end
                 continue
             if role.pair not in self.config.unforced:
                 # A close with nothing open: the reply began inside reasoning, whatever
@@ -327,9 +416,66 @@ class SalvagePass:
                 self.cuts.clear()
                 self.calls.clear()
                 self.rejected.clear()
-                self.floor = s + len(marker)
+                self.cuts.append(Cut(0, end, 0, s))
+                self.floor = end
                 self.resets += 1
-            self.pos = max(self.pos, s + len(marker))
+            else:  # a close that cannot mean that (a profile's, harmony's `<|end|>`): markup
+                self.cuts.append(Cut(s, end, s, s))
+            self.pos = max(self.pos, end)
+
+    def _tail_end(self, s: int, marker: str, role: Role, final: bool) -> int | NeedMore | None:
+        """Where a reasoning marker at ``s`` ends: after the marker as tabled, or for a spelled
+        tag (``<think type="plan">``, ``</think >``) after its ``>``; None when there is no
+        ``>`` where one must be (the tag is text). O(MAX_TAG_TAIL)."""
+        end = s + len(marker)
+        tail = role.tail
+        if not tail:
+            return end
+        scan = self.scan
+        text, base = scan.text, scan.base
+        i = end - base
+        stop = min(len(text), i + MAX_TAG_TAIL)
+        if tail == "space":
+            j = skip_ws_match(text, i).end()
+            j = min(j, stop)
+        else:
+            j = i
+            while j < stop and text[j] not in "<>":
+                j += 1
+        if j < len(text) and j < stop:
+            return base + j + 1 if text[j] == ">" else None
+        if j >= i + MAX_TAG_TAIL or final:
+            return None
+        return NEED_MORE
+
+    def _end_region(self, mode: InReasoning, s: int, end: int) -> None:
+        """The open reasoning closes at ``s`` (its close marker ends at ``end``): one region;
+        what was read inside it stays reasoning, unreported."""
+        self.cuts.append(Cut(mode.start, end, mode.inner, s))
+        self.inside.clear()
+        self.inside_calls.clear()
+        self.hold_from = None
+        self.mode = None
+        self.pos = max(self.pos, end)
+
+    def _unterminated(self) -> None:
+        """The text ended inside reasoning: it is reasoning to the end, and every candidate
+        read inside it is reported (``in-reasoning`` for a call). Under "take" the reasoning
+        ends at the first call instead, and the calls read from there are taken (markers
+        other than calls after it stay text). O(candidates)."""
+        mode = self.mode
+        assert mode is not None
+        end = self.scan.base + len(self.scan.text)
+        taken, self.inside_calls = self.inside_calls, []
+        self.hold_from = None
+        self.mode = None
+        stop = taken[0][1] if taken else end
+        self.cuts.append(Cut(mode.start, stop, mode.inner, stop))
+        self.rejected.extend(self.inside)
+        self.inside.clear()
+        for dialect, s, marker_end, found in taken:
+            self._take(dialect, s, marker_end, found)
+        self.pos = end
 
     def _covers(self, s: int, final: bool) -> bool | NeedMore:
         """Does offset ``s`` lie in Markdown code? Asked in increasing ``s`` (the mask's rule)."""
@@ -411,7 +557,7 @@ class SalvagePass:
             found = dialect.read(text, s - base, marker_end - base, self._ctx(final, base))
             if final:
                 return _rebased(found, base) if base else found
-            settled = _settled(found, text)
+            settled = found if dialect in _end_stable() else _settled(found, text)
             self.settling = settled is not found
             return _rebased(settled, base) if base else settled
         limit = max(self.limits[1], marker_end - s)
@@ -444,6 +590,20 @@ class SalvagePass:
             self._reject(s, end, dialect, found.error, None)
             self._refused(marker_end, found.resume)
             return
+        if self.mode is not None and found.calls:
+            # Inside open reasoning: no call. If the reasoning never closes, each is reported
+            # (``in-reasoning``), or under "take" the first call that would be accepted ends
+            # the reasoning and they are taken (``_unterminated``): what engines read.
+            if self.config.take and any(raw.error is None and offered_name(self.names, raw.name) is not None
+                                        for raw in found.calls):
+                if self.hold_from is None:
+                    self.hold_from = s
+                self.inside_calls.append((dialect, s, marker_end, found))
+            else:
+                for raw in found.calls:
+                    self._reject(s, end, dialect, raw.error or "in-reasoning", raw.name or None)
+            self._refused(marker_end, end)
+            return
         if not found.calls:  # a silent skip: data or a broken payload, text either way
             self._refused(s + 1, max(found.resume or found.end, s + 1))
             return
@@ -467,7 +627,7 @@ class SalvagePass:
                 continue
             accepted.append(salvaged_call(offered, raw, dialect.name, span))
         if accepted:
-            self.cuts.append((s, end))
+            self.cuts.append(Cut(s, end, s, s))
             if self.mask is not None:
                 self.mask.cut(s, end)
             self.calls.extend(accepted)
@@ -478,7 +638,9 @@ class SalvagePass:
     def _reject(self, s: int, end: int, dialect: Dialect, reason: str, name: str | None) -> None:
         scan = self.scan
         quoted = scan.text[s - scan.base : min(end, s + REJECTION_TEXT_CHARS) - scan.base]
-        self.rejected.append(Rejection(quoted, (s, end), dialect.name, RejectReason(reason), name))
+        # Inside open reasoning a rejection waits: reported only if the reasoning never closes.
+        (self.rejected if self.mode is None else self.inside).append(
+            Rejection(quoted, (s, end), dialect.name, RejectReason(reason), name))
 
     def _refused(self, after: int, resume: int | None) -> None:
         """Scanning goes on right after a candidate that gave no call: what it read stays text,
@@ -490,7 +652,24 @@ class SalvagePass:
             self.skip_until = resume
 
     def result(self) -> SalvageResult:
-        return SalvageResult(tuple(self.calls), build_content(self.text, self.cuts), tuple(self.rejected))
+        content, reasoning = build_fields(self.text, self.cuts)
+        return SalvageResult(tuple(self.calls), content, tuple(self.rejected), reasoning)
+
+
+# Built-in dialects whose readers are prefix-stable to their candidate's very end: a call they
+# have read never takes in the text after it, so it needs no settling character (a property
+# test checks each on every corpus call). The markerless JSON readers are not: `json` takes a
+# `;` and the whitespace after it.
+END_STABLE = ("hermes", "qwen3_coder", "harmony", "mistral", "python_tag", "llama4_pythonic", "pythonic",
+              "deepseek_v3", "deepseek_v31", "dsml", "kimi_k2", "kimi_k3", "gemma4", "glm", "seed_oss",
+              "minimax_m2", "minimax_m3")
+
+
+@functools.cache
+def _end_stable() -> frozenset[Dialect]:
+    from ._registry import by_name
+
+    return frozenset(by_name(n) for n in END_STABLE)
 
 
 def _settled(found: Found | NeedMore | None, text: str) -> Found | NeedMore | None:
@@ -518,16 +697,23 @@ def salvage_text(
     dialects: Sequence[str | Dialect] | None = None,
     mask_fences: bool = True,
     mask_reasoning: bool = True,
+    model: ModelProfile | str | None = None,
+    reasoning_calls: str = "refuse",
     max_input_chars: int | None = None,
     max_call_chars: int | None = None,
     max_depth: int | None = None,
     limits: Limits | None = None,
 ) -> SalvageResult:
-    """Tool calls written as text in a model's reply, in text order, and the reply without them.
+    """Tool calls written as text in a model's reply, in text order, the reply without them
+    (``content``) and its reasoning (``reasoning``).
 
     ``allowed`` is required: the names offered to the model (``ANY_TOOL`` to opt out). A call
     inside a Markdown fence or a reasoning block, or naming a tool not offered, is never a
-    call; it is listed in ``rejected`` (not-offered) or left as text (masked). The bounds are
+    call; it is listed in ``rejected`` (not-offered) or left as text (masked). A call inside
+    reasoning that never closes is an ``in-reasoning`` rejection; ``reasoning_calls="take"``
+    takes it instead, ending the reasoning at the call (what engines do: a call implies the
+    close). ``model`` (a ``ModelProfile`` or its name, see ``MODEL_PROFILES``) names the
+    model's dialects (unless ``dialects`` is given) and its reasoning convention. The bounds are
     ``limits`` (default ``Limits()``); ``max_input_chars=``, ``max_call_chars=`` and
     ``max_depth=``, when given, override its fields. It returns a result for any ``str``: text
     beyond ``max_input_chars`` is one ``input-too-large`` Rejection.
@@ -542,10 +728,10 @@ def salvage_text(
     text = exact_str(text)  # a str subclass's own methods never run on the reply
     bounds = limits_with(limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars,
                          max_depth=max_depth)
+    config = config_of(dialects, mask_fences, mask_reasoning, model, reasoning_calls)
     if len(text) > bounds.max_input_chars:
         return SalvageResult((), text, (Rejection(
             "", (0, len(text)), "", RejectReason.INPUT_TOO_LARGE, None),))
-    config = config_for(dialects, mask_fences, mask_reasoning)
     return run_whole(text, config, allowed, bounds.max_depth, bounds.max_call_chars,
                      max_name_chars=bounds.max_name_chars)
 
@@ -560,7 +746,7 @@ def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTo
     slower on 1 MB of prose, measured); ``allowed`` is still checked, so a bad allowlist fails
     the same way on any text."""
     names = _allowlist(allowed)
-    if not any(a in text for a in config.finder.anchors):
+    if not config.opened and not any(a in text for a in config.finder.anchors):
         return SalvageResult((), text, ())
     run = SalvagePass(config, ANY_TOOL if names is None else names, text, max_depth=max_depth,
                       max_call_chars=max_call_chars,

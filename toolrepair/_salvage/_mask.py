@@ -66,7 +66,8 @@ import regex
 
 from ._base import NEED_MORE, NeedMore
 
-__all__ = ["DEFAULT_REASONING", "MAX_CONTAINERS", "CodeMask", "first_trigger"]
+__all__ = ["CHANNEL_MARKUP", "DEFAULT_REASONING", "MAX_CONTAINERS", "MAX_TAG_TAIL", "TAG_SPACES", "CodeMask",
+           "first_trigger", "tag_name"]
 
 # (open, close) reasoning pairs every scan knows; dialects add their own. Each one has the
 # same rules: text up to its close is masked, unclosed it masks to the end, and a close with
@@ -77,7 +78,42 @@ DEFAULT_REASONING: tuple[tuple[str | None, str], ...] = (
     ("<reasoning>", "</reasoning>"),
     ("\u25c1think\u25b7", "\u25c1/think\u25b7"),  # Kimi: ◁think▷ … ◁/think▷
     ("<|begin_of_thought|>", "<|end_of_thought|>"),
+    ("[think]", "[/think]"),  # Mistral's reasoning models (Magistral, Ministral-Reasoning)
+    ("<seed:think>", "</seed:think>"),  # Seed-OSS
+    ("<|channel>thought", "<channel|>"),  # Gemma 4's thought channel (its name is no reasoning)
 )
+
+# A tag-like pair (`<think>` … `</think>`) is also spelled with attributes or whitespace before
+# its `>`: `<think type="plan">`, `<think\n>`, `</think >`. These are the characters that may
+# follow the tag's name; the scan tables `<think` plus each, and the pass reads on to the `>`.
+TAG_SPACES = (" ", "\t", "\n", "\r")
+# At most this many characters between a spelled tag's name and its `>`.
+MAX_TAG_TAIL = 256
+
+# Chat-channel markup real replies carry around their content: taken out of the content (never
+# a call, nothing inside). Harmony's message headers of the final and preamble channels and its
+# terminators; Kimi K3's response and message blocks; Gemma 4's turn end.
+CHANNEL_MARKUP: tuple[str, ...] = (
+    "<|start|>assistant<|channel|>final<|message|>",
+    "<|start|>assistant<|channel|>final <|message|>",
+    "<|channel|>final<|message|>",
+    "<|channel|>final <|message|>",
+    "<|start|>assistant<|channel|>commentary<|message|>",
+    "<|channel|>commentary<|message|>",
+    "<|end|>",
+    "<|return|>",
+    "<|open|>response<|sep|>",
+    "<|close|>response<|sep|>",
+    "<|close|>message<|sep|>",
+    "<turn|>",
+)
+
+
+def tag_name(marker: str) -> str | None:
+    """``think`` of ``<think>`` (and of ``</think>`` with ``closing``): the name of a tag-like
+    reasoning marker, which is also spelled with attributes or spaces; None for other markers."""
+    m = re.fullmatch(r"</?([a-z][a-z0-9:_-]*)>", marker)
+    return None if m is None else m.group(1)
 
 MAX_CONTAINERS = 64
 

@@ -9,15 +9,24 @@ What is held back, and why (everything else is released at once):
 * a marker cut by the end of the text (``<tool_`` may become ``<tool_call>``), and a marker
   the pass is waiting on: a candidate still being written, or a fence line whose kind
   depends on text not yet seen. Text before them is released.
-* a run of whitespace, until what follows it is known: ``build_content`` drops whitespace
-  before a cut, after a cut when nothing was kept before it, and at the end after a cut.
-* forced-open reasoning: a reasoning close with no opener (``</think>``, or a close-only
-  marker such as ``[BEGIN FINAL RESPONSE]``) clears every call before it, whatever pairs
-  came before. While such a close is enabled, that can happen until the reply ends, so the
-  first accepted call and everything after it are held until ``close()``; if the clear
-  happens, the held calls become text. This is the least holding that stays equivalent: a
-  call released earlier could be taken back. With reasoning masks on (the default), calls
-  therefore come at ``close()``; pass ``mask_reasoning=False`` to get them sooner.
+* a run of whitespace, until what follows it is known: ``ContentBuilder`` (the one content
+  rule, ``_base``) drops whitespace before a cut, after a cut when nothing was kept before
+  it, and at the end after a cut; ``ReasoningBuilder`` strips each reasoning region's ends.
+* forced-open reasoning, without a model profile: a reasoning close with no opener
+  (``</think>``, or a close-only marker such as ``[BEGIN FINAL RESPONSE]``) makes everything
+  before it reasoning and clears every call before it, whatever pairs came before. While
+  such a close is enabled (``mask_reasoning=True`` and any pair that can force-open, as the
+  defaults can), that can happen until the reply ends, so everything is held, in order, and
+  released at ``close()``; if the clear happens, the held text and calls become reasoning.
+  This is the least holding that stays equivalent: a piece released earlier could be taken
+  back. With a ``ModelProfile`` no close forces reasoning open (the profile says whether
+  its template opened it), so nothing is held for this: each call is released the moment
+  it closes.
+* under ``reasoning_calls="take"``, from the first call written inside open reasoning: it is
+  taken if the reasoning never closes, and the reasoning ends there; a close makes it
+  reasoning. Held until the close or ``close()``.
+
+Text inside open reasoning is released as ``ReasoningDelta`` as it comes (markers excluded).
 
 Plain text passes the pass by (``feed``): while the pass waits on nothing and the text not
 yet released holds no anchor character, a delta without one can neither hold a marker nor
@@ -32,10 +41,15 @@ not the reply: released text and text the pass is done with are dropped (keeping
 ``LOOKBEHIND`` characters for readers, plus at most ``_BATCH`` of plain deltas the pass has
 yet to take), and a delta is appended in O(1)
 and joined into the window only when the pass next looks. A candidate waiting for more text
-is re-read only once it has grown by a quarter since the last try (or outgrew
-``max_call_chars``), so its reads and joins cost at most 5x its final length, and it is
-released at most a quarter of its length late; a candidate past ``max_call_chars`` is given
-up (a ``too-large`` rejection, its text released), exactly as ``salvage_text`` gives it up.
+is re-read once it has grown by a quarter since the last try (or outgrew
+``max_call_chars``), and at once when a delta holds a character a call may end with (``>``
+``}`` ``)`` ``]``, or the first non-space after one) while those re-reads have cost at most
+4x its length plus ``_END_BUDGET``: so its reads and joins cost O(its final length), and a
+call is released the moment it closes. Readers of the built-in dialects in ``END_STABLE``
+never take in text after a call they have read, so their call needs no settling character
+(others wait for one: ``json`` takes a ``;`` after its object). A candidate past
+``max_call_chars`` is given up (a ``too-large`` rejection, its text released), exactly as
+``salvage_text`` gives it up.
 """
 
 from __future__ import annotations
@@ -48,15 +62,35 @@ from typing import NamedTuple
 
 from .._limits import Limits, limits_with
 from .._types import ToolCall
-from ._base import LOOKBEHIND, AnyTool, Dialect
-from ._engine import SalvagePass, config_for
+from ._base import LOOKBEHIND, AnyTool, ContentBuilder, Dialect, ReasoningBuilder
+from ._engine import SalvagePass, config_of
 from ._marks import Work
+from ._profiles import ModelProfile
 from ._scan import MarkerFinder
 
-__all__ = ["Event", "StreamSalvager", "TextDelta", "ToolCallReady"]
+__all__ = ["Event", "ReasoningDelta", "StreamSalvager", "TextDelta", "ToolCallReady"]
 
 # Re-read a waiting candidate once it has grown by 1/_GROWTH of its length since the last try.
 _GROWTH = 4
+# Or at once when a delta holds a character a candidate may end with (a closing tag's `>`, a
+# JSON body's `}`, a pythonic list's `]`), while what its re-reads cost stays within _GROWTH
+# times its length: so a call is released the moment it closes, in linear time.
+_ENDS = re.compile(r"[>})\]]")
+
+
+# What end-triggered re-reads of one candidate may cost beyond _GROWTH times its length.
+_END_BUDGET = 4 * LOOKBEHIND
+
+
+def _may_end(delta: str) -> bool:
+    return _ENDS.search(delta) is not None
+
+
+def _ends_after(delta: str, before: bool) -> bool:
+    """Is the last non-space character fed so far one a candidate may end with? (A reader may
+    wait for the next non-space character after it: `;` goes on with a list of calls.)"""
+    body = delta.rstrip()
+    return before if not body else body[-1] in ">})]"
 # Plain text (see ``StreamSalvager.feed``) is handed to the pass in batches of about this many
 # characters: the pass's per-entry cost is paid once per batch, not once per delta, and the
 # batch is all the stream keeps beyond the pass's window.
@@ -97,41 +131,57 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """Reasoning text (a reasoning block's inside), safe to show as the model's thinking: it
+    will not be taken back."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallReady:
     """A complete call, accepted against the allowlist, that will not be taken back."""
 
     call: ToolCall
 
 
-Event = TextDelta | ToolCallReady
-
-class _HeldCut(NamedTuple):
-    """A cut held back (see the module docstring): its span, its text, its calls."""
-
-    span: tuple[int, int]
-    text: str
-    calls: list[ToolCall]
+Event = TextDelta | ReasoningDelta | ToolCallReady
 
 
-# A held segment: text, or a cut.
-_Held = str | _HeldCut
+class _Held(NamedTuple):
+    """A piece handed on (see the module docstring), held or released: ``kind`` says what it
+    is to the builders (``text``: content; ``reason``: a reasoning region's text; ``cut``: a
+    call's, region's or markup's start, with the calls; ``end``: a cut's rest, ending a
+    region); ``raw`` is the reply's text it covers, for a reset that makes it all reasoning."""
+
+    kind: str
+    raw: str
+    calls: tuple[ToolCall, ...] = ()
 
 
 class StreamSalvager:
     """Salvage over a streamed reply: ``feed`` each delta, then ``close``.
 
-    The concatenated ``TextDelta`` texts equal ``salvage_text(reply, allowed).content`` and
-    the ``ToolCallReady`` calls equal its ``calls``, in order, for every way of cutting the
-    reply (same masks, allowlist, dialects and limits; spans are offsets in the whole reply).
+    The concatenated ``TextDelta`` texts equal ``salvage_text(reply, allowed).content``, the
+    concatenated ``ReasoningDelta`` texts its ``reasoning``, and the ``ToolCallReady`` calls
+    its ``calls``, in order, for every way of cutting the reply (same masks, allowlist,
+    dialects, model, reasoning_calls and limits; spans are offsets in the whole reply).
+
+    When events come: with ``model=`` (a ``ModelProfile`` or its name) each call the moment
+    it closes and the code mask can no longer change its verdict, text and reasoning as soon
+    as they are certain. Without a profile, while a reasoning close that can force reasoning
+    open is enabled (the default: ``mask_reasoning=True``), a lone ``</think>`` later would
+    make everything before it reasoning, so every event waits for ``close()``; with
+    ``mask_reasoning=False`` (or only pairs that cannot force-open) events come as certain.
     There is no ``max_input_chars``: memory is bounded by ``max_call_chars`` per candidate
     (plus what the rules above must hold), so equality is for replies within
     ``salvage_text``'s input limit. ``feed`` after ``close`` raises ``RuntimeError``.
 
-    >>> s = StreamSalvager(["web_search"], dialects=["hermes"], mask_reasoning=False)
-    >>> events = s.feed('Sure. <tool_call>{"name": "web_search", ')
-    >>> events += s.feed('"arguments": {"q": "x"}}</tool_call>') + s.close()
+    >>> s = StreamSalvager(["web_search"], model="qwen3")
+    >>> events = s.feed('<think>Search.</think>Sure. <tool_call>{"name": "web_search", ')
+    >>> events += s.feed('"arguments": {"q": "x"}}</tool_call>')
     >>> [type(e).__name__ for e in events], events[0].text
-    (['TextDelta', 'ToolCallReady'], 'Sure.')
+    (['ReasoningDelta', 'TextDelta', 'ToolCallReady'], 'Search.')
 
     With an async model stream::
 
@@ -142,9 +192,9 @@ class StreamSalvager:
             ...
     """
 
-    __slots__ = ("_anchor", "_any_cut", "_batch", "_call_i", "_closed", "_cut_i", "_entries",
-                 "_fed", "_held", "_kept", "_kept_since_cut", "_looked", "_max_input", "_may_reset", "_over", "_pass",
-                 "_plain", "_prefix", "_rel", "_resets", "_table", "_tried", "_until", "_ws")
+    __slots__ = ("_after_end", "_anchor", "_batch", "_call_i", "_closed", "_content", "_cut_i", "_entries",
+                 "_fed", "_held", "_looked", "_max_input", "_may_reset", "_over", "_pass", "_plain", "_prefix",
+                 "_rel", "_resets", "_spent", "_table", "_thought", "_tried", "_until", "_wait_at")
 
     def __init__(
         self,
@@ -153,6 +203,8 @@ class StreamSalvager:
         dialects: Sequence[str | Dialect] | None = None,
         mask_fences: bool = True,
         mask_reasoning: bool = True,
+        model: ModelProfile | str | None = None,
+        reasoning_calls: str = "refuse",
         max_call_chars: int | None = None,
         max_depth: int | None = None,
         max_input_chars: int | None = None,
@@ -160,7 +212,7 @@ class StreamSalvager:
     ) -> None:
         bounds = limits_with(limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars,
                              max_depth=max_depth)
-        config = config_for(dialects, mask_fences, mask_reasoning)
+        config = config_of(dialects, mask_fences, mask_reasoning, model, reasoning_calls)
         # Past `max_input_chars` in all, salvage stops: what was not yet released, and all
         # that follows, passes through as text (calls already released stand).
         self._max_input = bounds.max_input_chars
@@ -168,27 +220,28 @@ class StreamSalvager:
         self._over = False
         self._pass = SalvagePass(config, allowed, max_depth=bounds.max_depth, max_call_chars=bounds.max_call_chars,
                                  max_name_chars=bounds.max_name_chars)
-        # Can a reasoning close with nothing open still clear the calls so far?
+        # Can a reasoning close with nothing open still make all before it reasoning? Then
+        # everything is held from the start (see the class docstring).
         self._may_reset = len(config.unforced) < len(config.reasoning)
         self._rel = 0  # the text before this offset has been handed on (released or held)
         self._cut_i = 0  # cuts (and calls) of the pass handed on
         self._call_i = 0
         self._resets = 0
         self._tried = 0  # the text's length when the pass last looked
-        self._held: list[_Held] | None = None  # from the first call that may yet be cleared
+        self._wait_at = -1  # the waiting candidate's start, and what its re-reads cost so far
+        self._spent = 0
+        self._after_end = False
+        self._held: list[_Held] | None = [] if self._may_reset else None
         self._closed = False
-        # build_content's whitespace rules, incrementally: the pending whitespace run, whether
-        # a cut has been passed, whether anything is kept, and since the last cut.
-        self._ws: list[str] = []
-        self._any_cut = False
-        self._kept = False
-        self._kept_since_cut = False
+        # The one content rule and the one reasoning rule (``_base``), fed as the text is decided.
+        self._content = ContentBuilder()
+        self._thought = ReasoningBuilder()
         # Plain text (see `feed`): may the next delta pass the pass by, the text after `_rel`
         # (anchor-free, unreleased: a marker may start there), the deltas not yet handed to
         # the pass and how much was handed so far.
         self._table = table = _plain_table(config.finder)
         self._anchor = table.anchor  # read per delta
-        self._plain = True
+        self._plain = not config.opened  # a reply that begins in reasoning is no plain text
         self._prefix = ""
         self._batch: list[str] = []
         self._until = min(self._max_input, _BATCH)  # plain text passes by up to here in all
@@ -257,9 +310,15 @@ class StreamSalvager:
         run.extend(delta)
         self._until = min(self._max_input, self._fed + _BATCH)
         if run.blocked is not None and not (run.settling and delta):
+            if run.blocked != self._wait_at:  # a new candidate waits: its own budget
+                self._wait_at, self._spent = run.blocked, 0
             waited = self._tried - run.blocked
-            if _GROWTH * (scan.end - self._tried) < waited and scan.end - run.blocked <= run.limits[1]:
+            span = scan.end - run.blocked
+            after_end, self._after_end = self._after_end, _ends_after(delta, self._after_end)
+            if (_GROWTH * (scan.end - self._tried) < waited and span <= run.limits[1]
+                    and not (self._spent <= _GROWTH * span + _END_BUDGET and (after_end or _may_end(delta)))):
                 return []  # not worth re-reading yet: see the module docstring
+            self._spent += span
         return self._step(final=False)
 
     def close(self) -> list[Event]:
@@ -296,9 +355,8 @@ class StreamSalvager:
             self._prefix = ""
         if not text:
             return []
-        out: list[str] = []
-        self._text(text, out)
-        return [TextDelta("".join(out))] if out else []
+        out = self._content.text(text)
+        return [TextDelta(out)] if out else []
 
     def _give(self) -> None:
         """Hand the plain deltas passed by to the pass, as one piece: the window and the code
@@ -315,7 +373,7 @@ class StreamSalvager:
             text = self._prefix + more
             hold = self._hold(text)
             if len(text) > hold:
-                self._held.append(text[: len(text) - hold])
+                self._held.append(_Held("text", text[: len(text) - hold]))
             self._prefix = text[len(text) - hold :]
         run = self._pass
         scan = run.scan
@@ -335,10 +393,8 @@ class StreamSalvager:
         self._over = True
         scan = self._pass.scan
         scan.sync()
-        out = list(self._ws)  # whitespace waiting from before the held text, if any
-        self._ws.clear()
-        for item in self._held or ():
-            out.append(item if isinstance(item, str) else item.text)
+        out = [self._content.finish()]  # whitespace waiting from before the held text, if any
+        out.extend(item.raw for item in self._held or ())
         self._held = None
         out.append(scan.text[self._rel - scan.base :])
         out.append(delta)
@@ -365,116 +421,115 @@ class StreamSalvager:
             # No marker still to come starts before `limit`: the pass may move on to it, and
             # the scan can forget what lies more than LOOKBEHIND before.
             run.pos = max(run.pos, limit)
+        if run.hold_from is not None:  # calls inside open reasoning, taken if it never closes
+            limit = min(limit, run.hold_from)
         events: list[Event] = []
-        out: list[str] = []
-        if run.resets != self._resets:  # forced-open reasoning cleared the calls so far
-            self._resets = run.resets
-            self._cut_i = self._call_i = 0
-            held, self._held = self._held, None
-            for item in held or ():
-                self._text(item if isinstance(item, str) else item.text, out)
         text, base = scan.text, scan.base
         cuts = run.cuts
-        while self._cut_i < len(cuts) and cuts[self._cut_i][0] < limit:
-            s, e = cuts[self._cut_i]
+        if run.resets != self._resets:
+            # A reasoning close with nothing open: all before it is reasoning (the pass's
+            # first cut now), and the calls before it are no calls. Nothing was released.
+            self._resets = run.resets
+            held = self._held or []
+            first = cuts[0]
+            before = "".join(item.raw for item in held) + text[self._rel - base : first.inner_end - base]
+            self._held = [_Held("cut", ""), _Held("reason", before),
+                          _Held("end", text[first.inner_end - base : first.end - base])]
+            self._content, self._thought = ContentBuilder(), ReasoningBuilder()
+            self._rel, self._cut_i, self._call_i = first.end, 1, 0
+        while self._cut_i < len(cuts) and cuts[self._cut_i].start < limit:
+            s, e, inner_s, inner_e = cuts[self._cut_i]
             self._cut_i += 1
-            self._hand_on(text[self._rel - base : s - base], out, events)
-            calls: list[ToolCall] = []
-            while self._call_i < len(run.calls) and run.calls[self._call_i].span == (s, e):
-                calls.append(run.calls[self._call_i])
-                self._call_i += 1
-            if self._held is None and not final and self._may_reset:
-                self._held = []  # this call may yet be cleared: hold it and all after it
-            if self._held is not None:
-                self._held.append(_HeldCut((s, e), text[s - base : e - base], calls))
-            else:
-                self._cut(calls, out, events)
+            rel = self._rel
+            if rel <= s:  # else: an open region handed on in part (below), now closed
+                self._hand_on(_Held("text", text[rel - base : s - base]), events)
+                calls: list[ToolCall] = []
+                while self._call_i < len(run.calls) and run.calls[self._call_i].span == (s, e):
+                    calls.append(run.calls[self._call_i])
+                    self._call_i += 1
+                self._hand_on(_Held("cut", text[s - base : inner_s - base], tuple(calls)), events)
+                rel = inner_s
+            self._hand_on(_Held("reason", text[rel - base : inner_e - base]), events)
+            self._hand_on(_Held("end", text[max(rel, inner_e) - base : e - base]), events)
             self._rel = e
+        mode = run.mode
         if limit > self._rel:
-            self._hand_on(text[self._rel - base : limit - base], out, events)
+            rel = self._rel
+            if mode is not None:  # open reasoning: its text so far is reasoning
+                start, inner = min(mode.start, limit), min(mode.inner, limit)
+                if rel <= start:  # the region's start is handed on once, as a cut
+                    self._hand_on(_Held("text", text[rel - base : start - base]), events)
+                    self._hand_on(_Held("cut", text[start - base : inner - base]), events)
+                elif rel < inner:
+                    self._hand_on(_Held("cut", text[rel - base : inner - base]), events)
+                self._hand_on(_Held("reason", text[max(rel, inner) - base : limit - base]), events)
+            else:
+                self._hand_on(_Held("text", text[rel - base : limit - base]), events)
             self._rel = limit
-        if self._held is not None and (final or not self._may_reset):
+        if self._held is not None and final:
             held, self._held = self._held, None  # nothing can clear these calls any more
             for item in held:
-                if isinstance(item, str):
-                    self._text(item, out)
-                else:
-                    self._cut(item.calls, out, events)
+                self._emit(item, events)
         if final:
-            if self._ws and (not self._any_cut or self._kept_since_cut):
-                out.extend(self._ws)
-            self._ws.clear()
+            _text_event(self._content.finish(), events)
         else:
             if run.mask is not None:  # the code mask reads (and then forgets) complete lines
                 run.mask.catch_up(run.pos if run.blocked is None else run.blocked)
-            scan.trim(min(self._rel, run.pos - LOOKBEHIND))
-            # Plain text may pass the pass by (see `feed`) while nothing waits and the text
-            # not released holds no anchor: then no marker is pending in it (each holds its
-            # anchor, and the scan returns every one before what is released), so only a
-            # prefix of one without its anchor can be there. O(max_len).
+            scan.trim(min(self._rel, run.pos) - LOOKBEHIND if run.hold_from is not None
+                      else min(self._rel, run.pos - LOOKBEHIND))
+            # Plain text may pass the pass by (see `feed`) while nothing waits, no reasoning
+            # is open and the text not released holds no anchor: then no marker is pending in
+            # it (each holds its anchor, and the scan returns every one before what is
+            # released), so only a prefix of one without its anchor can be there. O(max_len).
             rest = scan.text[self._rel - scan.base :]
-            self._plain = run.blocked is None and self._table.anchor(rest) is None
+            self._plain = run.blocked is None and mode is None and self._table.anchor(rest) is None
             self._prefix = rest
-        _flush(out, events)
-        return events
+        return _merged(events)
 
-    def _hand_on(self, piece: str, out: list[str], events: list[Event]) -> None:
-        if not piece:
+    def _hand_on(self, item: _Held, events: list[Event]) -> None:
+        if not item.raw and item.kind in ("text", "reason"):
             return
         if self._held is not None:
-            self._held.append(piece)
+            self._held.append(item)
         else:
-            self._text(piece, out)
+            self._emit(item, events)
 
-    def _text(self, piece: str, out: list[str]) -> None:
-        """Release text, holding its trailing whitespace until what follows is known."""
-        if self._kept:
-            kept = self._kept_text(piece)
-            if kept:
-                out.append(kept)
-            return
-        body = piece.strip()
-        if not body:
-            self._ws.append(piece)
-            return
-        lead = len(piece) - len(piece.lstrip())
-        if not (self._any_cut and not self._kept):  # else: leading whitespace after a cut
-            out.extend(self._ws)
-            out.append(piece[:lead])
-        self._ws.clear()
-        out.append(body)
-        trail = piece[lead + len(body) :]
-        if trail:
-            self._ws.append(trail)
-        self._kept = self._kept_since_cut = True
-
-    def _kept_text(self, piece: str) -> str:
-        """``_text`` once something was kept: the waiting whitespace and ``piece`` are released
-        but ``piece``'s trailing whitespace, which waits in turn. Returns what is released."""
-        body = piece.rstrip()
-        ws = self._ws
-        if not body:
-            ws.append(piece)
-            return ""
-        trail = piece[len(body) :]
-        if ws:
-            body = "".join(ws) + body
-            ws.clear()
-        if trail:
-            ws.append(trail)
-        self._kept_since_cut = True
-        return body
-
-    def _cut(self, calls: list[ToolCall], out: list[str], events: list[Event]) -> None:
-        self._ws.clear()  # whitespace before a cut goes
-        self._any_cut = True
-        self._kept_since_cut = False
-        _flush(out, events)
-        events.extend(ToolCallReady(c) for c in calls)
+    def _emit(self, item: _Held, events: list[Event]) -> None:
+        """Release one piece through the builders: O(len(item.raw))."""
+        kind = item.kind
+        if kind == "text":
+            _text_event(self._content.text(item.raw), events)
+        elif kind == "reason":
+            out = self._thought.text(item.raw)
+            if out:
+                events.append(ReasoningDelta(out))
+        elif kind == "cut":
+            self._content.cut()
+            events.extend(ToolCallReady(c) for c in item.calls)
+        else:
+            self._thought.close()
 
 
-def _flush(out: list[str], events: list[Event]) -> None:
-    text = "".join(out)
-    out.clear()
+def _text_event(text: str, events: list[Event]) -> None:
     if text:
         events.append(TextDelta(text))
+
+
+def _merged(events: list[Event]) -> list[Event]:
+    """Adjacent text events of one kind as one event. O(len(events) + their text)."""
+    if len(events) < 2:
+        return events
+    out: list[Event] = []
+    i, n = 0, len(events)
+    while i < n:
+        ev = events[i]
+        j = i + 1
+        if isinstance(ev, TextDelta | ReasoningDelta):
+            kind = type(ev)
+            while j < n and type(events[j]) is kind:
+                j += 1
+            if j > i + 1:
+                ev = kind("".join(e.text for e in events[i:j] if not isinstance(e, ToolCallReady)))
+        out.append(ev)
+        i = j
+    return out

@@ -128,6 +128,7 @@ class VettedText:
     content: str
     calls: tuple[Vetted, ...]
     rejected: tuple[Rejection, ...]
+    reasoning: str = ""  # the reply's reasoning regions, once the calls are cut out
 
 
 def _loose_arguments(arguments: Any) -> dict[str, Any]:
@@ -180,7 +181,7 @@ def vet_text(registry: ToolRegistry, text: str, prefix: str, *, answer_rejected:
     result = registry.salvage(text)
     calls = [vet(registry, replace(c, id=stable_id(prefix, text, i))) for i, c in enumerate(result.calls)]
     if not (answer_rejected and result.rejected):
-        return VettedText(result.content.strip() if calls else text, tuple(calls), result.rejected)
+        return VettedText(result.content.strip() if calls else text, tuple(calls), result.rejected, result.reasoning)
     content = result.content
     for k, rejection in enumerate(result.rejected):
         content = content.replace(rejection.text, "", 1)
@@ -188,7 +189,7 @@ def vet_text(registry: ToolRegistry, text: str, prefix: str, *, answer_rejected:
                            dialect=rejection.dialect, span=rejection.span)
         calls.append(Vetted(written, rejection_error(rejection, registry)))
     calls.sort(key=lambda v: v.call.span[0] if v.call.span is not None else 0)
-    return VettedText(content.strip(), tuple(calls), ())
+    return VettedText(content.strip(), tuple(calls), (), result.reasoning)
 
 
 def lazy_classes(module: str, factories: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:

@@ -81,9 +81,14 @@ def repair_ai_message(message: Any, registry: ToolRegistry) -> Any:
     update: dict[str, Any] = {}
     pending = _vetted_calls(message, registry)
     if not pending:  # neither tool_calls nor invalid_tool_calls: salvage the text
-        content, salvaged = _salvage_content(message.content, registry)
+        thought: list[str] = []
+        content, salvaged = _salvage_content(message.content, registry, thought)
         if salvaged:
             update["content"] = content
+            kwargs = message.additional_kwargs or {}
+            if thought and not kwargs.get("reasoning_content"):
+                # Where LangChain's OpenAI-compatible chat models put a reasoning model's thinking.
+                update["additional_kwargs"] = {**kwargs, "reasoning_content": "\n\n".join(thought)}
             pending = [(vetted, _json_args(vetted.call.arguments)) for vetted in salvaged]
     if not pending:
         return message
@@ -92,7 +97,8 @@ def repair_ai_message(message: Any, registry: ToolRegistry) -> Any:
                                      "type": "invalid_tool_call"} for v, raw_args in pending if v.error is not None]
     if "tool_calls" in (message.additional_kwargs or {}):
         # The provider's raw calls would now disagree with tool_calls: drop them.
-        update["additional_kwargs"] = {k: v for k, v in message.additional_kwargs.items() if k != "tool_calls"}
+        kwargs = update.get("additional_kwargs", message.additional_kwargs)
+        update["additional_kwargs"] = {k: v for k, v in kwargs.items() if k != "tool_calls"}
     return message.model_copy(update=update)
 
 
@@ -112,14 +118,18 @@ def _json_args(args: Any) -> str:
     return json.dumps(args, ensure_ascii=False, default=str)
 
 
-def _salvage_content(content: Any, registry: ToolRegistry) -> tuple[Any, list[Vetted]]:
-    """(content without the text calls, the vetted calls with stable ids) for str or block-list content."""
+def _salvage_content(content: Any, registry: ToolRegistry,
+                     thought: list[str] | None = None) -> tuple[Any, list[Vetted]]:
+    """(content without the text calls, the vetted calls with stable ids) for str or block-list content;
+    the reasoning cut out with the calls goes to ``thought``."""
     calls: list[Vetted] = []
 
     def salvage(text: str) -> str:
         # Refused candidates too: a text call to a tool never offered is answered, not shown.
         vetted = vet_text(registry, text, "call_", answer_rejected=True)
         calls.extend(vetted.calls)
+        if vetted.reasoning and thought is not None:
+            thought.append(vetted.reasoning)
         return vetted.content
 
     if isinstance(content, str):

@@ -80,6 +80,8 @@ def _salvage_content(out: dict[str, Any], registry: ToolRegistry, errors: list[d
     errors.extend(_chat_error(v) for v in text.calls if v.error is not None)
     if text.calls:
         out["content"] = text.content or None
+        if text.reasoning and not out.get("reasoning_content"):
+            out["reasoning_content"] = text.reasoning  # where vLLM and SGLang put it
         _set_calls(out, "tool_calls", [v.call.to_openai() for v in text.calls])
 
 

@@ -9,7 +9,7 @@ O(text + calls).
 from __future__ import annotations
 
 from .._registry import ToolRegistry
-from .._salvage import TextDelta, ToolCallReady
+from .._salvage import ReasoningDelta, TextDelta, ToolCallReady
 from .._types import ToolCall
 from ._calls import salvaged_call
 from ._report import Tally
@@ -49,10 +49,12 @@ class TextCalls:
         salvager, self._salvager = self._salvager, None
         return self._pieces(salvager.close())
 
-    def _pieces(self, events: list[TextDelta | ToolCallReady]) -> list[Piece]:
+    def _pieces(self, events: list[TextDelta | ReasoningDelta | ToolCallReady]) -> list[Piece]:
         out: list[Piece] = []
         for event in events:
-            if isinstance(event, TextDelta):
+            # Reasoning in a text block stays text on these routes (the model's own blocks carry
+            # reasoning apart: `thinking`, `reasoning` items), never a source of calls.
+            if isinstance(event, (TextDelta, ReasoningDelta)):
                 if not event.text:
                     continue
                 if out and isinstance(out[-1], str):

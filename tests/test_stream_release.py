@@ -1,0 +1,169 @@
+"""How soon a stream releases a call, counted in characters fed (no clocks), and the README's
+streaming snippet run as written."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pathlib
+import re
+import textwrap
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+import toolrepair as tr
+from toolrepair._salvage._base import Found, ReadContext
+from toolrepair._salvage._engine import END_STABLE
+from toolrepair._salvage._registry import by_name
+
+TRAIL = " and then some text after the call."
+
+# (profile, a call as the model family writes it): each ends at its last byte.
+CALLS = [
+    ("qwen3", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'),
+    ("hermes", '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2]}}</tool_call>'),
+    ("qwen3-coder", "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+                    "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"),
+    ("gpt-oss", "<|channel|>analysis<|message|>Weather, then.<|end|><|start|>assistant<|channel|>commentary "
+                'to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>'),
+    ("llama4", '[get_weather(city="Paris", days=3)]'),
+    ("mistral", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "days": {"from": 1, "to": 3}}'),
+    ("mistral", '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]'),
+]
+
+
+def fed_after_close(profile: str, call: str, lead: str = "Let me check.\n") -> int | None:
+    """Characters fed after the call's last byte before its ToolCallReady, one at a time
+    (None: only at close())."""
+    text = lead + call + TRAIL
+    s = tr.StreamSalvager(["get_weather"], model=profile)
+    for i in range(len(text)):
+        for event in s.feed(text[i]):
+            if isinstance(event, tr.ToolCallReady):
+                assert event.call.span is not None
+                return i + 1 - event.call.span[1]
+    assert any(isinstance(e, tr.ToolCallReady) for e in s.close())
+    return None
+
+
+@pytest.mark.parametrize(("profile", "call"), CALLS)
+def test_with_a_profile_a_call_is_released_the_moment_it_closes(profile: str, call: str) -> None:
+    lead = "" if profile == "gpt-oss" else "Let me check.\n"
+    span = tr.salvage_text(lead + call + TRAIL, ["get_weather"], model=profile).calls[0].span
+    assert span is not None and span[1] == len(lead) + len(call)
+    assert fed_after_close(profile, call, lead) == 0
+
+
+def test_llama3_json_waits_for_one_character_of_its_grammar() -> None:
+    # `<|python_tag|>{...}` may go on with `; {...}`: the call closes at the next non-space.
+    call = '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}'
+    assert fed_after_close("llama3", call, "") == 2  # the space and the `a` after it
+
+
+def test_without_a_profile_calls_wait_for_close() -> None:
+    # The documented rule: a lone `</think>` could still make all before it reasoning.
+    call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    s = tr.StreamSalvager(["get_weather"])
+    assert [e for ch in "Hi " + call + TRAIL for e in s.feed(ch)] == []
+    assert [type(e) for e in s.close()] == [tr.TextDelta, tr.ToolCallReady, tr.TextDelta]
+
+
+def work(text: str, delta: int = 1) -> int:
+    s = tr.StreamSalvager(["a"], model="hermes")
+    for i in range(0, len(text), delta):
+        s.feed(text[i : i + delta])
+    s.close()
+    return s.work.total
+
+
+@pytest.mark.parametrize("filler", ["}", ">", "]}", "x"])
+def test_releasing_at_once_stays_linear(filler: str) -> None:
+    # Re-reads triggered by characters a call may end with are budgeted: a candidate full of
+    # them costs a constant factor of its length, never its length squared.
+    def reply(n: int) -> str:
+        return "Sure. " + '<tool_call>{"name": "a", "arguments": {"q": "' + filler * (n // len(filler)) + '"}}</tool_call>'
+
+    small, large = work(reply(20_000)), work(reply(40_000))
+    assert large / small < 2.5
+
+
+# -- the README's streaming snippet, as written --------------------------------------------------
+
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_snippet() -> str:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Streaming") :]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match is not None
+    return match.group(1)
+
+
+def test_readme_streaming_snippet_runs_its_tool_before_close() -> None:
+    log: list[str] = []
+
+    def web_search(query: str) -> str:
+        log.append(f"ran {query}")
+        return "results"
+
+    reply = ("<think>The user wants cats.</think>\n\nLet me look. <tool_call>\n"
+             + json.dumps({"name": "web_search", "arguments": {"query": "cats"}})
+             + "\n</tool_call>\nDone.")
+
+    async def model_stream_of(text: str) -> AsyncIterator[str]:
+        for i in range(0, len(text), 4):
+            yield text[i : i + 4]
+        log.append("stream ended")
+
+    shown: list[str] = []
+    namespace: dict[str, Any] = {
+        "tr": tr,
+        "registry": tr.ToolRegistry([web_search]),
+        "model_stream": model_stream_of(reply),
+        "show": shown.append,
+    }
+    body = textwrap.indent(readme_snippet().replace("    ...\n", "    pass\n"), "    ")
+    exec(compile(f"async def _main():\n{body}", str(README), "exec"), namespace)  # the snippet, as written
+    asyncio.run(namespace["_main"]())
+    assert log == ["ran cats", "stream ended"]  # the tool ran before the reply ended
+    assert "".join(shown) == "The user wants cats." + "Let me look." + "\nDone."
+
+
+# -- the readers that need no settling character -------------------------------------------------
+
+CORPUS = pathlib.Path(__file__).resolve().parents[1] / ".." / "shared" / "conformance" / "corpus.jsonl"
+CASES: list[dict[str, Any]] = (
+    [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if CORPUS.exists() else []
+)
+SUFFIXES = ["", " ", "  \n", ";", "; ", "x", "\n{", "<", "}", "]", "<|call|>", "\n\nDone."]
+
+
+@pytest.mark.skipif(not CASES, reason="conformance corpus not present")
+@pytest.mark.parametrize("name", END_STABLE)
+def test_end_stable_readers_never_take_in_what_follows_a_call(name: str) -> None:
+    # The claim behind releasing without a settling character: once such a reader has read a
+    # call ending at the text's end, more text never changes that answer.
+    dialect = by_name(name)
+    checked = 0
+    for case in CASES:
+        text = case["text"]
+        for call in tr.salvage_text(text, tr.ANY_TOOL, dialects=[name]).calls:
+            assert call.span is not None
+            s, e = call.span
+            marker = next((m for m in dialect.markers if text[s:].lower().startswith(m)), None)
+            if marker is None:
+                continue
+            first = dialect.read(text[:e], s, s + len(marker), ReadContext(final=False))
+            if not isinstance(first, Found) or not first.calls:
+                continue
+            for suffix in SUFFIXES:
+                assert dialect.read(text[:e] + suffix, s, s + len(marker), ReadContext(final=False)) == first, (
+                    text, suffix)
+            checked += 1
+    # python_tag reads on to the next non-space itself (a `;` may follow): nothing to check.
+    family = name.partition("_")[0]
+    assert checked or name == "python_tag" or not any(c["calls"] for c in CASES if family in c["dialect"])
