@@ -37,7 +37,17 @@ from ._base import (
     skip_ws_match,
 )
 from ._marks import Cut, Hit, InReasoning, Kind, Mode, Role, Work
-from ._mask import CHANNEL_MARKUP, DEFAULT_REASONING, MAX_TAG_TAIL, TAG_SPACES, CodeMask, tag_name
+from ._mask import (
+    CHANNEL_CLOSE,
+    CHANNEL_MARKUP,
+    CHANNEL_OPEN,
+    DEFAULT_REASONING,
+    MAX_TAG_TAIL,
+    TAG_SPACES,
+    CodeMask,
+    markup_role,
+    tag_name,
+)
 from ._profiles import ModelProfile, model_profile
 from ._scan import MarkerFinder
 
@@ -108,7 +118,7 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
     entries: list[tuple[str, Role]] = []
     if mask_reasoning:
         # Markup first: where it starts with a dialect's marker (`<|end|>`), it is taken out.
-        entries.extend((m, Role(Kind.MARKUP)) for m in CHANNEL_MARKUP)
+        entries.extend((m, Role(Kind.MARKUP, tail=markup_role(m))) for m in CHANNEL_MARKUP)
     pairs: list[tuple[str | None, str]] = []
     forced: list[bool] = []
     if mask_reasoning:
@@ -237,6 +247,7 @@ class SalvagePass:
         "_retry",
         "blocked",
         "calls",
+        "channel_text",
         "config",
         "cuts",
         "floor",
@@ -288,6 +299,9 @@ class SalvagePass:
         # Dialect markers before this were read by a refused candidate: not candidates again
         # (that keeps refusals linear), but mask markers there still count (see `_take`).
         self.skip_until = 0
+        # Inside a content-only chat channel (harmony's final or preamble message): its text is
+        # the answer, never a source of calls, until the message ends (``<|end|>``, ``<|return|>``).
+        self.channel_text = False
         self._ctx_cache: ReadContext | None = None
         self._ctx_at: int | None = None  # the cached context's first_nonspace, once known
         self.blocked: int | None = None  # start of a marker waiting for more text
@@ -382,7 +396,7 @@ class SalvagePass:
                     return
                 continue
             if kind is Kind.DIALECT:
-                if s < self.skip_until:
+                if s < self.skip_until or self.channel_text:
                     continue
                 if not self._marker(item, final, retried, pending):
                     return
@@ -398,6 +412,10 @@ class SalvagePass:
             if kind is Kind.MARKUP:
                 self.cuts.append(Cut(s, s + len(marker), s, s))
                 self.pos = s + len(marker)
+                if role.tail == CHANNEL_OPEN:
+                    self.channel_text = True
+                elif role.tail == CHANNEL_CLOSE:
+                    self.channel_text = False
                 continue
             end = self._tail_end(s, marker, role, final)
             if isinstance(end, NeedMore):
@@ -416,6 +434,7 @@ class SalvagePass:
                 self.cuts.clear()
                 self.calls.clear()
                 self.rejected.clear()
+                self.channel_text = False
                 self.cuts.append(Cut(0, end, 0, s))
                 self.floor = end
                 self.resets += 1

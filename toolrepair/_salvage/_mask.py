@@ -66,8 +66,19 @@ import regex
 
 from ._base import NEED_MORE, NeedMore
 
-__all__ = ["CHANNEL_MARKUP", "DEFAULT_REASONING", "MAX_CONTAINERS", "MAX_TAG_TAIL", "TAG_SPACES", "CodeMask",
-           "first_trigger", "tag_name"]
+__all__ = [
+    "CHANNEL_CLOSE",
+    "CHANNEL_MARKUP",
+    "CHANNEL_OPEN",
+    "DEFAULT_REASONING",
+    "MAX_CONTAINERS",
+    "MAX_TAG_TAIL",
+    "TAG_SPACES",
+    "CodeMask",
+    "first_trigger",
+    "markup_role",
+    "tag_name",
+]
 
 # (open, close) reasoning pairs every scan knows; dialects add their own. Each one has the
 # same rules: text up to its close is masked, unclosed it masks to the end, and a close with
@@ -107,6 +118,22 @@ CHANNEL_MARKUP: tuple[str, ...] = (
     "<|close|>message<|sep|>",
     "<turn|>",
 )
+
+
+# A content-only channel's header opens text that is never a source of calls (harmony's final
+# answer and preamble: a call-shaped JSON object there is the answer's text); a message's end
+# closes it. Calls come only from a header with a recipient (`commentary to=functions.x`).
+CHANNEL_OPEN = "channel-open"
+CHANNEL_CLOSE = "channel-close"
+
+
+def markup_role(marker: str) -> str:
+    """``CHANNEL_OPEN`` for a content channel's header, ``CHANNEL_CLOSE`` for a message end, else ``""``."""
+    if marker.endswith("<|message|>") and ("final" in marker or "commentary" in marker):
+        return CHANNEL_OPEN
+    if marker in ("<|end|>", "<|return|>"):
+        return CHANNEL_CLOSE
+    return ""
 
 
 def tag_name(marker: str) -> str | None:

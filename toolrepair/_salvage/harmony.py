@@ -208,7 +208,7 @@ class _Harmony:
     # (`<|channel|>final to=functions.x`) is not matched by these literals and is read as a call.
     reasoning: tuple[tuple[str | None, str, bool] | tuple[str | None, str, bool, str], ...] = tuple(
         (f"<|channel|>{lead}{channel}{sep}<|message|>", "<|end|>", False, *kind)
-        for channel, kind in (("analysis", ()), ("final", ("content",)))
+        for channel, kind in (("analysis", ()),)
         for lead in ("", " ") for sep in ("", " ", "\n", "\r\n")
     )
 
