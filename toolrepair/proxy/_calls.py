@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from .._registry import ToolRegistry
-from .._types import ToolCall
+from .._types import Repair, ToolCall
 from ..integrations._common import stable_id
 from ._report import Note, Tally
 
@@ -31,31 +31,32 @@ def repair_native(tool_call: dict[str, Any], registry: ToolRegistry, tally: Tall
     fn = tool_call.get("function")
     if tool_call.get("type", "function") != "function" or not isinstance(fn, dict):
         return tool_call  # custom (free-form) tools have no schema to repair against
-    fixed = repair_call({"id": tool_call.get("id"), "function": fn}, registry, tally)
-    if fixed is None:
-        return tool_call  # nothing changed (the bytes the model wrote stay), or refused
-    return {**tool_call, "function": {**fn, "name": fixed.name, "arguments": _dumps(fixed.arguments)}}
+    repair = repair_call({"id": tool_call.get("id"), "function": fn}, registry, tally)
+    if repair.call is None:
+        return None
+    if not repair.events:
+        return tool_call  # nothing changed: the bytes the model wrote stay
+    return {**tool_call, "function": {**fn, "name": repair.call.name, "arguments": _dumps(repair.call.arguments)}}
 
 
-def repair_call(call: Mapping[str, Any], registry: ToolRegistry, tally: Tally) -> ToolCall | None:
-    """One native call of any reply shape (read by the one reader of call shapes), repaired:
-    the call with the offered name and decoded, coerced arguments when the repair changed
-    something; None when nothing needed changing, or when it cannot be repaired (the refusal
-    noted in ``tally``). Every route's native calls go through here."""
+def repair_call(call: Mapping[str, Any], registry: ToolRegistry, tally: Tally) -> Repair:
+    """One native call of any reply shape (read by the one reader of call shapes), repaired and
+    counted in ``tally``: every route's native calls go through here. ``call`` None: refused
+    (the refusal noted; never delivered, on any route); no ``events``: nothing needed changing,
+    so the bytes the model wrote stay."""
     repair = registry.repair(call)
     if repair.call is None:
         ident, name = call.get("id"), _name_of(call)
         tally.refuse(Note(ident if isinstance(ident, str) else None, name, str(repair.error),
                           getattr(repair.error, "kind", "error")))
         tally.outcomes["native", "refused"] += 1
-        return None
-    if not repair.events:
+    elif not repair.events:
         tally.outcomes["native", "passed"] += 1
-        return None
-    tally.repaired += 1
-    tally.outcomes["native", "repaired"] += 1
-    tally.repair_kinds.update(event.kind for event in repair.events)
-    return repair.call
+    else:
+        tally.repaired += 1
+        tally.outcomes["native", "repaired"] += 1
+        tally.repair_kinds.update(event.kind for event in repair.events)
+    return repair
 
 
 def _name_of(call: Mapping[str, Any]) -> str | None:

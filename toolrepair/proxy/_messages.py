@@ -201,9 +201,12 @@ class MessagesStream:
         given = start.get("input")
         # The streamed JSON text; for a whole block, its input (a string some servers send as written).
         written = "".join(state.parts) if state.parts else given if isinstance(given, str) else _dumps(given or {})
-        fixed = repair_call({"id": start.get("id"), "name": start.get("name"), "arguments": written},
-                            self._registry, self.tally)
-        if fixed is None:  # unchanged or refused: as the model wrote it
+        repair = repair_call({"id": start.get("id"), "name": start.get("name"), "arguments": written},
+                             self._registry, self.tally)
+        fixed = repair.call
+        if fixed is None:  # refused (noted): never delivered as a call
+            return []
+        if not repair.events:  # unchanged: as the model wrote it
             return self._call({**start, "input": {}}, written, _loaded(written, start.get("input")))
         return self._call({**start, "name": fixed.name, "input": {}}, _dumps(fixed.arguments), fixed.arguments)
 

@@ -217,9 +217,12 @@ class ResponsesStream:
             written = final.get("arguments")
             if not isinstance(written, str) or not written:
                 written = state.done if state.done is not None else "".join(state.parts)
-            fixed = repair_call({"id": final.get("call_id"), "name": final.get("name"), "arguments": written},
-                                self._registry, self.tally)
-            if fixed is None:
+            repair = repair_call({"id": final.get("call_id"), "name": final.get("name"), "arguments": written},
+                                 self._registry, self.tally)
+            fixed = repair.call
+            if fixed is None:  # refused (noted): never delivered as a call
+                return []
+            if not repair.events:
                 return self._function_call({**final, "arguments": written})
             return self._function_call({**final, "name": fixed.name, "arguments": _dumps(fixed.arguments)})
         return []  # held until the call is complete
