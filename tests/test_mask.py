@@ -311,21 +311,26 @@ def test_a_stream_past_a_long_line_reads_no_more() -> None:
     assert mask.covers("", 0, 25, True) is True
 
 
-def test_lines_after_an_accepted_call_are_read_again() -> None:
+def test_an_accepted_calls_lines_are_markdown_and_the_code_they_open_is_told_apart() -> None:
     text = "a <c>\n```\n</c>\nb `x` y\n"
     mask = CodeMask(1_000_000)
     assert mask.covers(text, 0, 2, True) is False
-    mask.cut(2, 15)  # the call's lines (a fence opener among them) are no Markdown
-    assert mask.covers(text, 0, text.index("x"), True) is True
-    assert mask.covers(text, 0, text.index("y"), True) is False
+    mask.cut(2, 15)  # the call's own fence opener opens a fence, as CommonMark reads it
+    assert mask.covers(text, 0, text.index("y"), True) is True
+    assert mask.in_call_code()
+    # The same text with no call there: code as well, but not opened inside a call.
+    plain = CodeMask(1_000_000)
+    assert plain.covers(text, 0, text.index("y"), True) is True
+    assert not plain.in_call_code()
 
 
 def test_a_call_after_a_heading_leaves_no_paragraph_open() -> None:
     text = "# h <c>\nx `\n</c>\nb `x` y\n"
     mask = CodeMask(1_000_000)
     assert mask.covers(text, 0, 4, True) is False
-    mask.cut(4, 16)  # the call's own backtick opens nothing
-    assert [mask.covers(text, 0, s, True) for s in range(16, len(text))] == [False] * 3 + [True] * 3 + [False] * 3
+    mask.cut(4, 16)  # the call's backtick (10) pairs with the next run (19): a span [10, 20)
+    got = [(mask.covers(text, 0, s, True), mask.in_call_code()) for s in range(16, 21)]
+    assert got == [(True, True)] * 4 + [(False, True)]  # `in_call_code` tells of the last True
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,12 @@ headings end paragraphs. HTML blocks (CommonMark's seven start conditions) are n
 the lines in them are HTML: a fence line inside ``<details>`` or a comment is no fence. Lines
 end at LF, CR or CRLF. A marker inside an HTML block is not masked: `<think>` on a line of
 its own starts one, and a reply's usual `<think>…</think>` then `<tool_call>` is one block.
-An accepted call's own lines are not read as Markdown (a fenced JSON body inside a call
-opens nothing).
+An accepted call's own lines are Markdown like any others, as CommonMark reads the whole
+text: a fence line in a JSON string with a raw newline, ``~~~`` in an XML parameter or a
+backtick in a string opens code that covers what follows (a fence closed inside the
+argument covers nothing after it). Each code region keeps the offsets of what opened it
+(its *origins*), so ``in_call_code`` tells code an accepted call's text opened (the pass
+refuses a later call there as ``in-code``) from code that was there anyway (text, silently).
 
 Where the reference implementation (markdown-it-py) departs from the spec, the mask takes
 its reading when that masks more: a quote continues after any indentation before ``>``; tabs
@@ -59,6 +63,7 @@ before ``s`` holds no code there: that costs one regex search, once, and no line
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import deque
 
@@ -80,6 +85,7 @@ DEFAULT_REASONING: tuple[tuple[str | None, str], ...] = (
 )
 
 MAX_CONTAINERS = 64
+_BIG = 1 << 62
 
 _EOL = re.compile(r"[\r\n]")
 _LINE_END = re.compile(r"\r\n?|\n")
@@ -336,7 +342,9 @@ class CodeMask:
         "flen",
         "fog",
         "fog_at",
+        "forigin",
         "head",
+        "hit",
         "html_end",
         "leaf",
         "lf",
@@ -372,8 +380,12 @@ class CodeMask:
         self.fch, self.flen = "", 0
         self.html_end: re.Pattern[str] | None = None
         self.dead = -1  # from here on everything is code (a line longer than `head`, a definition)
-        self.regions: deque[tuple[int, int]] = deque()  # code, in order of start
-        self.cuts: deque[tuple[int, int]] = deque()  # accepted calls not read past yet
+        # Code, in order of start: (start, end, least origin, greatest origin), where an
+        # origin is the offset of what opened it (a fence's opener, a span's first backtick).
+        self.regions: deque[tuple[int, int, int, int]] = deque()
+        self.cuts: deque[tuple[int, int]] = deque()  # accepted calls (see `in_call_code`)
+        self.hit = (0, 0)  # the origins of the code the last True answer found
+        self.forigin = 0  # the open fence's opener
         # The open paragraph's backtick runs: opener start, opener length (0: cannot open),
         # run end, closer index; openers waiting for a closer by length; the pairing walk.
         self.ro: list[int] = []
@@ -426,11 +438,15 @@ class CodeMask:
                 return True  # undecided within `head` past `s`: code (fail closed)
             return NEED_MORE
         if 0 <= self.dead <= s:
+            self.hit = (self.dead, self.dead)
             return True
         regions = self.regions
         while regions and regions[0][1] <= s:
             regions.popleft()
-        return bool(regions) and regions[0][0] <= s
+        if regions and regions[0][0] <= s:
+            self.hit = regions[0][2:]
+            return True
+        return False
 
     def see(self, t: str, base: int) -> None:
         """Look for the first trigger in the text not looked at yet."""
@@ -504,26 +520,16 @@ class CodeMask:
             if final:
                 self._end_para(base + n)
             return False
-        cuts = self.cuts
-        while cuts and cuts[0][1] <= base + a:
-            cuts.popleft()
-        # A line starting inside an accepted call: the call's lines are not Markdown; the
-        # text after it goes on the line the call began on.
-        within = bool(cuts) and cuts[0][0] < base + a
-        if not within and self._plain(t, base, a, upto):
+        # Accepted calls' lines are read as any others: CommonMark reads the whole text, and
+        # code a call's own text opens covers what follows it (see `in_call_code`).
+        if self._plain(t, base, a, upto):
             return True
-        c = cuts[0][1] - base if within else a
-        end = self._end(t, base, c, final, n)
+        end = self._end(t, base, a, final, n)
         if end is None:
             return False
         b, nxt = end
         self.work += nxt - a
-        if within:
-            cuts.popleft()
-            if self.leaf == _PARA:
-                self._runs(t, base, c, b)
-        else:
-            self._classify(t, base, a, b, base + min(b + 1, n))
+        self._classify(t, base, a, b, base + min(b + 1, n))
         self.pos = base + nxt
         if b == n:  # the text ended: so does everything open
             self._end_para(base + n)
@@ -554,17 +560,15 @@ class CodeMask:
 
     def _plain(self, t: str, base: int, a: int, upto: int) -> bool:
         """Read, in one match, a run of plain paragraph lines (or of lines inside a fence that
-        cannot close it) outside any container that end by ``upto``, before any accepted call
-        and within ``head``: all the line-by-line reading would do with them is open or go on
-        with the paragraph (or mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``."""
+        cannot close it) outside any container that end by ``upto`` and within ``head``: all
+        the line-by-line reading would do with them is open or go on with the paragraph (or
+        mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``."""
         leaf = self.leaf
         if self.stack or leaf > _FENCE or self.dense or self.definition != -1 or self.fog:  # in doubt: one by one
             return False
         if leaf != _FENCE and t[a] in _NOT_PLAIN:
             return False  # the first line is not plain: no match to try
         stop = min(len(t), a + self.head, upto - base + 1)
-        if self.cuts:
-            stop = min(stop, self.cuts[0][0] - base)
         m = (_FENCE_BODY[self.fch] if leaf == _FENCE else _PLAIN).match(t, a, max(a, stop))
         if m is None or m.end() == a:
             return False
@@ -573,7 +577,7 @@ class CodeMask:
         self.pos = self.nolf = base + e
         if leaf == _FENCE:
             for end in _LINE_END.finditer(t, a, e):  # each line code, as when read one by one
-                self._code(base + a, base + end.start())
+                self._code(base + a, base + end.start(), self.forigin)
                 a = end.end()
         else:
             self._paragraphs(t, base, m)
@@ -594,9 +598,41 @@ class CodeMask:
             self.leaf = _NONE if _NONWS.search(t, start, last) is None else _PARA
 
     def cut(self, s: int, e: int) -> None:
-        """``[s, e)`` is an accepted call: lines starting in it are not read as Markdown."""
-        if e > self.pos:
-            self.cuts.append((s, e))
+        """``[s, e)`` is an accepted call. Its lines are Markdown like any others; the span
+        only tells code the call's own text opened from code that was there before it (see
+        ``in_call_code``). Cuts come in increasing order."""
+        self.cuts.append((s, e))
+
+    def in_call_code(self) -> bool:
+        """Was the code of the last ``covers`` answer that was True opened inside an accepted
+        call's own text (a fence line, a code span's opener, ``<pre>``...)? Then the call the
+        question was about would be code in a CommonMark reading of the whole text only
+        because of an earlier call: the pass refuses it (``in-code``) rather than keep quiet.
+        Cuts that end before any origin still open are dropped: O(1) amortised."""
+        cuts = self.cuts
+        floor = min(self.hit[0], self._open_floor())
+        while cuts and cuts[0][1] <= floor:
+            cuts.popleft()
+        for origin in self.hit:
+            i = bisect.bisect_right(cuts, (origin, _BIG)) - 1
+            if i >= 0 and cuts[i][0] <= origin < cuts[i][1]:
+                return True
+        return False
+
+    def _open_floor(self) -> int:
+        """No region made from here on has an origin before this: the start of the open leaf
+        block (a fence's opener, a paragraph's first run), the open HTML code element, the
+        regions still held."""
+        floor = self.pos
+        if self.leaf == _FENCE:
+            floor = min(floor, self.forigin)
+        if self.ro:
+            floor = min(floor, self.ro[0])
+        if self.regions:
+            floor = min(floor, self.regions[0][2])
+        if self.dead != -1:
+            floor = min(floor, self.dead)
+        return floor
 
     def _classify(self, t: str, base: int, a: int, b: int, r: int) -> None:
         """One line ``t[a:b]``; ``r`` is where its end was known (past its first line-ending
@@ -674,7 +710,7 @@ class CodeMask:
             if every:
                 if _closes_fence(t, b, point, self.fch, self.flen):
                     self.leaf = _NONE
-                self._code(base + a, base + b)
+                self._code(base + a, base + b, self.forigin)
                 return True
         elif leaf == _ICODE:
             ind, j, _ = _indent(t, i, b, col, part)
@@ -804,8 +840,8 @@ class CodeMask:
                 k += 1
             del stack[matched:]
             self._close_para(r)
-            self.leaf, self.fch, self.flen = _FENCE, ch, k - j
-            self._code(base + a, base + b)
+            self.leaf, self.fch, self.flen, self.forigin = _FENCE, ch, k - j, base + j
+            self._code(base + a, base + b, base + j)
             return
         if ch in "=-" and para and not lazy and _SETEXT.fullmatch(t, j, b):
             self._close_para(r)  # a setext heading's underline
@@ -843,16 +879,23 @@ class CodeMask:
                 return True
         return False
 
-    def _code(self, s: int, e: int) -> None:
-        """``[s, e)`` is code. Regions stay disjoint and in order: one starting at or after
-        ``s`` is taken in (each is taken in once: O(1) amortised)."""
+    def _code(self, s: int, e: int, origin: int = -1) -> None:
+        """``[s, e)`` is code, opened at ``origin`` (default ``s``: a fence's lines give its
+        opener). Regions stay disjoint and in order: one starting at or after ``s`` is taken in
+        (each is taken in once: O(1) amortised); a region keeps the least and the greatest
+        origin of those merged into it."""
+        if origin < 0:
+            origin = s
+        lo = hi = origin
         regions = self.regions
         while regions and regions[-1][0] >= s:
-            e = max(e, regions.pop()[1])
+            _, e0, lo0, hi0 = regions.pop()
+            e, lo, hi = max(e, e0), min(lo, lo0), max(hi, hi0)
         if regions and regions[-1][1] >= s:
-            regions[-1] = (regions[-1][0], max(e, regions[-1][1]))
+            s0, e0, lo0, hi0 = regions[-1]
+            regions[-1] = (s0, max(e, e0), min(lo, lo0), max(hi, hi0))
         else:
-            regions.append((s, e))
+            regions.append((s, e, lo, hi))
 
     # -- code spans -----------------------------------------------------------------------
     def _runs(self, t: str, base: int, j: int, b: int, first: bool = False) -> None:
