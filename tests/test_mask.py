@@ -186,6 +186,62 @@ REASONING = [
 ]
 
 
+HTML_CODE = [
+    # <pre>, <code>, <script>, <style>, <textarea> and comments hide or show code: masked,
+    # block and inline, any case, to their close tag (over lines and blocks).
+    (f"<pre>\n{CALL}\n</pre>\n", 0),
+    (f"<PRE class='x'>\n{CALL}\n</Pre>\n{CALL}", 1),
+    (f"x <code>{CALL}</code> y", 0),
+    (f"x <code>a</code> {CALL}", 1),
+    (f"<script>\n{CALL}\n</script>", 0),
+    (f"<Style>{CALL}</style>", 0),
+    (f"<textarea>\n\n{CALL}\n\n</textarea>\n\n{CALL}", 1),
+    (f"<!-- {CALL} -->", 0),
+    (f"<!--\n{CALL}\n-->\n{CALL}", 1),
+    (f"a <!-- b\n{CALL} -->", 0),  # an inline comment over two lines
+    (f"<div>\n<pre>\n{CALL}\n</pre>\n</div>", 0),  # inside another HTML block
+    (f"<pre>\n\n```\n{CALL}\n```\n\n</pre>{CALL}", 1),
+    (f"<code>\n\n{CALL}", 0),  # left open: to the end
+    (f"para <pre\n{CALL}", 0),  # a tag the line's end leaves open: fails closed
+    (f"<pre><pre></pre>{CALL}</pre> {CALL}", 1),  # <pre> nests
+    (f"<pre>\n```\n</pre>\n```\n{CALL}", 0),  # a close in a fence is text: still open
+    (f"<!--\n-->{CALL}", 1),
+    # Not HTML code: in a code span, in a fence, not a tag.
+    (f"Use the `<pre>` tag. {CALL}", 1),
+    (f"`<code>` {CALL} `x`", 1),
+    (f"```\n<pre>\n```\n{CALL}", 1),
+    (f"x <scripts> {CALL}", 1),
+    (f"x <Pre <!-- y {CALL}", 0),  # `<Pre` is no tag; the comment, left open, fails closed
+    (f"<pre>{CALL}</pre> {CALL}", 1),
+]
+
+LAZY_IN_ITEMS = [
+    # A lazy line indented four after a list item (`   - a`): the spec goes on with the
+    # paragraph, markdown-it-py may end the item and read indented code there. In doubt: the
+    # paragraphs to the next blank line are code from their first pairing run.
+    (f"   - a `\n    - b\n`{CALL}`", 0),
+    (f"   - a `\n    ```\n`{CALL}`", 0),
+    (f"-    - a `\n    # h\n`{CALL}`", 0),
+    (f"   - a `\n    > q\n`{CALL}`", 0),
+    (f"   - a `\n    x\n`{CALL}`", 1),  # no block start: one paragraph in both, the span ends first
+    (f"   - a\n    - b\n\n{CALL}", 1),  # a blank line ends the doubt
+]
+
+DEEP = [
+    # Past MAX_CONTAINERS nested containers nothing reads the content: code in doubt from there.
+    (">" * 70 + f" ```\n{'>' * 70} {CALL}", 0),
+    ("- " * 70 + f"```\n{'  ' * 70}{CALL}", 0),
+    ("1. " * 70 + f"{CALL}", 1),  # no backtick, tilde or HTML code anywhere: nothing can be code
+    (">" * 63 + f" {CALL}", 1),  # within the bound: read as any quote
+    (">" * 70 + f" `x\n\n{CALL}", 0),  # what is deeper may go on anywhere: all after it
+]
+
+
+@pytest.mark.parametrize(("text", "n"), HTML_CODE + LAZY_IN_ITEMS + DEEP)
+def test_html_code_lazy_items_and_depth(text: str, n: int) -> None:
+    assert calls(text) == n
+
+
 @pytest.mark.parametrize(("text", "n"), CONTAINERS + LINE_ENDINGS + WHITESPACE + HTML + SPANS + TABS_IN_QUOTES + INLINE_HTML + LINKS
                          + NESTED_QUOTE_LAZY + INDENTED
                          + REASONING)
@@ -263,12 +319,12 @@ RANGES = [
     ("-\n\n  `x`", 1_000_000, [(6, 8)]),  # an item may begin with one blank line, not two
     ("-\n  `x` y", 1_000_000, [(5, 7)]),  # an item begun with a blank line
     (">\tx\n```\n```\n    a\n    b\n", 1_000_000, [(5, 7), (8, 11), (12, 17), (18, 23)]),  # indented code, in doubt
-    (">" * 70 + " `a` b", 1_000_000, [(72, 74)]),  # past MAX_CONTAINERS, `>` is text
+    (">" * 70 + " `a` b", 1_000_000, [(72, 76)]),  # past MAX_CONTAINERS: code in doubt from there
     ("1x `a` b", 1_000_000, [(4, 6)]),  # a digit, no ordered marker
     ("para\n*\n`a` b", 1_000_000, [(8, 10)]),  # an empty item cannot interrupt a paragraph
     ("para\n===\n`a` b", 1_000_000, [(10, 12)]),  # a setext underline
     ("`a\n***\nb`", 1_000_000, []),  # a thematic break ends the paragraph: no span
-    ("<!-- a -->\n`a` b", 1_000_000, [(12, 14)]),  # an HTML block ended on its first line
+    ("<!-- a -->\n`a` b", 1_000_000, [(1, 10), (11, 14)]),  # a comment (code), an HTML block ended on its first line
     ("- x\n>\t`a` b\n```\n", 1_000_000, [(7, 16)]),  # in doubt, to the fence that ends the paragraph
     ("[a](x`y) <!-- ` --> ` b `", 1_000_000, [(6, 25)]),  # a link before raw HTML: from the link
     ("`a\n" + "b\n" * 30 + "\nc", 20, [(1, 44)]),  # an opener decided past `head`: code to `head` before
@@ -311,21 +367,26 @@ def test_a_stream_past_a_long_line_reads_no_more() -> None:
     assert mask.covers("", 0, 25, True) is True
 
 
-def test_lines_after_an_accepted_call_are_read_again() -> None:
+def test_an_accepted_calls_lines_are_markdown_and_the_code_they_open_is_told_apart() -> None:
     text = "a <c>\n```\n</c>\nb `x` y\n"
     mask = CodeMask(1_000_000)
     assert mask.covers(text, 0, 2, True) is False
-    mask.cut(2, 15)  # the call's lines (a fence opener among them) are no Markdown
-    assert mask.covers(text, 0, text.index("x"), True) is True
-    assert mask.covers(text, 0, text.index("y"), True) is False
+    mask.cut(2, 15)  # the call's own fence opener opens a fence, as CommonMark reads it
+    assert mask.covers(text, 0, text.index("y"), True) is True
+    assert mask.in_call_code()
+    # The same text with no call there: code as well, but not opened inside a call.
+    plain = CodeMask(1_000_000)
+    assert plain.covers(text, 0, text.index("y"), True) is True
+    assert not plain.in_call_code()
 
 
 def test_a_call_after_a_heading_leaves_no_paragraph_open() -> None:
     text = "# h <c>\nx `\n</c>\nb `x` y\n"
     mask = CodeMask(1_000_000)
     assert mask.covers(text, 0, 4, True) is False
-    mask.cut(4, 16)  # the call's own backtick opens nothing
-    assert [mask.covers(text, 0, s, True) for s in range(16, len(text))] == [False] * 3 + [True] * 3 + [False] * 3
+    mask.cut(4, 16)  # the call's backtick (10) pairs with the next run (19): a span [10, 20)
+    got = [(mask.covers(text, 0, s, True), mask.in_call_code()) for s in range(16, 21)]
+    assert got == [(True, True)] * 4 + [(False, True)]  # `in_call_code` tells of the last True
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,7 @@ from ._salvage import (
     config_for,
     salvage_text,
 )
-from ._salvage._mask import DEFAULT_REASONING
+from ._salvage._mask import DEFAULT_REASONING, CodeMask
 from ._salvage._stream import Event
 from ._types import SalvageResult, ToolCall
 
@@ -549,6 +549,28 @@ _MASK_WRAPPERS: Final[tuple[tuple[str, str, str], ...]] = (
 )
 
 
+def _wrapped_in_code(text: str, at: int, opener: int, fence: bool) -> bool:
+    """Does the wrapper around the call at ``at`` really mask it, by the rules the mask itself
+    follows? Prose before a wrapper can undo it: ``<toolcall>`` on the line before a fence
+    starts an HTML block, so the fence is no fence, and a backtick may put a ``<think>`` in a
+    code span. A fence (``fence``) must put ``at`` in code, by the code mask and, where it is
+    installed, by markdown-it-py (a CommonMark implementation nobody here wrote): only where
+    both say so is a call that comes back the dialect's fault. A reasoning wrapper's opener
+    (at ``opener``) must not itself be code."""
+    mask = CodeMask(len(text) + 1)
+    if not fence:
+        return mask.covers(text, 0, opener, True) is False
+    if mask.covers(text, 0, at, True) is not True:
+        return False
+    try:
+        from markdown_it import MarkdownIt
+    except ImportError:  # the mask's reading alone
+        return True
+    line = text.count("\n", 0, at)  # the wrappers use LF; markdown-it counts lines the same
+    tokens = MarkdownIt("commonmark").parse(text.replace("\r", " "))
+    return any(tok.type == "fence" and tok.map is not None and tok.map[0] < line < tok.map[1] for tok in tokens)
+
+
 def check_dialect(
     dialect: Dialect,
     render: Callable[[ToolCall], str],
@@ -626,6 +648,9 @@ def check_dialect(
         rendered = render(call)
         assume(end.lower() not in rendered.lower())
         text = before + open_ + rendered + close + after
+        at = len(before) + len(open_) + len(rendered) - len(rendered.lstrip())
+        # Only where the wrapper masks the call by CommonMark's rules (see `_wrapped_in_code`).
+        assume(_wrapped_in_code(text, at, len(before) + len(open_) - len(open_.lstrip()), "`" in end or "~" in end))
         got = salvage_text(text, [call.name], dialects=[dialect]).calls
         assert not got, f"{text!r} salvaged to {_shown(got)}: a masked call came back"
 

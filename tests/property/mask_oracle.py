@@ -34,6 +34,8 @@ PIECES = [
     "```", "````", "~~~", "~~~~", "``` js", "```x`", "`", "``", "`code`", "``a`b``", "\\`", "\\\\`",
     "<div>", "</div>", "<details>", "</details>", "<pre>", "</pre>", "<!--", "-->", "<?x", "?>", "<!X",
     "<![CDATA[", "]]>", "<span>", '<a href="x">', "<script>", "</script>", "<think >",
+    "<code>", "</code>", "<CODE class=x>", "</Code >", "<style>", "</style>", "<textarea>", "</textarea>", "<Pre",
+    "<!-- ` -->",
     "# h", "## ", "---", "***", "===", "- - -", "text", "para", "x", "", " ", "\t", "   ",
     "[a](x`y)", "[a](<x`y>)", '[a](x "t`")', "[a](x)", "[a]", "[a]: /u`v", "[a]:", "](", "(x`", '"t`")',
     "![i](`)",
@@ -105,37 +107,94 @@ def referee(text: str) -> Verdicts:
         return lo
 
     kinds: dict[int, str | None] = dict.fromkeys(markers)
+    element = _Element()
     for token in tokens:
         if token.map is None:
             continue
         first, last = token.map
         inside = [m for m in markers if first <= line_of(m) < last]
-        if token.type in ("fence", "code_block", "html_block"):
+        if token.type in ("fence", "code_block"):
             for m in inside:
                 kinds[m] = token.type
+        elif token.type == "html_block":
+            got = element.read(token.content, "html_block")
+            if len(got) == len(inside):
+                kinds.update(zip(inside, got, strict=True))
         elif token.type == "inline":
-            flags: list[bool] = []
+            found: list[str] = []
             plain: list[str] = []
-            for child in token.children or ():
-                if child.type == "code_inline":
-                    flags.extend([False] * "".join(plain).count(MARKER))
-                    plain.clear()
-                    flags.extend([True] * child.content.count(MARKER))
-                else:
-                    plain.append(child.content if child.type != "softbreak" else "\n")
-            flags.extend([False] * "".join(plain).count(MARKER))
             # Raw inline HTML (`<!X … >` may run through a marker) binds as tightly as code
             # spans, and the mask does not read it: text beside it is left unjudged.
             html = any(child.type == "html_inline" for child in token.children or ())
-            if len(flags) == len(inside):
-                for m, code in zip(inside, flags, strict=True):
-                    kinds[m] = "code_inline" if code else "html_inline" if html else "text"
+            text = "html_inline" if html else "text"
+
+            def flush(kind: str) -> None:
+                found.extend([kind] * "".join(plain).count(MARKER))
+                plain.clear()
+
+            for child in token.children or ():
+                if child.type == "code_inline":
+                    flush("html_code" if element.open else text)
+                    found.extend(["code_inline"] * child.content.count(MARKER))
+                elif child.type == "html_inline":
+                    flush("html_code" if element.open else text)
+                    found.extend(element.inline(child.content))
+                else:
+                    plain.append(child.content if child.type != "softbreak" else "\n")
+            flush("html_code" if element.open else text)
+            if len(found) == len(inside):
+                kinds.update(zip(inside, found, strict=True))
     return Verdicts(kinds)
+
+
+_RAW = re.compile(r"<(pre|code|script|style|textarea)(?=[\s/>]|\Z)|(<!--)|</(pre|code|script|style|textarea)\s*>|(-->)|"
+                  + re.escape(MARKER), re.I)
+
+
+class _Element:
+    """The HTML element whose content is code (``<pre>``, ``<code>``, ``<script>``, ``<style>``,
+    ``<textarea>``, a comment) open at a point of the document, read from raw HTML alone (HTML
+    blocks and inline HTML, in document order), as a browser reads the rendered page."""
+
+    def __init__(self) -> None:
+        self.open: str | None = None
+
+    def inline(self, raw: str) -> list[str]:
+        """One inline HTML construct (a tag, a comment, a declaration...): only its own start
+        opens or closes; a marker in it is code inside an element or a comment, and unjudged
+        in any other construct (inside a tag's attributes, a declaration)."""
+        n = raw.count(MARKER)
+        head = _RAW.match(raw)
+        if self.open is not None:
+            if head is not None and (head.group(3) or "").lower() == self.open:
+                self.open = None
+            return ["html_code"] * n
+        if raw.startswith("<!--"):
+            return ["html_code"] * n  # a whole comment
+        if head is not None and head.group(1):
+            self.open = head.group(1).lower()
+        return ["html_inline"] * n
+
+    def read(self, raw: str, outside: str) -> list[str]:
+        """The kinds of the markers in ``raw``, in order; tags in it open and close elements."""
+        kinds = []
+        for m in _RAW.finditer(raw):
+            opener, comment, closer, comment_end = m.group(1), m.group(2), m.group(3), m.group(4)
+            if self.open is None:
+                if opener or comment:
+                    self.open = (opener or "--").lower()
+                elif not (closer or comment_end):
+                    kinds.append(outside)
+            elif (closer or "").lower() == self.open or (comment_end and self.open == "--"):
+                self.open = None
+            elif not (opener or comment or closer or comment_end):
+                kinds.append("html_code")
+        return kinds
 
 
 # Regions the mask must cover. Indented code is not masked (see toolrepair._salvage._mask)
 # and HTML blocks are not code.
-MASKED = ("fence", "code_inline")
+MASKED = ("fence", "code_inline", "html_code")
 
 
 @dataclass

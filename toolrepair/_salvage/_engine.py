@@ -406,9 +406,11 @@ class SalvagePass:
             if code is NEED_MORE:
                 self._block(item, None)
                 return
-            if code:
+            if code and not self._in_call_code():
                 self.pos = max(self.pos, s + 1)
                 continue
+            # Not code, or code only because an earlier call's own text opened it: then the
+            # marker counts (it masks more: fail closed, as a dialect marker there is refused).
             if kind is Kind.MARKUP:
                 self.cuts.append(Cut(s, s + len(marker), s, s))
                 self.pos = s + len(marker)
@@ -504,6 +506,25 @@ class SalvagePass:
         scan = self.scan
         return mask.covers(scan.text, scan.base, s, final)
 
+    def _in_call_code(self) -> bool:
+        """After a True ``_covers``: was that code opened inside an accepted call's text?"""
+        return self.mask is not None and self.mask.in_call_code()
+
+    def _refuse_in_code(self, s: int, marker_end: int, answer: tuple[Dialect, Found] | None) -> bool:
+        """A call in code stays text. When the code was opened inside an earlier accepted
+        call's own text (a fence line in a JSON string, ``~~~`` in a parameter), the call
+        would run only where the calls are read as opaque: it is refused as ``in-code`` (one
+        rejection, as for any refused candidate: the dialect markers it spans are not read
+        again), the earlier call stands. True when refused. O(1) amortised
+        (``CodeMask.in_call_code``)."""
+        if answer is None or not answer[1].calls or not self._in_call_code():
+            return False
+        dialect, found = answer
+        end = max(found.end, marker_end)
+        self._reject(s, end, dialect, "in-code", found.calls[0].name or None)
+        self._refused(marker_end, max(end, found.resume or 0))
+        return True
+
     def _marker(self, item: Hit, final: bool, retried: bool, pending: Pending) -> bool:
         """Read dialect marker ``item``; False when it needs more text (``blocked``).
 
@@ -527,7 +548,8 @@ class SalvagePass:
                 self._block(item, pending)
                 return False
             if code:
-                self.pos = max(self.pos, s + 1)
+                if not self._refuse_in_code(s, marker_end, pending if isinstance(pending, tuple) else None):
+                    self.pos = max(self.pos, s + 1)
                 return True
             checked = True
             if isinstance(pending, tuple):
@@ -546,7 +568,8 @@ class SalvagePass:
                     return False
                 if code:  # text, as a refused marker is: the scan goes on past its start
                     self.settling = False
-                    self.pos = max(self.pos, s + 1)
+                    if not self._refuse_in_code(s, marker_end, (dialect, found) if isinstance(found, Found) else None):
+                        self.pos = max(self.pos, s + 1)
                     return True
             if found is NEED_MORE:
                 self._block(item, None)

@@ -22,8 +22,12 @@ headings end paragraphs. HTML blocks (CommonMark's seven start conditions) are n
 the lines in them are HTML: a fence line inside ``<details>`` or a comment is no fence. Lines
 end at LF, CR or CRLF. A marker inside an HTML block is not masked: `<think>` on a line of
 its own starts one, and a reply's usual `<think>…</think>` then `<tool_call>` is one block.
-An accepted call's own lines are not read as Markdown (a fenced JSON body inside a call
-opens nothing).
+An accepted call's own lines are Markdown like any others, as CommonMark reads the whole
+text: a fence line in a JSON string with a raw newline, ``~~~`` in an XML parameter or a
+backtick in a string opens code that covers what follows (a fence closed inside the
+argument covers nothing after it). Each code region keeps the offsets of what opened it
+(its *origins*), so ``in_call_code`` tells code an accepted call's text opened (the pass
+refuses a later call there as ``in-code``) from code that was there anyway (text, silently).
 
 Where the reference implementation (markdown-it-py) departs from the spec, the mask takes
 its reading when that masks more: a quote continues after any indentation before ``>``; tabs
@@ -59,6 +63,7 @@ before ``s`` holds no code there: that costs one regex search, once, and no line
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import deque
 
@@ -143,8 +148,23 @@ def tag_name(marker: str) -> str | None:
     return None if m is None else m.group(1)
 
 MAX_CONTAINERS = 64
+_BIG = 1 << 62
 
 _EOL = re.compile(r"[\r\n]")
+# HTML whose content is code: the elements that show or hide code, and comments. An opener
+# starts a stretch of code that runs to its close tag (``_HTML_CODE_CLOSE``), across blocks.
+# The trigger: every opener a line holds is one in the whole text (a line ending is whitespace).
+_HTML_CODE_OPEN = re.compile(r"<(?:(?i:pre|code|script|style|textarea)(?=[\s/>])|!--)")
+_HTML_CODE_CLOSE: dict[str | None, re.Pattern[str]] = {
+    **{name: re.compile(f"</(?i:{name})\\s*>") for name in ("script", "style", "textarea")},
+    None: re.compile("-->"),
+}
+_COMMENT_END = _HTML_CODE_CLOSE[None]
+# Outside raw text: an opener (group 1: its name, None for a comment) or a close tag of an
+# element that nests (group 2).
+_HTML_TAGS = re.compile(r"<(?:(?i:(pre|code|script|style|textarea))(?=[\s/>]|$)|!--)|</(?i:(pre|code))\s*>")
+_NESTING = {"pre": 0, "code": 1}
+_TAG_TAIL = len("<textarea")  # what a delta must keep for an opener cut by its end
 _LINE_END = re.compile(r"\r\n?|\n")
 _NONWS = re.compile(r"[^ \t]")
 _BACKTICKS = re.compile(r"`+")
@@ -283,28 +303,51 @@ def _blank(t: str, i: int, j: int, b: int) -> bool:
     return j >= b
 
 
-def _splits_quotes(t: str, i: int, b: int, stack: list[int], matched: int) -> bool:
+def _splits_quotes(t: str, i: int, b: int, stack: list[int], matched: int) -> int:
     """Does a lazy paragraph line ``t[i:b]``, indented four columns or more, end the paragraph
     in the reference implementation? The spec continues the paragraph (nothing interrupts
     one from four columns in). markdown-it-py marks the line lazy for the outermost quote left
     open (indentation -1), so a quote nested in it no longer sees the indentation, reads the
     line as a block start that may end a quote (fence, break, list item, HTML block of kinds
-    1-6, heading), and both quotes end there. O(MAX_CONTAINERS + line)."""
-    if stack[matched:].count(-1) < 2:  # O(MAX_CONTAINERS)
-        return False
+    1-6, heading), and both quotes end there: 1. A list item left open measures the line from
+    its own content column (``   - a`` then ``    ~~~``: one column in, a fence), so a block
+    start there (a quote too) may end the item, and the line is read again as indented code;
+    whether it does depends on more than the line: 2 (in doubt, the paragraph goes on). 0:
+    the readings agree. O(MAX_CONTAINERS + line)."""
+    unmatched = stack[matched:]
+    quotes = unmatched.count(-1)  # O(MAX_CONTAINERS)
+    items = len(unmatched) - quotes
+    if quotes < 2 and not items:
+        return 0
+    split = 1 if quotes >= 2 else 2
     m = _NONWS.search(t, i, b)
     if m is None:
-        return False
+        return 0
     j = m.start()
     ch = t[j]
     if ch in "-+*" or ch.isdigit():
         o = _ORDERED.match(t, j, b) if ch.isdigit() else None
         end = j + 1 if o is None else o.end()
         if (o is not None or not ch.isdigit()) and (end == b or t[end] in " \t"):
-            return True
+            return split
     if ch == "<":
-        return any(start.match(t, j, b) for start, _ in _HTML[:6])
-    return _fence_at(t, j, b) or _is_break(t, j, b, ch) or (ch == "#" and _ATX.match(t, j, b) is not None)
+        starts = any(start.match(t, j, b) for start, _ in _HTML[:6])
+    elif ch == ">":
+        starts = items > 0
+    else:
+        starts = _fence_at(t, j, b) or _is_break(t, j, b, ch) or (ch == "#" and _ATX.match(t, j, b) is not None)
+    return split if starts else 0
+
+
+def _marker_end(t: str, j: int, b: int, ch: str) -> int:
+    """Where a list item's marker at ``j`` ends (then a space, a tab or the line's end), or -1."""
+    if ch in "-+*":
+        end = j + 1
+    elif ch.isdigit() and (o := _ORDERED.match(t, j, b)) is not None:
+        end = o.end()
+    else:
+        return -1
+    return end if end == b or t[end] in " \t" else -1
 
 
 def _is_break(t: str, j: int, b: int, ch: str) -> bool:
@@ -399,7 +442,14 @@ class CodeMask:
         "flen",
         "fog",
         "fog_at",
+        "forigin",
+        "hcount",
         "head",
+        "hit",
+        "hline",
+        "horigin",
+        "hraw",
+        "hsoft",
         "html_end",
         "leaf",
         "lf",
@@ -413,8 +463,10 @@ class CodeMask:
         "rn",
         "ro",
         "ro_len",
+        "spans",
         "stack",
         "streaming",
+        "tail",
         "trigger",
         "waiting",
         "walk",
@@ -435,8 +487,22 @@ class CodeMask:
         self.fch, self.flen = "", 0
         self.html_end: re.Pattern[str] | None = None
         self.dead = -1  # from here on everything is code (a line longer than `head`, a definition)
-        self.regions: deque[tuple[int, int]] = deque()  # code, in order of start
-        self.cuts: deque[tuple[int, int]] = deque()  # accepted calls not read past yet
+        # Code, in order of start: (start, end, least origin, greatest origin), where an
+        # origin is the offset of what opened it (a fence's opener, a span's first backtick).
+        self.regions: deque[tuple[int, int, int, int]] = deque()
+        self.cuts: deque[tuple[int, int]] = deque()  # accepted calls (see `in_call_code`)
+        self.hit = (0, 0)  # the origins of the code the last True answer found
+        self.forigin = 0  # the open fence's opener
+        # HTML code (``_html_code``): the open raw text's close (a comment in HTML, <script>,
+        # <style>, <textarea>), whether an inline comment is open in the paragraph, how many
+        # <pre> and <code> are open, and the offset of the opener that began the stretch.
+        self.hraw: re.Pattern[str] | None = None
+        self.hsoft = False
+        self.hcount = [0, 0]
+        self.horigin = 0
+        self.hline = False  # the line being read went through `_html_code`
+        self.spans: list[tuple[int, int]] = []  # the code spans the line being read decided
+        self.tail = ""  # a stream's last few characters, while no trigger is found
         # The open paragraph's backtick runs: opener start, opener length (0: cannot open),
         # run end, closer index; openers waiting for a closer by length; the pairing walk.
         self.ro: list[int] = []
@@ -489,11 +555,15 @@ class CodeMask:
                 return True  # undecided within `head` past `s`: code (fail closed)
             return NEED_MORE
         if 0 <= self.dead <= s:
+            self.hit = (self.dead, self.dead)
             return True
         regions = self.regions
         while regions and regions[0][1] <= s:
             regions.popleft()
-        return bool(regions) and regions[0][0] <= s
+        if regions and regions[0][0] <= s:
+            self.hit = regions[0][2:]
+            return True
+        return False
 
     def see(self, t: str, base: int) -> None:
         """Look for the first trigger in the text not looked at yet."""
@@ -501,6 +571,9 @@ class CodeMask:
             return
         start = max(0, self.looked - base)
         got = first_trigger(t, start)
+        tag = _HTML_CODE_OPEN.search(t, start, got)
+        if tag is not None:
+            got = tag.start()
         self.work += len(t) - start
         self.looked = base + len(t)
         if got < len(t):
@@ -535,6 +608,13 @@ class CodeMask:
         self.streaming = True
         if self.trigger == -1:
             got = first_trigger(more)
+            # An opening tag may be cut by the delta's end: look again from the last few
+            # characters fed (O(_TAG_TAIL) more per delta).
+            joined = self.tail + more
+            tag = _HTML_CODE_OPEN.search(joined, 0, len(self.tail) + got)
+            if tag is not None:
+                got = tag.start() - len(self.tail)
+            self.tail = joined[-_TAG_TAIL:]
             self.work += len(more)
             if got < len(more):
                 self.trigger = self.fed + got
@@ -567,26 +647,16 @@ class CodeMask:
             if final:
                 self._end_para(base + n)
             return False
-        cuts = self.cuts
-        while cuts and cuts[0][1] <= base + a:
-            cuts.popleft()
-        # A line starting inside an accepted call: the call's lines are not Markdown; the
-        # text after it goes on the line the call began on.
-        within = bool(cuts) and cuts[0][0] < base + a
-        if not within and self._plain(t, base, a, upto):
+        # Accepted calls' lines are read as any others: CommonMark reads the whole text, and
+        # code a call's own text opens covers what follows it (see `in_call_code`).
+        if self._plain(t, base, a, upto):
             return True
-        c = cuts[0][1] - base if within else a
-        end = self._end(t, base, c, final, n)
+        end = self._end(t, base, a, final, n)
         if end is None:
             return False
         b, nxt = end
         self.work += nxt - a
-        if within:
-            cuts.popleft()
-            if self.leaf == _PARA:
-                self._runs(t, base, c, b)
-        else:
-            self._classify(t, base, a, b, base + min(b + 1, n))
+        self._classify(t, base, a, b, base + min(b + 1, n))
         self.pos = base + nxt
         if b == n:  # the text ended: so does everything open
             self._end_para(base + n)
@@ -617,17 +687,15 @@ class CodeMask:
 
     def _plain(self, t: str, base: int, a: int, upto: int) -> bool:
         """Read, in one match, a run of plain paragraph lines (or of lines inside a fence that
-        cannot close it) outside any container that end by ``upto``, before any accepted call
-        and within ``head``: all the line-by-line reading would do with them is open or go on
-        with the paragraph (or mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``."""
+        cannot close it) outside any container that end by ``upto`` and within ``head``: all
+        the line-by-line reading would do with them is open or go on with the paragraph (or
+        mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``."""
         leaf = self.leaf
-        if self.stack or leaf > _FENCE or self.dense or self.definition != -1 or self.fog:  # in doubt: one by one
+        if self.stack or leaf > _FENCE or self.dense or self.definition != -1 or self.fog or self._in_html_code():
             return False
         if leaf != _FENCE and t[a] in _NOT_PLAIN:
             return False  # the first line is not plain: no match to try
         stop = min(len(t), a + self.head, upto - base + 1)
-        if self.cuts:
-            stop = min(stop, self.cuts[0][0] - base)
         m = (_FENCE_BODY[self.fch] if leaf == _FENCE else _PLAIN).match(t, a, max(a, stop))
         if m is None or m.end() == a:
             return False
@@ -636,7 +704,7 @@ class CodeMask:
         self.pos = self.nolf = base + e
         if leaf == _FENCE:
             for end in _LINE_END.finditer(t, a, e):  # each line code, as when read one by one
-                self._code(base + a, base + end.start())
+                self._code(base + a, base + end.start(), self.forigin)
                 a = end.end()
         else:
             self._paragraphs(t, base, m)
@@ -657,15 +725,51 @@ class CodeMask:
             self.leaf = _NONE if _NONWS.search(t, start, last) is None else _PARA
 
     def cut(self, s: int, e: int) -> None:
-        """``[s, e)`` is an accepted call: lines starting in it are not read as Markdown."""
-        if e > self.pos:
-            self.cuts.append((s, e))
+        """``[s, e)`` is an accepted call. Its lines are Markdown like any others; the span
+        only tells code the call's own text opened from code that was there before it (see
+        ``in_call_code``). Cuts come in increasing order."""
+        self.cuts.append((s, e))
+
+    def in_call_code(self) -> bool:
+        """Was the code of the last ``covers`` answer that was True opened inside an accepted
+        call's own text (a fence line, a code span's opener, ``<pre>``...)? Then the call the
+        question was about would be code in a CommonMark reading of the whole text only
+        because of an earlier call: the pass refuses it (``in-code``) rather than keep quiet.
+        Cuts that end before any origin still open are dropped: O(1) amortised."""
+        cuts = self.cuts
+        floor = min(self.hit[0], self._open_floor())
+        while cuts and cuts[0][1] <= floor:
+            cuts.popleft()
+        for origin in self.hit:
+            i = bisect.bisect_right(cuts, (origin, _BIG)) - 1
+            if i >= 0 and cuts[i][0] <= origin < cuts[i][1]:
+                return True
+        return False
+
+    def _open_floor(self) -> int:
+        """No region made from here on has an origin before this: the start of the open leaf
+        block (a fence's opener, a paragraph's first run), the open HTML code element, the
+        regions still held."""
+        floor = self.pos
+        if self.leaf == _FENCE:
+            floor = min(floor, self.forigin)
+        if self.ro:
+            floor = min(floor, self.ro[0])
+        if self.regions:
+            floor = min(floor, self.regions[0][2])
+        if self.dead != -1:
+            floor = min(floor, self.dead)
+        if self._in_html_code():
+            floor = min(floor, self.horigin)
+        return floor
 
     def _classify(self, t: str, base: int, a: int, b: int, r: int) -> None:
         """One line ``t[a:b]``; ``r`` is where its end was known (past its first line-ending
         character). O(line + containers)."""
         fresh, self.empty_item = self.empty_item, False
         self.line = (t, base, a, b, r)
+        held = self._in_html_code()  # HTML code is open: the line is its code
+        self.hline = False
         if (self.dense or self.definition != -1) and _NONWS.search(t, a, b) is not None:
             if self.definition != -1:
                 # A second line after a paragraph that may be a link reference definition: the
@@ -689,6 +793,8 @@ class CodeMask:
                 # place or another): from the first backtick to the next blank line, code.
                 self.dense = True
                 self._code(base + k, base + b)
+        if held and not self.hline:  # not raw HTML or text, where a close tag could end it
+            self._code(base + a, base + b, self.horigin)
 
     # -- containers -----------------------------------------------------------------------
     def _tab_doubt(self, t: str, a: int, b: int) -> None:
@@ -737,7 +843,7 @@ class CodeMask:
             if every:
                 if _closes_fence(t, b, point, self.fch, self.flen):
                     self.leaf = _NONE
-                self._code(base + a, base + b)
+                self._code(base + a, base + b, self.forigin)
                 return True
         elif leaf == _ICODE:
             ind, j, _ = _indent(t, i, b, col, part)
@@ -745,11 +851,13 @@ class CodeMask:
             if every and (blank or ind >= 4):
                 if self.fog and not blank:
                     self._code(base + a, base + b)  # another tab reading may see a paragraph
+                    self._html_code(t, base, i, b, [])
                 return True
         elif every:  # an HTML block
             end = self.html_end
             if (_NONWS.search(t, i, b) is None) if end is None else (end.search(t, i, b) is not None):
                 self.leaf = _NONE
+            self._html_code(t, base, i, b, None)
             return True
         self.leaf = _NONE
         return False
@@ -757,7 +865,7 @@ class CodeMask:
     # -- what the rest of the line opens --------------------------------------------------
     def _blocks(self, matched: int, point: tuple[int, int, int]) -> None:
         """New containers, then the leaf block the line holds (or continues)."""
-        t, _, _, b, r = self.line
+        t, base, _, b, r = self.line
         stack = self.stack
         para = self.leaf == _PARA
         i, col, part = point
@@ -776,6 +884,11 @@ class CodeMask:
                 self._indented(i, matched, para, lazy)
                 return
             ch = t[j]
+            if len(stack) >= MAX_CONTAINERS and (ch == ">" or _marker_end(t, j, b, ch) != -1):
+                # A container past the bound (or what may be one): its content is read by
+                # nobody here. Everything from it on is code in doubt (fail closed, bounded).
+                self._dead(base + j, base + j)
+                return
             if len(stack) < MAX_CONTAINERS:
                 if ch == ">":
                     self._open(matched, r, -1)
@@ -804,19 +917,27 @@ class CodeMask:
     def _indented(self, i: int, matched: int, para: bool, lazy: bool) -> None:
         """Four columns or more: a paragraph's continuation, or indented code."""
         t, base, a, b, r = self.line
-        if para and lazy and _splits_quotes(t, i, b, self.stack, matched):
+        split = _splits_quotes(t, i, b, self.stack, matched) if para and lazy else 0
+        if split == 1:
             # The reference's reading: the quotes end and the line is indented code; the spec
             # goes on with the paragraph, and the blocks after may part (a blank quote line in
             # one is a paragraph's line in the other). In doubt to the next blank line.
             self.fog = True
             self._close_para(r)
         elif para:
+            if split == 2:
+                # The reference may end the item here (and read the line as indented code), or
+                # not: the spec's paragraph goes on, in doubt to the next blank line, which
+                # covers both readings' paragraphs (code from their first pairing run on).
+                self.fog = True
+                self.fog_at = 0
             self._runs(t, base, i, b)  # a paragraph's continuation, lazy or not
             return
         del self.stack[matched:]
         self.leaf = _ICODE  # code, yet not masked: see the module docstring
         if self.fog:
             self._code(base + a, base + b)  # another tab reading may see a paragraph
+            self._html_code(t, base, i, b, [])
 
     def _item(self, j: int, jcol: int, col: int, interrupts: bool, matched: int) -> tuple[int, int, int] | None:
         """A list item's marker at ``j``: opens the item and gives the point of its content
@@ -867,8 +988,8 @@ class CodeMask:
                 k += 1
             del stack[matched:]
             self._close_para(r)
-            self.leaf, self.fch, self.flen = _FENCE, ch, k - j
-            self._code(base + a, base + b)
+            self.leaf, self.fch, self.flen, self.forigin = _FENCE, ch, k - j, base + j
+            self._code(base + a, base + b, base + j)
             return
         if ch in "=-" and para and not lazy and _SETEXT.fullmatch(t, j, b):
             self._close_para(r)  # a setext heading's underline
@@ -903,19 +1024,129 @@ class CodeMask:
                 self.leaf, self.html_end = _HTML_BLOCK, end
                 if end is not None and end.search(t, j, b):
                     self.leaf = _NONE
+                self._html_code(t, self.line[1], j, b, None)
                 return True
         return False
 
-    def _code(self, s: int, e: int) -> None:
-        """``[s, e)`` is code. Regions stay disjoint and in order: one starting at or after
-        ``s`` is taken in (each is taken in once: O(1) amortised)."""
+    def _code(self, s: int, e: int, origin: int = -1) -> None:
+        """``[s, e)`` is code, opened at ``origin`` (default ``s``: a fence's lines give its
+        opener). Regions stay disjoint and in order: one starting at or after ``s`` is taken in
+        (each is taken in once: O(1) amortised); a region keeps the least and the greatest
+        origin of those merged into it."""
+        if origin < 0:
+            origin = s
+        lo = hi = origin
         regions = self.regions
         while regions and regions[-1][0] >= s:
-            e = max(e, regions.pop()[1])
+            _, e0, lo0, hi0 = regions.pop()
+            e, lo, hi = max(e, e0), min(lo, lo0), max(hi, hi0)
         if regions and regions[-1][1] >= s:
-            regions[-1] = (regions[-1][0], max(e, regions[-1][1]))
+            s0, e0, lo0, hi0 = regions[-1]
+            regions[-1] = (s0, max(e, e0), min(lo, lo0), max(hi, hi0))
         else:
-            regions.append((s, e))
+            regions.append((s, e, lo, hi))
+
+    # -- HTML code elements -----------------------------------------------------------------
+    def _html_code(self, t: str, base: int, x: int, b: int, spans: list[tuple[int, int]] | None) -> None:
+        """Raw HTML in ``t[x:b]``: an HTML block's line (``spans`` None), or a paragraph's or
+        heading's, where only raw inline HTML counts: a tag outside the code spans decided in
+        the line, whole by CommonMark's grammar or left open by the line's end; from the first
+        undecided backtick run on, in doubt. ``<pre>`` and ``<code>`` (which nest: counted per
+        name) and comments, ``<script>``, ``<style>`` and ``<textarea>`` (whose content is
+        raw text: only their own close ends them) make code from their opener to their close
+        tag, over lines and blocks. In doubt an opener opens and a close does not close; a
+        comment's ``-->`` ends it only in HTML, or in the paragraph the comment opened in;
+        counts past ``MAX_CONTAINERS`` make everything after code (fail closed, bounded). An
+        element open when the line began covers it from its start. O(line): each search
+        starts where the last one ended, and the spans are walked once."""
+        a = self.line[2]
+        self.hline = True
+        undecided = self.ro[self.walk] if spans is not None and self.walk < len(self.ro) else _BIG
+        if self.fog:
+            undecided = -1  # the readings may part on the blocks here: every tag in doubt,
+            spans = spans or []  # in a line either reading may take for HTML or text
+        k = 0
+        pos = x
+        start = a if self._in_html_code() else -1
+        if self.hsoft and spans is not None:
+            end = _COMMENT_END.search(t, x, b)
+            self._code(base + a, base + (b if end is None else end.end()), self.horigin)
+            self.hsoft = end is None
+        while True:
+            m = (_HTML_TAGS if self.hraw is None else self.hraw).search(t, pos, b)
+            if m is None:
+                break
+            h = base + m.start()
+            pos = m.end()
+            if spans is not None:
+                while k < len(spans) and spans[k][1] <= h:
+                    k += 1
+                if k < len(spans) and spans[k][0] <= h:
+                    continue  # inside a code span: no HTML
+            doubt = h >= undecided
+            if self.hraw is not None:  # the raw text's own close
+                if doubt or (spans is not None and self.hraw is _COMMENT_END):
+                    continue  # a comment's end in a paragraph is text: no end
+                self.hraw = None
+            else:
+                name = m.group(1)
+                if m.group(2) is not None:  # a close tag: of an open element, or nothing
+                    i = _NESTING.get(m.group(2).lower(), -1)
+                    if doubt or i < 0 or self.hcount[i] == 0:
+                        continue
+                    self.hcount[i] -= 1
+                elif spans is not None and name is not None and not doubt and not self._whole_tag(t, m.start(), b):
+                    continue  # not a tag by CommonMark's grammar: text
+                elif name is None and self.fog:
+                    # A comment where the readings part on the blocks: an HTML block's (to its
+                    # `-->` in HTML, hiding the tags in it) in one, inline (read on) in the
+                    # other. All from here on is code: fail closed, bounded.
+                    self._dead(base + start if start >= 0 else h, h)
+                    return
+                elif spans is not None and name is None:
+                    # An inline comment: code to its end. One the line leaves open is code to
+                    # its `-->` in the paragraph (or the paragraph's end), but may be text if it
+                    # never closes, so the tags in it are read on as well (fail closed).
+                    full = _INLINE_HTML.match(t, m.start(), b, partial=True)
+                    if full is not None and not full.partial:
+                        self._code(h, base + full.end())
+                        pos = full.end()
+                    elif not self.hsoft:
+                        self._code(h, base + b)
+                        self.hsoft, self.horigin = True, h
+                    continue
+                else:
+                    if start < 0:
+                        start, self.horigin = m.start(), h
+                    i = _NESTING.get((name or "").lower(), -1)
+                    if i >= 0:
+                        self.hcount[i] += 1
+                        if self.hcount[i] > MAX_CONTAINERS:
+                            self._dead(base + start, h)  # nesting past the bound: all code from here
+                            return
+                    else:
+                        self.hraw = _HTML_CODE_CLOSE[None if name is None else name.lower()]
+            if start >= 0 and not self._in_html_code():
+                self._code(base + start, base + pos, self.horigin)
+                start = -1
+        if start >= 0:
+            self._code(base + start, base + b, self.horigin)
+
+    def _dead(self, code: int, h: int) -> None:
+        """Everything from ``h`` on is code (and ``[code, h)`` too): nothing more is read."""
+        if code < h:
+            self._code(code, h, self.horigin)
+        self._end_para(h)
+        self.dead = h
+
+    def _in_html_code(self) -> bool:
+        return self.hraw is not None or any(self.hcount)
+
+    @staticmethod
+    def _whole_tag(t: str, h: int, b: int) -> bool:
+        """Is the ``<`` at ``h`` an open tag by CommonMark's inline grammar, or one the line's end
+        leaves open (it may go on: fail closed)? O(the tag)."""
+        return _INLINE_HTML.match(t, h, b, partial=True) is not None
 
     # -- code spans -----------------------------------------------------------------------
     def _runs(self, t: str, base: int, j: int, b: int, first: bool = False) -> None:
@@ -948,7 +1179,10 @@ class CodeMask:
             rn.append(-1)
             if q - p - escaped:
                 waiting.setdefault(q - p - escaped, []).append(index)
+        self.spans.clear()
         self._pair(-1)
+        if t.find("<", j, b) != -1 or self._in_html_code():
+            self._html_code(t, base, j, b, self.spans)
 
     def _links(self, t: str, base: int, j: int, b: int) -> None:
         """A link's destination and title hide their backticks (the link is read at its ``[``,
@@ -1015,6 +1249,7 @@ class CodeMask:
                 w += 1
             elif rn[w] >= 0:
                 self._code(ro[w], re_[rn[w]])
+                self.spans.append((ro[w], re_[rn[w]]))
                 w = rn[w] + 1
             elif ended >= 0:
                 if ended - self.head > ro[w]:
@@ -1040,5 +1275,6 @@ class CodeMask:
             self.walk = 0
         self.fog_at = -1
         self.definition = -1
+        self.hsoft = False  # a comment left open by its paragraph was text in CommonMark
         if self.leaf == _PARA:
             self.leaf = _NONE
