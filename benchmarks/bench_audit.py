@@ -38,14 +38,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._common import machine
 from toolrepair.cli import main
 
-TOOLS = [{"type": "function", "function": {"name": "web_search", "parameters": {
-    "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-    "required": ["query"]}}},
-    {"type": "function", "function": {"name": "calculator", "parameters": {
-        "type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "web_search",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+                "required": ["query"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "calculator",
+            "parameters": {
+                "type": "object",
+                "properties": {"expression": {"type": "string"}},
+                "required": ["expression"],
+            },
+        },
+    },
+]
 
-PROSE = ("The answer depends on the period you look at; here is a summary of the main points, "
-         "with the sources I found most reliable. ")
+PROSE = (
+    "The answer depends on the period you look at; here is a summary of the main points, "
+    "with the sources I found most reliable. "
+)
 
 
 def _record(rng: random.Random, i: int) -> dict[str, object]:
@@ -53,18 +74,28 @@ def _record(rng: random.Random, i: int) -> dict[str, object]:
     msg: dict[str, object]
     if kind < 4:  # native calls: mostly clean, some drifted or with broken JSON
         # Arguments differ from line to line, as in real logs: nothing is answered from a cache.
-        name, args = (("web_search", f'{{"query": "cats {i}", "limit": {i % 20}}}') if kind < 3
-                      else ("WebSearch", f"{{'query': 'x{i}',}}"))
-        msg = {"role": "assistant", "content": None,
-               "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": args}}]}
+        name, args = (
+            ("web_search", f'{{"query": "cats {i}", "limit": {i % 20}}}')
+            if kind < 3
+            else ("WebSearch", f"{{'query': 'x{i}',}}")
+        )
+        msg = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": args}}],
+        }
     elif kind < 6:  # a call written as text
         call = json.dumps({"name": "calculator", "arguments": {"expression": f"{i} * 2"}})
         msg = {"role": "assistant", "content": f"Let me compute that.\n<tool_call>\n{call}\n</tool_call>"}
     else:  # prose
         msg = {"role": "assistant", "content": PROSE * rng.randint(1, 3)}
-    return {"id": f"chatcmpl-{i}", "object": "chat.completion", "model": "m",
-            "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20}}
+    return {
+        "id": f"chatcmpl-{i}",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20},
+    }
 
 
 def write_log(path: Path, lines: int, seed: int = 0, kinds: tuple[int, ...] = tuple(range(10))) -> int:
@@ -92,8 +123,10 @@ def jsonschema_cost(path: Path) -> Callable[[], None]:
     """jsonschema's own validation of every call's arguments in ``path``, as the audit validates them."""
     import jsonschema
 
-    validators = {t["function"]["name"]: jsonschema.Draft202012Validator(t["function"]["parameters"])  # type: ignore[index]
-                  for t in TOOLS}
+    validators = {
+        t["function"]["name"]: jsonschema.Draft202012Validator(t["function"]["parameters"])  # type: ignore[index]
+        for t in TOOLS
+    }
     calls = []
     with path.open("rb") as handle:
         for line in handle:
@@ -103,6 +136,7 @@ def jsonschema_cost(path: Path) -> Callable[[], None]:
     def run() -> None:
         for validator, args in calls:
             validator.is_valid(args)
+
     return run
 
 
@@ -140,8 +174,11 @@ def floor(path: Path) -> None:
             loads(line)
 
 
-def best_in_turn(fns: list[Callable[[], object]], repeat: int, clock: Callable[[], float] = time.perf_counter,
-                 ) -> list[float]:
+def best_in_turn(
+    fns: list[Callable[[], object]],
+    repeat: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[float]:
     bests = [float("inf")] * len(fns)
     for _ in range(repeat):
         for k, fn in enumerate(fns):
@@ -190,8 +227,11 @@ def stages(log: Path, tools: object, repeat: int) -> list[tuple[str, float]]:
                 elif text:
                     texts.append(text)
     calls.extend(c for t in texts for c in salvage_text(t, tables.allowed).calls)
-    checks = [(tables.index.schema(r.call.name), r.call.arguments)
-              for r in (coerce_call(tables.index, c)[0] for c in calls) if r.call is not None]  # type: ignore[arg-type]
+    checks = [
+        (tables.index.schema(r.call.name), r.call.arguments)
+        for r in (coerce_call(tables.index, c)[0] for c in calls)
+        if r.call is not None
+    ]  # type: ignore[arg-type]
 
     def audit_lines(path: Path, fixer: RecordFixer) -> None:
         with path.open("rb") as handle:
@@ -201,6 +241,7 @@ def stages(log: Path, tools: object, repeat: int) -> list[tuple[str, float]]:
         def run() -> None:
             for item in items:
                 fn(item)
+
         return run
 
     index, allowed = tables.index, tables.allowed
@@ -224,9 +265,11 @@ def stages(log: Path, tools: object, repeat: int) -> list[tuple[str, float]]:
 
 def peak_rss_kib(argv: list[str]) -> int:
     """Peak RSS of the command run in a fresh child (KiB, as getrusage reports on Linux)."""
-    code = ("import resource, sys; from toolrepair.cli import main; "
-            "main(sys.argv[1:], stdout=open('/dev/null', 'w')); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    code = (
+        "import resource, sys; from toolrepair.cli import main; "
+        "main(sys.argv[1:], stdout=open('/dev/null', 'w')); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, check=True)
@@ -259,9 +302,11 @@ def bench_ray(log: Path, out: Path, tools: list[object], lines: int, one_process
                         handle.write(line + "\n")
             t_back = time.perf_counter() - start
             total = t_read + t_fix + t_back
-            print(f"ray, {workers} actor(s): {total:6.2f} s = read {t_read:.2f} + fix {t_fix:.2f} + rows back "
-                  f"{t_back:.2f};  {lines / total:9,.0f} lines/s, {one_process / total:.2f}x one process "
-                  f"({report.records:,} records)")
+            print(
+                f"ray, {workers} actor(s): {total:6.2f} s = read {t_read:.2f} + fix {t_fix:.2f} + rows back "
+                f"{t_back:.2f};  {lines / total:9,.0f} lines/s, {one_process / total:.2f}x one process "
+                f"({report.records:,} records)"
+            )
     finally:
         ray.shutdown()
 
@@ -272,8 +317,11 @@ def main_bench() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--ray", action="store_true", help="also time Ray Data with 1 and 2 actors")
     parser.add_argument("--stages", action="store_true", help="also split audit --tools-file into its stages")
-    parser.add_argument("--kinds", action="store_true", help="only the per-kind ratios (no call, clean native, "
-                        "real schema, text calls, mixed)")
+    parser.add_argument(
+        "--kinds",
+        action="store_true",
+        help="only the per-kind ratios (no call, clean native, real schema, text calls, mixed)",
+    )
     opts = parser.parse_args()
     if opts.kinds:
         with tempfile.TemporaryDirectory() as tmp:
@@ -306,8 +354,10 @@ def main_bench() -> None:
             argv = [verb] + (["-o", str(out)] if verb == "fix" else []) + ["--tools-file", str(tools), "--json"]
             small_rss = peak_rss_kib([argv[0], str(log), *argv[1:]])
             big_rss = peak_rss_kib([argv[0], str(big), *argv[1:]])
-            print(f"peak RSS {verb}: {small_rss / 1024:.1f} MiB on {size / 1e6:.0f} MB, "
-                  f"{big_rss / 1024:.1f} MiB on {big.stat().st_size / 1e6:.0f} MB")
+            print(
+                f"peak RSS {verb}: {small_rss / 1024:.1f} MiB on {size / 1e6:.0f} MB, "
+                f"{big_rss / 1024:.1f} MiB on {big.stat().st_size / 1e6:.0f} MB"
+            )
         # Last: its inputs grow this process, whose peak RSS a child started later inherits.
         if opts.stages:
             split = stages(log, TOOLS, opts.repeat)

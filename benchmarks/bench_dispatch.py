@@ -31,7 +31,8 @@ def main() -> None:
         lambda: registry.execute("WebSearch", args),
         lambda: registry.execute("functions.web_search", args),
         lambda: registry.execute("web_search", '{"query": "cats", "limit": 3}'),
-        lambda: registry.run({"name": "web_search", "arguments": args}))
+        lambda: registry.run({"name": "web_search", "arguments": args}),
+    )
     print(f"dispatch overhead — {machine()}")
     print(row("bare call web_search(**args) (baseline)", bare, bare))
     print(row("execute, valid call", valid, bare, f"overhead {(valid - bare) * 1e6:.2f} µs (target < 10 µs)"))

@@ -45,7 +45,11 @@ CASES: dict[str, tuple[Callable[[str], object], Callable[[int], str], int]] = {
     "salvage: prose": (salvage, lambda n: "plain words and more " * n, 50_000),
     "stream: <tool_call>{ run": (stream, lambda n: "<tool_call>{" * n, 2_000),
     "stream: prose": (stream, lambda n: "plain words and more " * n, 20_000),
-    "decode: lenient members": (decode, lambda n: "{" + ", ".join(f"'k{i}': [True, {i}]" for i in range(n)) + ",}", 2_000),
+    "decode: lenient members": (
+        decode,
+        lambda n: "{" + ", ".join(f"'k{i}': [True, {i}]" for i in range(n)) + ",}",
+        2_000,
+    ),
     "decode: unescaped quotes": (decode, lambda n: '{"a": "' + '"x ' * n + '"}', 20_000),
     "decode: invalid escapes": (decode, lambda n: '{"a": "' + "\\q" * n + '"}', 20_000),
     "decode: comments": (decode, lambda n: "{" + "/* c */ " * n + "}", 20_000),

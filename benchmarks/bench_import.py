@@ -29,8 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = [p for p in sys.path if p.endswith("site-packages")]
 # ``-S``: no site start-up (this machine's .pth files import json, certifi and more before any
 # user code); the package paths are put back by hand, and the import is timed in the process.
-PROBE = ("import sys, time; sys.path[:0] = {paths!r}; t = time.perf_counter(); import {module}; "
-         "print(time.perf_counter() - t)")
+PROBE = (
+    "import sys, time; sys.path[:0] = {paths!r}; t = time.perf_counter(); import {module}; "
+    "print(time.perf_counter() - t)"
+)
 
 
 def env() -> dict[str, str]:
@@ -52,8 +54,13 @@ def run_seconds(argv: list[str]) -> float:
 
 
 def importtime() -> int:
-    err = subprocess.run([sys.executable, "-X", "importtime", "-c", "import toolrepair"],
-                         env=dict(env(), PYTHONPATH=str(ROOT)), check=True, capture_output=True, text=True).stderr
+    err = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import toolrepair"],
+        env=dict(env(), PYTHONPATH=str(ROOT)),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stderr
     match = re.search(r"\|\s*(\d+) \| toolrepair$", err, re.MULTILINE)
     return int(match.group(1)) if match else -1
 
@@ -63,8 +70,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
     imports = ("json", "toolrepair")
-    commands = {"python -c pass": [sys.executable, "-c", "pass"],
-                "toolrepair --version": [sys.executable, "-m", "toolrepair", "--version"]}
+    commands = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "toolrepair --version": [sys.executable, "-m", "toolrepair", "--version"],
+    }
     for module in imports:  # warm: byte code written, files in the page cache
         import_seconds(module)
     best = dict.fromkeys((*imports, *commands), float("inf"))

@@ -47,8 +47,9 @@ from toolrepair._args import decode_arguments  # noqa: E402
 # The conformance corpus sits beside the project (``../shared/conformance``); point
 # TOOLREPAIR_CONFORMANCE at its corpus.jsonl to run from elsewhere. Without it this script stops
 # with an error: a table missing its corpus section would read as complete.
-CORPUS = Path(os.environ.get("TOOLREPAIR_CONFORMANCE")
-              or HERE.parent.parent / "shared" / "conformance" / "corpus.jsonl")
+CORPUS = Path(
+    os.environ.get("TOOLREPAIR_CONFORMANCE") or HERE.parent.parent / "shared" / "conformance" / "corpus.jsonl"
+)
 HOSTILE_SIZES = (1000, 2000, 4000, 8000)
 PEER_CAP_SECONDS = 5.0
 REFUSE = object()  # the expected answer for arguments that must not become a call
@@ -90,18 +91,22 @@ def load_decoders() -> tuple[dict[str, Callable[[str], Any]], list[str]]:
     decoders: dict[str, Callable[[str], Any]] = {"toolrepair decode_arguments": lambda s: decode_arguments(s)[0]}
     notes: list[str] = []
     from importlib.metadata import version
+
     try:
         import json_repair
+
         decoders[f"json-repair {version('json-repair')}"] = json_repair.loads
     except ImportError:
         notes.append("json-repair not installed")
     try:
         import partial_json_parser
+
         decoders[f"partial-json-parser {version('partial-json-parser')}"] = partial_json_parser.loads
     except ImportError:
         notes.append("partial-json-parser not installed")
     try:
         from langchain_core.utils.json import parse_partial_json
+
         decoders[f"langchain-core {version('langchain-core')} parse_partial_json"] = parse_partial_json
     except ImportError:
         notes.append("langchain-core not installed")
@@ -156,8 +161,10 @@ def load_corpus() -> tuple[list[dict[str, Any]], Any]:
     naming the path, when either is missing."""
     runner = CORPUS.parent / "run.py"
     if not CORPUS.exists() or not runner.exists():
-        raise SystemExit(f"bench_peers.py: the conformance corpus is missing ({CORPUS} and {runner} are "
-                         "needed; set TOOLREPAIR_CONFORMANCE to its corpus.jsonl)")
+        raise SystemExit(
+            f"bench_peers.py: the conformance corpus is missing ({CORPUS} and {runner} are "
+            "needed; set TOOLREPAIR_CONFORMANCE to its corpus.jsonl)"
+        )
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("conformance_run", runner)
@@ -213,8 +220,9 @@ def main() -> None:
         sys.stdin = real_stdin
 
 
-def run(recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callable[[str], Any]],
-        decoder_notes: list[str]) -> None:
+def run(
+    recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callable[[str], Any]], decoder_notes: list[str]
+) -> None:
     allowed = ["web_search", "get_weather", "calculator"]
     tools = openai_tools(allowed)
     print(f"peers — {machine()}")
@@ -224,8 +232,9 @@ def run(recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callabl
     # 1. Clean prose: the cost of finding nothing.
     text = prose(1_000_000)
     peer_prose = [lambda: recover(text, tools)] if recover else []
-    lower, ours, *theirs_prose = best_together(text.lower, lambda: tr.salvage_text(text, allowed), *peer_prose,
-                                               repeat=9)
+    lower, ours, *theirs_prose = best_together(
+        text.lower, lambda: tr.salvage_text(text, allowed), *peer_prose, repeat=9
+    )
     print("\n1 MB prose, no marker")
     print(row("text.lower() (baseline)", lower, lower))
     print(row("toolrepair salvage_text", ours, lower, "target <= 0.5x"))
@@ -240,8 +249,9 @@ def run(recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callabl
     if recover:
         assert len(recover(reply, tools)) == 3
     # Taken in turn, so all three share the machine's spells.
-    loads, ours, *theirs_or_none = best_together(lambda: [json.loads(p) for p in payloads],
-                                                 lambda: tr.salvage_text(reply, allowed), *peer)
+    loads, ours, *theirs_or_none = best_together(
+        lambda: [json.loads(p) for p in payloads], lambda: tr.salvage_text(reply, allowed), *peer
+    )
     print(f"\n{len(reply)} B reply, 3 calls")
     print(row("json.loads x3 payloads (baseline)", loads, loads))
     print(row("toolrepair salvage_text", ours, loads, "target <= 6x"))
@@ -269,8 +279,9 @@ def run(recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callabl
         theirs = max(praison - reset, bare)
         print(row("PraisonAI Agent.execute_tool (turn reset excluded)", theirs, bare))
         print(f"{'  toolrepair / PraisonAI':<52} {ours / theirs:8.3f}x  target <= 0.05x")
-        targets.append(f"dispatch <= 0.05x PraisonAI execute_tool: {ours / theirs:.3f}x — "
-                       f"{verdict(ours / theirs, 0.05)}")
+        targets.append(
+            f"dispatch <= 0.05x PraisonAI execute_tool: {ours / theirs:.3f}x — {verdict(ours / theirs, 0.05)}"
+        )
 
     # 4. The conformance corpus: time over all cases and cases recovered correctly.
     corpus_section(*load_corpus(), recover)
@@ -287,15 +298,18 @@ def run(recover: Any, agent: Any, praison_note: str, decoders: dict[str, Callabl
                 decoder(t)
 
     # The baseline and every decoder in turn, in one loop.
-    base, *times = best_together(lambda: [json.loads(s) for s in good],
-                                 *(functools.partial(all_cases, d) for d in decoders.values()))
+    base, *times = best_together(
+        lambda: [json.loads(s) for s in good], *(functools.partial(all_cases, d) for d in decoders.values())
+    )
     print(row(f"json.loads x{len(good)} well-formed equivalents (baseline)", base, base))
     for (label, decoder), t in zip(decoders.items(), times, strict=True):
         right = sum(decoded_right(decoder, t_, e) for _, t_, e in BROKEN if e is not REFUSE)
         refused = sum(decoded_right(decoder, t_, e) for _, t_, e in BROKEN if e is REFUSE)
         print(row(f"{label}", t, base, f"decoded {right}/{decodable}, refused {refused}/{refusals}"))
-    print("  (json-repair and LangChain complete truncated JSON by design; toolrepair counts a completed "
-          "truncation as a wrong answer, since a guessed argument would run)")
+    print(
+        "  (json-repair and LangChain complete truncated JSON by design; toolrepair counts a completed "
+        "truncation as a wrong answer, since a guessed argument would run)"
+    )
 
     # 6. Hostile input: growth when the input doubles.
     growth = hostile_section(recover, tools, decoders)
@@ -323,8 +337,9 @@ def corpus_section(cases: list[dict[str, Any]], conformance: Any, recover: Any) 
         schemas = conformance.schema_for(case["calls"]) if case["calls"] else {}
         registry = tr.ToolRegistry([tr.ToolSpec(name=n, parameters=s) for n, s in schemas.items()])
         note = case.get("note", "").lower()
-        negative_allowed: Any = (["get_weather"] if any(h in note for h in conformance.NOT_OFFERED_HINTS)
-                                 else tr.ANY_TOOL)
+        negative_allowed: Any = (
+            ["get_weather"] if any(h in note for h in conformance.NOT_OFFERED_HINTS) else tr.ANY_TOOL
+        )
         prepared.append((case["text"], sorted(schemas) if schemas else negative_allowed, registry if schemas else None))
 
     def ours_all() -> None:
@@ -350,7 +365,8 @@ def corpus_section(cases: list[dict[str, Any]], conformance: Any, recover: Any) 
             return False
         return len(got) == len(expected) and all(
             g["name"] == e["name"] and conformance.same(g["arguments"], e.get("arguments") or {})
-            for g, e in zip(got, expected, strict=True))
+            for g, e in zip(got, expected, strict=True)
+        )
 
     def praison_all() -> int:
         return sum(praison_case(*inputs) for inputs in praison_inputs)
@@ -367,8 +383,9 @@ def corpus_section(cases: list[dict[str, Any]], conformance: Any, recover: Any) 
         print(row(f"PraisonAI _recover_json_tool_calls — {theirs_ok}/{len(cases)} correct", theirs_t, ours_t))
 
 
-def hostile_section(recover: Any, tools: list[dict[str, Any]],
-                    decoders: dict[str, Callable[[str], Any]]) -> dict[str, float]:
+def hostile_section(
+    recover: Any, tools: list[dict[str, Any]], decoders: dict[str, Callable[[str], Any]]
+) -> dict[str, float]:
     """Prints the series; returns each one's growth at its last measured doubling."""
     print('\nhostile input "<tool_call>{" * n — t(n), and t(n)/t(n/2) (2.0 = linear, 4.0 = quadratic)')
     series: dict[str, Callable[[str], Any]] = {"toolrepair salvage_text": lambda s: tr.salvage_text(s, ["web_search"])}

@@ -58,7 +58,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
-UPSTREAM = textwrap.dedent('''
+UPSTREAM = textwrap.dedent("""
     import json, sys
     import uvicorn
     from starlette.applications import Starlette
@@ -142,10 +142,10 @@ UPSTREAM = textwrap.dedent('''
                             Route("/v1/messages", shaped(MESSAGE_WHOLE, MESSAGE_EVENTS), methods=["POST"]),
                             Route("/v1/responses", shaped(RESPONSE_WHOLE, RESPONSE_EVENTS), methods=["POST"])])
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
-''')
+""")
 
 # `toolrepair serve` under cProfile (--profile-proxy): the harness's hook, not the package's.
-PROFILED_SERVE = textwrap.dedent('''
+PROFILED_SERVE = textwrap.dedent("""
     import cProfile, signal, sys
     from toolrepair.cli import main
     # uvicorn raises the stop signal again once it has shut down: exit through the finally below.
@@ -157,9 +157,9 @@ PROFILED_SERVE = textwrap.dedent('''
     finally:
         profile.disable()
         profile.dump_stats(sys.argv[1])
-''')
+""")
 
-LITELLM_CONFIG = textwrap.dedent('''
+LITELLM_CONFIG = textwrap.dedent("""
     model_list:
       - model_name: bench
         litellm_params:
@@ -179,21 +179,45 @@ LITELLM_CONFIG = textwrap.dedent('''
     litellm_settings:
       telemetry: false
       drop_params: true
-''')
+""")
 
-TOOLS = [{"type": "function", "function": {"name": "web_search", "parameters": {
-    "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-    "required": ["query"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "web_search",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+                "required": ["query"],
+            },
+        },
+    }
+]
 BODY = {"model": "bench", "messages": [{"role": "user", "content": "Weather in Paris tomorrow?"}], "tools": TOOLS}
 _SCHEMA = TOOLS[0]["function"]["parameters"]
 # route: (path, request body, what ends its stream)
 ROUTES: dict[str, tuple[str, dict[str, Any], bytes]] = {
     "chat": ("/v1/chat/completions", BODY, b"data: [DONE]"),
-    "messages": ("/v1/messages", {"model": "bench-messages", "max_tokens": 256, "messages": BODY["messages"],
-                                  "tools": [{"name": "web_search", "input_schema": _SCHEMA}]}, b"message_stop"),
-    "responses": ("/v1/responses", {"model": "bench-responses", "input": "Weather in Paris tomorrow?",
-                                    "tools": [{"type": "function", "name": "web_search", "parameters": _SCHEMA}]},
-                  b"response.completed"),
+    "messages": (
+        "/v1/messages",
+        {
+            "model": "bench-messages",
+            "max_tokens": 256,
+            "messages": BODY["messages"],
+            "tools": [{"name": "web_search", "input_schema": _SCHEMA}],
+        },
+        b"message_stop",
+    ),
+    "responses": (
+        "/v1/responses",
+        {
+            "model": "bench-responses",
+            "input": "Weather in Paris tomorrow?",
+            "tools": [{"type": "function", "name": "web_search", "parameters": _SCHEMA}],
+        },
+        b"response.completed",
+    ),
 }
 
 # Per level: (rounds, requests each connection sends in a timed round). A round at level c is c
@@ -204,6 +228,7 @@ TARGET = 0.3
 
 
 # -- the load client (its own process) ------------------------------------------------------
+
 
 class _Conn(asyncio.Protocol):
     """One keep-alive HTTP/1.1 connection, one request at a time; httptools parses the replies."""
@@ -294,11 +319,15 @@ def _visible(chunk: dict[str, Any], route: str) -> bool:
     """An event that shows the user something: text or a tool call (not the role-only first chunk)."""
     kind = chunk.get("type")
     if route == "messages":
-        return bool((kind == "content_block_delta" and (chunk.get("delta") or {}).get("text"))
-                    or (kind == "content_block_start" and (chunk.get("content_block") or {}).get("type") == "tool_use"))
+        return bool(
+            (kind == "content_block_delta" and (chunk.get("delta") or {}).get("text"))
+            or (kind == "content_block_start" and (chunk.get("content_block") or {}).get("type") == "tool_use")
+        )
     if route == "responses":
-        return bool((kind == "response.output_text.delta" and chunk.get("delta"))
-                    or (kind == "response.output_item.added" and (chunk.get("item") or {}).get("type") == "function_call"))
+        return bool(
+            (kind == "response.output_text.delta" and chunk.get("delta"))
+            or (kind == "response.output_item.added" and (chunk.get("item") or {}).get("type") == "function_call")
+        )
     for choice in chunk.get("choices") or ():
         delta = choice.get("delta") or {}
         if delta.get("content") or delta.get("tool_calls"):
@@ -309,8 +338,10 @@ def _visible(chunk: dict[str, Any], route: str) -> bool:
 def _raw_request(host: str, port: int, route: str, stream: bool) -> bytes:
     path, base, _ = ROUTES[route]
     body = json.dumps({**base, "stream": True} if stream else base).encode()
-    return (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
 
 
 class _Client:
@@ -355,14 +386,21 @@ class _Client:
             return {}
         stream, count, timed = cmd["stream"], cmd["count"], cmd["op"] == "timed"
         cpu, wall = time.process_time(), time.perf_counter()
-        got = await asyncio.gather(*(self._one(i, stream, count, timed) for i in range(len(self.conns))),
-                                   return_exceptions=True)
+        got = await asyncio.gather(
+            *(self._one(i, stream, count, timed) for i in range(len(self.conns))), return_exceptions=True
+        )
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         samples = [s for r in got if not isinstance(r, BaseException) for s in r]
         errors = [f"{type(r).__name__}: {r}"[:300] for r in got if isinstance(r, BaseException)]
-        return {"ttft": [s[0] for s in samples], "last": [s[1] for s in samples],
-                "calls": sum(s[2] for s in samples), "errors": errors, "cpu": cpu, "wall": wall,
-                "reconnects": self.reconnects}
+        return {
+            "ttft": [s[0] for s in samples],
+            "last": [s[1] for s in samples],
+            "calls": sum(s[2] for s in samples),
+            "errors": errors,
+            "cpu": cpu,
+            "wall": wall,
+            "reconnects": self.reconnects,
+        }
 
 
 async def _client_main() -> None:
@@ -387,6 +425,7 @@ def _run_client() -> None:
 
 # -- the harness ----------------------------------------------------------------------------
 
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -403,8 +442,9 @@ def _answers(url: str) -> bool:
 
 
 @contextmanager
-def _process(argv: list[str], url: str, env: dict[str, str] | None = None,
-             ready: str = "/health") -> Iterator[subprocess.Popen[bytes]]:
+def _process(
+    argv: list[str], url: str, env: dict[str, str] | None = None, ready: str = "/health"
+) -> Iterator[subprocess.Popen[bytes]]:
     """Start a server process, wait until `url + ready` answers, stop it (by its pid) at the end."""
     log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in the finally below, after the process)
     process = subprocess.Popen(argv, stdout=log, stderr=log, env={**os.environ, **(env or {})}, cwd=ROOT)
@@ -451,8 +491,9 @@ class _Load:
     """The load client process, driven one command at a time."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, __file__, "--client"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, cwd=ROOT)
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--client"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT
+        )
 
     def __call__(self, **cmd: Any) -> dict[str, Any]:
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -488,8 +529,9 @@ class _Results:
         self.reconnects: dict[str, int] = {}
         self.calls: dict[str, list[int]] = {}  # whole replies with tool_calls, whole replies
 
-    def add(self, level: int, name: str, stream: bool, answer: dict[str, Any], *, warm: dict[str, Any],
-            cpu: float) -> None:
+    def add(
+        self, level: int, name: str, stream: bool, answer: dict[str, Any], *, warm: dict[str, Any], cpu: float
+    ) -> None:
         keys = [("ttft", "ttft"), ("last", "last")] if stream else [("whole", "last")]
         for metric, field in keys:
             self.timed.setdefault((level, name, metric), []).extend(answer[field])
@@ -514,14 +556,21 @@ class _Results:
             calls[1] += n
 
 
-def _run(load: _Load, targets: dict[str, tuple[int, subprocess.Popen[bytes]]], levels: list[int],
-         rounds: int, pids: dict[str, int], *, route: str) -> _Results:
+def _run(
+    load: _Load,
+    targets: dict[str, tuple[int, subprocess.Popen[bytes]]],
+    levels: list[int],
+    rounds: int,
+    pids: dict[str, int],
+    *,
+    route: str,
+) -> _Results:
     results = _Results()
     names = list(targets)
     for level in levels:
         default_rounds, count = PLAN.get(level, (3, 1))
         for r in range(rounds or default_rounds):
-            order = names[r % len(names):] + names[:r % len(names)]  # rotating, so none always goes first
+            order = names[r % len(names) :] + names[: r % len(names)]  # rotating, so none always goes first
             for stream in (False, True):
                 for name in order:
                     port, _ = targets[name]
@@ -544,10 +593,14 @@ def _pct(values: list[float], q: float) -> float:
 def _print(res: _Results, levels: list[int], names: list[str], seconds: float, route: str) -> bool:
     peer = "litellm" in names
     print(f"\n== {ROUTES[route][0]} (LiteLLM's proxy: its {ROUTES[route][0]} route) ==")
-    print(f"python {sys.version.split()[0]}; {os.cpu_count()} CPUs; load average at the end "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; run took {seconds:.0f} s")
-    print("milliseconds; added = proxy's percentile - direct's at the same level; whole = non-streaming "
-          "reply, ttft/last = stream's first visible token / its end")
+    print(
+        f"python {sys.version.split()[0]}; {os.cpu_count()} CPUs; load average at the end "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; run took {seconds:.0f} s"
+    )
+    print(
+        "milliseconds; added = proxy's percentile - direct's at the same level; whole = non-streaming "
+        "reply, ttft/last = stream's first visible token / its end"
+    )
     header = f"{'conc':>4} {'metric':<6} {'n':>5} {'direct p50/p99':>17} {'toolrepair +p50/+p99':>21}"
     if peer:
         header += f" {'litellm +p50/+p99':>19} {'ratio p50/p99':>14} {'round ratios p50':>17}  verdict"
@@ -565,63 +618,94 @@ def _print(res: _Results, levels: list[int], names: list[str], seconds: float, r
                 l50, l99 = _pct(ll, 0.5) * 1e3 - d50, _pct(ll, 0.99) * 1e3 - d99
                 r50 = t50 / l50 if l50 > 0 else float("inf")
                 r99 = t99 / l99 if l99 > 0 else float("inf")
-                per_round = [(t - d) / (ll_ - d) if ll_ > d else float("inf") for d, t, ll_ in
-                             zip(res.rounds[(level, "direct", metric)], res.rounds[(level, "toolrepair", metric)],
-                                 res.rounds[(level, "litellm", metric)], strict=True)]
+                per_round = [
+                    (t - d) / (ll_ - d) if ll_ > d else float("inf")
+                    for d, t, ll_ in zip(
+                        res.rounds[(level, "direct", metric)],
+                        res.rounds[(level, "toolrepair", metric)],
+                        res.rounds[(level, "litellm", metric)],
+                        strict=True,
+                    )
+                ]
                 spread = f"{min(per_round):.2f}..{max(per_round):.2f}"
                 ok = r50 <= TARGET and r99 <= TARGET
                 verdicts[level] = verdicts.get(level, True) and ok
                 row += f" {l50:>9.2f}/{l99:<9.2f} {r50:>6.3f}/{r99:<7.3f} {spread:>17}  {'met' if ok else 'NOT MET'}"
             print(row)
 
-    print("\nCPU per request, milliseconds, whole/streamed, over the timed rounds (server: the process "
-          "that answers the client, the upstream itself for direct; client: the load process), and the "
-          "load process's busiest share of one core")
-    print(f"{'conc':>4} " + " ".join(f"{name + ' server':>19} {name + ' client':>17}" for name in names)
-          + f" {'client share':>13}")
+    print(
+        "\nCPU per request, milliseconds, whole/streamed, over the timed rounds (server: the process "
+        "that answers the client, the upstream itself for direct; client: the load process), and the "
+        "load process's busiest share of one core"
+    )
+    print(
+        f"{'conc':>4} "
+        + " ".join(f"{name + ' server':>19} {name + ' client':>17}" for name in names)
+        + f" {'client share':>13}"
+    )
     for level in levels:
         row = f"{level:>4} "
         share = 0.0
         for name in names:
-            server = "/".join(f"{cpu / n * 1e3:.3f}" for cpu, n in
-                              (res.server_cpu[(level, name, stream)] for stream in (False, True)))
+            server = "/".join(
+                f"{cpu / n * 1e3:.3f}" for cpu, n in (res.server_cpu[(level, name, stream)] for stream in (False, True))
+            )
             ccpu, wall, cn = res.client[(level, name)]
             share = max(share, ccpu / wall if wall else 0.0)
             row += f"{server:>19} {ccpu / cn * 1e3:>17.3f} "
         print(row + f"{share:>12.0%}")
 
-    print("\nfresh client connections (each round's untimed warm-up, proxies' pools already warm "
-          "after the first round): added p50, milliseconds")
+    print(
+        "\nfresh client connections (each round's untimed warm-up, proxies' pools already warm "
+        "after the first round): added p50, milliseconds"
+    )
     for level in levels:
         cells = []
         for metric in METRICS:
             d50 = _pct(res.warm[(level, "direct", metric)], 0.5) * 1e3
-            cells.append(f"{metric} " + " ".join(f"{name} {_pct(res.warm[(level, name, metric)], 0.5) * 1e3 - d50:.2f}"
-                                               for name in names if name != "direct"))
+            cells.append(
+                f"{metric} "
+                + " ".join(
+                    f"{name} {_pct(res.warm[(level, name, metric)], 0.5) * 1e3 - d50:.2f}"
+                    for name in names
+                    if name != "direct"
+                )
+            )
         print(f"{level:>4}  n={len(res.warm[(level, 'direct', 'whole')])}  " + "; ".join(cells))
 
     tr_calls, tr_n = res.calls.get("toolrepair", [0, 0])
-    print(f"\nwhole replies through toolrepair carrying tool_calls: {tr_calls}/{tr_n}; "
-          f"reconnects after a server closed an idle connection: {res.reconnects}; errors: {res.errors or 'none'}")
+    print(
+        f"\nwhole replies through toolrepair carrying tool_calls: {tr_calls}/{tr_n}; "
+        f"reconnects after a server closed an idle connection: {res.reconnects}; errors: {res.errors or 'none'}"
+    )
     if not peer:
         return True
     met = all(verdicts.values()) and not res.errors and tr_calls == tr_n
     failing = [str(level) for level, ok in verdicts.items() if not ok]
-    print(f"target: toolrepair's added latency <= {TARGET}x LiteLLM's at every level and metric (p50 and p99): "
-          + ("met" if met else f"NOT MET (levels {', '.join(failing) or 'none'}"
-                               f"{'; errors' if res.errors else ''})"))
+    print(
+        f"target: toolrepair's added latency <= {TARGET}x LiteLLM's at every level and metric (p50 and p99): "
+        + ("met" if met else f"NOT MET (levels {', '.join(failing) or 'none'}{'; errors' if res.errors else ''})")
+    )
     return met
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--levels", default="1,50,200")
-    parser.add_argument("--rounds", type=int, default=0,
-                        help="rounds per level (default: " + ", ".join(f"{r} at {c}" for c, (r, _) in PLAN.items())
-                        + "; each round: every path, whole then streamed, warm-up then timed)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=0,
+        help="rounds per level (default: "
+        + ", ".join(f"{r} at {c}" for c, (r, _) in PLAN.items())
+        + "; each round: every path, whole then streamed, warm-up then timed)",
+    )
     parser.add_argument("--no-litellm", action="store_true")
-    parser.add_argument("--routes", default="chat,messages,responses",
-                        help="routes measured, one after another in the run: " + ", ".join(ROUTES))
+    parser.add_argument(
+        "--routes",
+        default="chat,messages,responses",
+        help="routes measured, one after another in the run: " + ", ".join(ROUTES),
+    )
     parser.add_argument("--profile-proxy", metavar="FILE", help="run toolrepair serve under cProfile, stats to FILE")
     parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -636,13 +720,18 @@ def main() -> None:
     upstream = f"http://127.0.0.1:{up_port}"
     env = {"PYTHONPATH": str(ROOT)}
     serve = ["serve", "--upstream", f"{upstream}/v1", "--port", str(tr_port)]
-    serve_cmd = ([sys.executable, "-c", PROFILED_SERVE, str(Path(args.profile_proxy).resolve()), *serve]
-                 if args.profile_proxy else [sys.executable, "-m", "toolrepair", *serve])
+    serve_cmd = (
+        [sys.executable, "-c", PROFILED_SERVE, str(Path(args.profile_proxy).resolve()), *serve]
+        if args.profile_proxy
+        else [sys.executable, "-m", "toolrepair", *serve]
+    )
     load = _Load()
     try:
-        with tempfile.TemporaryDirectory() as tmp, \
-                _process([sys.executable, "-c", UPSTREAM, str(up_port)], upstream, ready="/v1/models") as up, \
-                _process(serve_cmd, f"http://127.0.0.1:{tr_port}", env=env) as tr:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            _process([sys.executable, "-c", UPSTREAM, str(up_port)], upstream, ready="/v1/models") as up,
+            _process(serve_cmd, f"http://127.0.0.1:{tr_port}", env=env) as tr,
+        ):
             targets = {"direct": (up_port, up), "toolrepair": (tr_port, tr)}
             pids = {"direct": up.pid, "toolrepair": tr.pid}
             if args.no_litellm:
@@ -650,12 +739,27 @@ def main() -> None:
             else:
                 config = Path(tmp, "litellm.yaml")
                 config.write_text(LITELLM_CONFIG.format(upstream=upstream))
-                litellm_env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR",
-                               "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true"}
-                litellm_cmd = [sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(config), "--host",
-                               "127.0.0.1", "--port", str(ll_port), "--num_workers", "1"]
-                with _process(litellm_cmd, f"http://127.0.0.1:{ll_port}", env=litellm_env,
-                              ready="/health/liveliness") as ll:
+                litellm_env = {
+                    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                    "LITELLM_LOG": "ERROR",
+                    "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true",
+                }
+                litellm_cmd = [
+                    sys.executable,
+                    "-m",
+                    "litellm.proxy.proxy_cli",
+                    "--config",
+                    str(config),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(ll_port),
+                    "--num_workers",
+                    "1",
+                ]
+                with _process(
+                    litellm_cmd, f"http://127.0.0.1:{ll_port}", env=litellm_env, ready="/health/liveliness"
+                ) as ll:
                     targets["litellm"] = (ll_port, ll)
                     pids["litellm"] = ll.pid
                     res = {route: _run(load, targets, levels, args.rounds, pids, route=route) for route in routes}

@@ -41,7 +41,39 @@ from corpus_markdown import markdown
 
 import toolrepair as tr
 
-WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog", "while", "a", "model", "explains", "its", "plan", "and", "then", "answers", "the", "question", "with", "some", "care", "about", "the", "details", "of", "the", "weather", "in", "paris"]
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "the",
+    "lazy",
+    "dog",
+    "while",
+    "a",
+    "model",
+    "explains",
+    "its",
+    "plan",
+    "and",
+    "then",
+    "answers",
+    "the",
+    "question",
+    "with",
+    "some",
+    "care",
+    "about",
+    "the",
+    "details",
+    "of",
+    "the",
+    "weather",
+    "in",
+    "paris",
+]
 ALLOWED = ["web_search", "get_weather", "calculator"]
 REFUSED_N = 2000
 
@@ -59,14 +91,34 @@ def prose(n_chars: int, seed: int = 7) -> str:
 
 def reply_with_three_calls() -> tuple[str, list[str]]:
     payloads = [
-        json.dumps({"name": "web_search", "arguments": {"query": "weather in Paris tomorrow", "limit": 5,
-                                                         "filters": {"lang": "en", "safe": True}}}),
+        json.dumps(
+            {
+                "name": "web_search",
+                "arguments": {
+                    "query": "weather in Paris tomorrow",
+                    "limit": 5,
+                    "filters": {"lang": "en", "safe": True},
+                },
+            }
+        ),
         json.dumps({"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius", "days": 3}}),
         json.dumps({"name": "calculator", "arguments": {"expression": "(21 * 9 / 5) + 32"}}),
     ]
-    parts = [prose(500, 1), "\n<tool_call>\n", payloads[0], "\n</tool_call>\n", prose(300, 2),
-             "\n<tool_call>\n", payloads[1], "\n</tool_call>\n", prose(300, 3), "\n<tool_call>\n",
-             payloads[2], "\n</tool_call>\n", prose(400, 4)]
+    parts = [
+        prose(500, 1),
+        "\n<tool_call>\n",
+        payloads[0],
+        "\n</tool_call>\n",
+        prose(300, 2),
+        "\n<tool_call>\n",
+        payloads[1],
+        "\n</tool_call>\n",
+        prose(300, 3),
+        "\n<tool_call>\n",
+        payloads[2],
+        "\n</tool_call>\n",
+        prose(400, 4),
+    ]
     return "".join(parts), payloads
 
 
@@ -111,7 +163,8 @@ def main() -> None:
     assert tr.salvage_text(clean, ALLOWED).calls == () and tr.salvage_text(md, ALLOWED).calls == ()
     assert len(tr.salvage_text(refused, ALLOWED).rejected) == REFUSED_N
     assert [c.arguments for c in floor_extractor(reply, ALLOWED).calls] == [
-        c.arguments for c in tr.salvage_text(reply, ALLOWED).calls]
+        c.arguments for c in tr.salvage_text(reply, ALLOWED).calls
+    ]
 
     print(f"salvage — {machine()}; {len(tr.DIALECTS)} built-in dialects")
     lower, clean_t = best_together(clean.lower, lambda: tr.salvage_text(clean, ALLOWED), repeat=9)
@@ -120,19 +173,28 @@ def main() -> None:
     lower_md, md_t = best_together(md.lower, lambda: tr.salvage_text(md, ALLOWED), repeat=5)
     print(row(f"text.lower(), {len(md) // 1000} KB Markdown (baseline)", lower_md, lower_md))
     print(row(f"salvage_text, {len(md) // 1000} KB Markdown, no call", md_t, lower_md, verdict(md_t / lower_md, 10)))
-    loads, reply_t, floor = best_together(lambda: [json.loads(p) for p in payloads],
-                                          lambda: tr.salvage_text(reply, ALLOWED),
-                                          lambda: floor_extractor(reply, ALLOWED))
+    loads, reply_t, floor = best_together(
+        lambda: [json.loads(p) for p in payloads],
+        lambda: tr.salvage_text(reply, ALLOWED),
+        lambda: floor_extractor(reply, ALLOWED),
+    )
     print(row(f"json.loads x3 payloads ({sum(map(len, payloads))} B) (baseline)", loads, loads))
     print(row(f"salvage_text, {len(reply)} B reply, 3 Hermes calls", reply_t, loads, verdict(reply_t / loads, 6)))
     print(row("  reference: minimal Hermes-only extractor (floor)", floor, loads))
-    per_call, refused_t = best_together(lambda: tr.salvage_text(reply, ALLOWED),
-                                        lambda: tr.salvage_text(refused, ALLOWED), repeat=7)
+    per_call, refused_t = best_together(
+        lambda: tr.salvage_text(reply, ALLOWED), lambda: tr.salvage_text(refused, ALLOWED), repeat=7
+    )
     per_call /= 3
     per_refused = refused_t / REFUSED_N
     print(row("2 KB reply, per accepted call (baseline)", per_call, per_call))
-    print(row(f"'<tool_call>{{' * {REFUSED_N}, per refused marker", per_refused, per_call,
-              verdict(per_refused / per_call, 3)))
+    print(
+        row(
+            f"'<tool_call>{{' * {REFUSED_N}, per refused marker",
+            per_refused,
+            per_call,
+            verdict(per_refused / per_call, 3),
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -78,15 +78,21 @@ def main() -> None:
         assert tuple(e.call for e in streamed(deltas) if isinstance(e, tr.ToolCallReady)) == calls
         assert len(calls) == 50 or words is DENSE
         floor, default, no_reasoning, whole = best_together(
-            lambda d=deltas: floor_feeds(d), lambda d=deltas: streamed(d),
-            lambda d=deltas: streamed(d, mask_reasoning=False), lambda t=text: tr.salvage_text(t, ALLOWED), repeat=5)
+            lambda d=deltas: floor_feeds(d),
+            lambda d=deltas: streamed(d),
+            lambda d=deltas: streamed(d, mask_reasoning=False),
+            lambda t=text: tr.salvage_text(t, ALLOWED),
+            repeat=5,
+        )
         print(f"{name}: {len(text)} chars, {len(deltas)} deltas, {len(calls)} calls")
         print(f"  floor: one TextDelta per delta (baseline)  {floor * 1e3:8.2f} ms   1.00x")
         for label, t in (("stream, default", default), ("stream, mask_reasoning=False", no_reasoning)):
             note = ""
             if target is not None:
                 note = f"target <= {target:g}x: {'met' if t / floor <= target else 'NOT MET'}"
-            print(f"  {label:<40} {t * 1e3:8.2f} ms {t / floor:6.2f}x  ({t / len(deltas) * 1e6:5.2f} us per feed) {note}")
+            print(
+                f"  {label:<40} {t * 1e3:8.2f} ms {t / floor:6.2f}x  ({t / len(deltas) * 1e6:5.2f} us per feed) {note}"
+            )
         print(f"  reference: salvage_text of the whole reply  {whole * 1e3:8.2f} ms {whole / floor:6.2f}x")
 
 

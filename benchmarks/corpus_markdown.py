@@ -16,9 +16,41 @@ import sys
 
 __all__ = ["markdown"]
 
-WORDS = ("the", "model", "returns", "a", "list", "of", "results", "for", "each", "query", "and", "then",
-         "summarises", "them", "with", "care", "about", "sources", "weather", "in", "paris", "is", "mild",
-         "today", "config", "option", "value", "server", "request", "response", "user", "data", "table")
+WORDS = (
+    "the",
+    "model",
+    "returns",
+    "a",
+    "list",
+    "of",
+    "results",
+    "for",
+    "each",
+    "query",
+    "and",
+    "then",
+    "summarises",
+    "them",
+    "with",
+    "care",
+    "about",
+    "sources",
+    "weather",
+    "in",
+    "paris",
+    "is",
+    "mild",
+    "today",
+    "config",
+    "option",
+    "value",
+    "server",
+    "request",
+    "response",
+    "user",
+    "data",
+    "table",
+)
 KEYS = ("name", "status", "region", "timeout", "retries", "owner", "version", "note")
 
 
@@ -49,16 +81,19 @@ def _block(rng: random.Random) -> str:
     if kind == 1:
         return "\n".join(f"- {_sentence(rng)}" for _ in range(rng.randint(2, 5)))
     if kind == 2:
-        return "\n".join(f"{rng.choice(KEYS)}: {rng.choice(WORDS)} {rng.randint(0, 99)}"
-                         for _ in range(rng.randint(2, 6)))
+        return "\n".join(
+            f"{rng.choice(KEYS)}: {rng.choice(WORDS)} {rng.randint(0, 99)}" for _ in range(rng.randint(2, 6))
+        )
     if kind == 3:
         return "#" * rng.randint(1, 3) + " " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 5))).title()
     return " ".join(_sentence(rng) for _ in range(rng.randint(1, 3)))
 
 
 def _json_fence(rng: random.Random) -> str:
-    value = {rng.choice(KEYS): rng.choice((rng.randint(0, 1000), rng.choice(WORDS), [1, 2, 3], {"a": True}))
-             for _ in range(rng.randint(2, 5))}
+    value = {
+        rng.choice(KEYS): rng.choice((rng.randint(0, 1000), rng.choice(WORDS), [1, 2, 3], {"a": True}))
+        for _ in range(rng.randint(2, 5))
+    }
     return "```json\n" + json.dumps(value, indent=2) + "\n```"
 
 

@@ -38,8 +38,7 @@ def cpu_model() -> str:
 
 
 def machine_line() -> str:
-    return (f"{platform.platform()}; {cpu_model()}; "
-            f"{platform.python_implementation()} {platform.python_version()}")
+    return f"{platform.platform()}; {cpu_model()}; {platform.python_implementation()} {platform.python_version()}"
 
 
 def run_one(name: str) -> tuple[str, float]:
@@ -48,8 +47,15 @@ def run_one(name: str) -> tuple[str, float]:
         return f"(bench_{name}.py not present: skipped)\n", 0.0
     started = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                              timeout=TIMEOUT_SECONDS, cwd=HERE.parent, stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_SECONDS,
+            cwd=HERE.parent,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return f"(bench_{name}.py took longer than {TIMEOUT_SECONDS} s: skipped)\n", time.perf_counter() - started
     elapsed = time.perf_counter() - started

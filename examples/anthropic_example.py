@@ -27,16 +27,37 @@ def list_dir(path: str = ".") -> list[str]:
 
 
 def reply(content: list[dict[str, object]], stop_reason: str) -> Message:
-    return Message.model_validate({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
-                                   "content": content, "stop_reason": stop_reason, "stop_sequence": None,
-                                   "usage": {"input_tokens": 1, "output_tokens": 1}})
+    return Message.model_validate(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude",
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+    )
 
 
 SCRIPT = [
-    reply([{"type": "tool_use", "id": "toolu_1", "name": "ListDir", "input": {"path": "."}},
-           {"type": "tool_use", "id": "toolu_2", "name": "read_file", "input": {"path": "NOTES.md"}}], "tool_use"),
-    reply([{"type": "text", "text": 'Reading the README.\n<tool_call>{"name": "read_file", '
-                                    '"arguments": {"path": 42}}</tool_call>'}], "end_turn"),
+    reply(
+        [
+            {"type": "tool_use", "id": "toolu_1", "name": "ListDir", "input": {"path": "."}},
+            {"type": "tool_use", "id": "toolu_2", "name": "read_file", "input": {"path": "NOTES.md"}},
+        ],
+        "tool_use",
+    ),
+    reply(
+        [
+            {
+                "type": "text",
+                "text": 'Reading the README.\n<tool_call>{"name": "read_file", "arguments": {"path": 42}}</tool_call>',
+            }
+        ],
+        "end_turn",
+    ),
 ]
 
 

@@ -82,8 +82,10 @@ def render_at_tool(call: tr.ToolCall) -> str:
 
 
 def main() -> None:
-    reply = 'Checking both.\n@@call {"name": "get_weather", "arguments": {"city": "Paris"}} @@end\n' \
-            '@@tool web_search {"query": "Paris weather"} @@end\nDone.'
+    reply = (
+        'Checking both.\n@@call {"name": "get_weather", "arguments": {"city": "Paris"}} @@end\n'
+        '@@tool web_search {"query": "Paris weather"} @@end\nDone.'
+    )
     result = tr.salvage_text(reply, ["get_weather", "web_search"], dialects=[AT_CALL, AtTool()])
     for call in result.calls:
         print(call.dialect, call.name, call.arguments)

@@ -57,8 +57,9 @@ SCRIPT = [
 
 async def main() -> None:
     registry = tr.ToolRegistry([get_weather, delete_file], deny=["delete_file"])
-    agent = LlmAgent(name="weather", model=ScriptedLlm(model="scripted", script=SCRIPT),
-                     tools=[get_weather, delete_file])
+    agent = LlmAgent(
+        name="weather", model=ScriptedLlm(model="scripted", script=SCRIPT), tools=[get_weather, delete_file]
+    )
     runner = InMemoryRunner(app=App(name="example", root_agent=agent, plugins=[ToolRepairPlugin(registry)]))
     session = await runner.session_service.create_session(app_name="example", user_id="me")
     message = types.Content(role="user", parts=[types.Part(text="Weather in Oslo and Bergen?")])

@@ -34,16 +34,23 @@ def fix_batch(batch: dict[str, list[Any]], tools: Any = None) -> dict[str, list[
     return {"text": fixed, REPORT: column}
 
 
-def fix_files(paths: list[str], output: str, *, tools: Any = None, num_proc: int = 2,
-              cache_dir: str | None = None) -> tr.AuditReport:
+def fix_files(
+    paths: list[str], output: str, *, tools: Any = None, num_proc: int = 2, cache_dir: str | None = None
+) -> tr.AuditReport:
     """Fix ``paths`` (in order) into ``output``; returns the merged report."""
     import datasets
 
     ds = datasets.load_dataset("text", data_files=paths, split="train", cache_dir=cache_dir)
-    fixed = ds.map(fix_batch, batched=True, batch_size=1000, num_proc=num_proc, fn_kwargs={"tools": tools},
-                   load_from_cache_file=False, desc="toolrepair fix")
-    report = tr.AuditReport.combine(
-        tr.AuditReport.from_dict(json.loads(text)) for text in fixed[REPORT] if text)
+    fixed = ds.map(
+        fix_batch,
+        batched=True,
+        batch_size=1000,
+        num_proc=num_proc,
+        fn_kwargs={"tools": tools},
+        load_from_cache_file=False,
+        desc="toolrepair fix",
+    )
+    report = tr.AuditReport.combine(tr.AuditReport.from_dict(json.loads(text)) for text in fixed[REPORT] if text)
     with open(output, "w", encoding="utf-8", newline="") as out:
         for line in fixed["text"]:
             out.write(line + "\n")

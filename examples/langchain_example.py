@@ -30,10 +30,13 @@ class ScriptedModel(GenericFakeChatModel):
 
 
 SCRIPT = [
-    AIMessage(content="", tool_calls=[
-        {"name": "WebSearch", "args": {"query": "otters", "limit": "2"}, "id": "c1"},  # drifted name, string int
-        {"name": "image_search", "args": {"query": "otters"}, "id": "c2"},  # never offered
-    ]),
+    AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "WebSearch", "args": {"query": "otters", "limit": "2"}, "id": "c1"},  # drifted name, string int
+            {"name": "image_search", "args": {"query": "otters"}, "id": "c2"},  # never offered
+        ],
+    ),
     AIMessage(content='<tool_call>{"name": "web_search", "arguments": {"query": "sea otters"}}</tool_call>'),
     AIMessage(content="Otters hold hands while they sleep."),
 ]
@@ -41,8 +44,9 @@ SCRIPT = [
 
 def main() -> None:
     registry = tr.ToolRegistry([web_search])
-    agent = create_agent(ScriptedModel(messages=iter(SCRIPT)), [web_search],
-                         middleware=[ToolRepairMiddleware(registry)])
+    agent = create_agent(
+        ScriptedModel(messages=iter(SCRIPT)), [web_search], middleware=[ToolRepairMiddleware(registry)]
+    )
     for message in agent.invoke({"messages": [("user", "Tell me about otters")]})["messages"]:
         calls = [(c["name"], c["args"]) for c in getattr(message, "tool_calls", [])]
         print(f"{message.type:>5}: {message.content!r}" + (f" calls={calls}" if calls else ""))

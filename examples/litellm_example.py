@@ -37,8 +37,9 @@ def main() -> None:
     registry = tr.ToolRegistry([get_weather, delete_file], deny=["delete_file"])
 
     # 1. A whole completion whose call was written as text, as local models often do.
-    reply = repair_response(litellm.completion(model="ollama/qwen2.5", messages=MESSAGES, mock_response=TEXT_CALL),
-                            registry)
+    reply = repair_response(
+        litellm.completion(model="ollama/qwen2.5", messages=MESSAGES, mock_response=TEXT_CALL), registry
+    )
     message = reply.choices[0].message
     print("content:", repr(message.content), "finish:", reply.choices[0].finish_reason)
     for tc in message.tool_calls or []:
@@ -48,8 +49,9 @@ def main() -> None:
 
     # 2. The same reply streamed: the markup never reaches the screen, the call arrives as a delta.
     print("stream: ", end="")
-    for chunk in repair_stream(litellm.completion(model="ollama/qwen2.5", messages=MESSAGES,
-                                                  mock_response=TEXT_CALL, stream=True), registry):
+    for chunk in repair_stream(
+        litellm.completion(model="ollama/qwen2.5", messages=MESSAGES, mock_response=TEXT_CALL, stream=True), registry
+    ):
         delta = chunk.choices[0].delta
         print(delta.content or "", end="")
         for tc in delta.tool_calls or []:
@@ -58,8 +60,14 @@ def main() -> None:
 
     # 3. Behind a LiteLLM proxy (`callbacks: [ToolRepairLogger(deny=[...])]`): a denied call
     #    never reaches the client; its refusal becomes the reply's text.
-    denied = litellm.completion(model="ollama/qwen2.5", messages=MESSAGES, mock_response="", mock_tool_calls=[
-        {"id": "c1", "type": "function", "function": {"name": "DeleteFile", "arguments": '{"path": "/"}'}}])
+    denied = litellm.completion(
+        model="ollama/qwen2.5",
+        messages=MESSAGES,
+        mock_response="",
+        mock_tool_calls=[
+            {"id": "c1", "type": "function", "function": {"name": "DeleteFile", "arguments": '{"path": "/"}'}}
+        ],
+    )
     tools = [{"type": "function", "function": {"name": "delete_file", "parameters": {"type": "object"}}}]
     hook = ToolRepairLogger(deny=["delete_file"]).async_post_call_success_hook
     out = asyncio.run(hook({"tools": tools}, None, denied))

@@ -23,16 +23,22 @@ def multiply(a: int, b: int) -> int:
     return a * b
 
 
-SCRIPT = iter([
-    # LlamaIndex alone would call multiply with {} here: the arguments are not strict JSON.
-    ChatMessage(role="assistant", blocks=[
-        ToolCallBlock(tool_call_id="c1", tool_name="Multiply", tool_kwargs="{'a': 6, 'b': '7',}"),
-        ToolCallBlock(tool_call_id="c2", tool_name="divide", tool_kwargs='{"a": 6, "b": 7}'),
-    ]),
-    ChatMessage(role="assistant",
-                content='<tool_call>{"name": "multiply", "arguments": {"a": 2, "b": 21}}</tool_call>'),
-    ChatMessage(role="assistant", content="6 x 7 = 42, and so is 2 x 21."),
-])
+SCRIPT = iter(
+    [
+        # LlamaIndex alone would call multiply with {} here: the arguments are not strict JSON.
+        ChatMessage(
+            role="assistant",
+            blocks=[
+                ToolCallBlock(tool_call_id="c1", tool_name="Multiply", tool_kwargs="{'a': 6, 'b': '7',}"),
+                ToolCallBlock(tool_call_id="c2", tool_name="divide", tool_kwargs='{"a": 6, "b": 7}'),
+            ],
+        ),
+        ChatMessage(
+            role="assistant", content='<tool_call>{"name": "multiply", "arguments": {"a": 2, "b": 21}}</tool_call>'
+        ),
+        ChatMessage(role="assistant", content="6 x 7 = 42, and so is 2 x 21."),
+    ]
+)
 
 
 async def main() -> None:

@@ -36,14 +36,24 @@ def call(name: str, arguments: str, call_id: str) -> ResponseFunctionToolCall:
 
 class ScriptedModel(Model):
     def __init__(self) -> None:
-        self.turns = iter([
-            [call("GetWeather", "{'city': 'Oslo', 'days': '2',}", "c1")],
-            [call("get_forecast", '{"city": "Bergen"}', "c2")],
-            [call("delete_file", '{"path": "/tmp/x"}', "c3")],
-            [ResponseOutputMessage.model_validate({
-                "type": "message", "id": "m1", "role": "assistant", "status": "completed",
-                "content": [{"type": "output_text", "text": "Sunny in Oslo.", "annotations": []}]})],
-        ])
+        self.turns = iter(
+            [
+                [call("GetWeather", "{'city': 'Oslo', 'days': '2',}", "c1")],
+                [call("get_forecast", '{"city": "Bergen"}', "c2")],
+                [call("delete_file", '{"path": "/tmp/x"}', "c3")],
+                [
+                    ResponseOutputMessage.model_validate(
+                        {
+                            "type": "message",
+                            "id": "m1",
+                            "role": "assistant",
+                            "status": "completed",
+                            "content": [{"type": "output_text", "text": "Sunny in Oslo.", "annotations": []}],
+                        }
+                    )
+                ],
+            ]
+        )
         self.seen: set[str] = set()
 
     async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:

@@ -22,13 +22,23 @@ def get_weather(city: str, days: int = 1) -> dict[str, object]:
 
 
 SCRIPT = [
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1", "type": "function",
-         "function": {"name": "GetWeather", "arguments": "{'city': 'Oslo', 'days': '2',}"}},
-        {"id": "call_2", "type": "function", "function": {"name": "book_flight", "arguments": "{}"}},
-    ]},
-    {"role": "assistant", "content": 'Checking Bergen too.\n<tool_call>{"name": "get_weather", '
-                                     '"arguments": {"city": "Bergen"}}</tool_call>'},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "GetWeather", "arguments": "{'city': 'Oslo', 'days': '2',}"},
+            },
+            {"id": "call_2", "type": "function", "function": {"name": "book_flight", "arguments": "{}"}},
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": 'Checking Bergen too.\n<tool_call>{"name": "get_weather", '
+        '"arguments": {"city": "Bergen"}}</tool_call>',
+    },
 ]
 
 

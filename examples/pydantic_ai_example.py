@@ -27,12 +27,14 @@ def delete_file(path: str) -> str:
     raise RuntimeError("never runs: the policy denies it")
 
 
-SCRIPT = iter([
-    ModelResponse(parts=[ToolCallPart("GetWeather", "{'city': 'Oslo', 'days': '2',}", tool_call_id="c1")]),
-    ModelResponse(parts=[TextPart('Bergen too. [get_weather(city="Bergen")]')]),
-    ModelResponse(parts=[ToolCallPart("delete_file", '{"path": "/tmp/x"}', tool_call_id="c3")]),
-    ModelResponse(parts=[TextPart("Sunny in Oslo and Bergen; I may not delete files.")]),
-])
+SCRIPT = iter(
+    [
+        ModelResponse(parts=[ToolCallPart("GetWeather", "{'city': 'Oslo', 'days': '2',}", tool_call_id="c1")]),
+        ModelResponse(parts=[TextPart('Bergen too. [get_weather(city="Bergen")]')]),
+        ModelResponse(parts=[ToolCallPart("delete_file", '{"path": "/tmp/x"}', tool_call_id="c3")]),
+        ModelResponse(parts=[TextPart("Sunny in Oslo and Bergen; I may not delete files.")]),
+    ]
+)
 
 
 def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -45,8 +47,11 @@ def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
 
 
 async def main() -> None:
-    agent = Agent(FunctionModel(model), tools=[get_weather, delete_file],
-                  capabilities=[ToolRepair(deny=["delete_file"], screen_stream=False)])
+    agent = Agent(
+        FunctionModel(model),
+        tools=[get_weather, delete_file],
+        capabilities=[ToolRepair(deny=["delete_file"], screen_stream=False)],
+    )
     result = await agent.run("Weather in Oslo and Bergen, then clean up.")
     print("answer:", result.output)
 

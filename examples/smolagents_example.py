@@ -56,8 +56,11 @@ class ScriptedModel(Model):
 
 
 def main() -> None:
-    agent = ToolCallingAgent(tools=[get_weather, delete_file], verbosity_level=0,
-                             model=ToolRepairModel(ScriptedModel(), deny=["delete_file"]))
+    agent = ToolCallingAgent(
+        tools=[get_weather, delete_file],
+        verbosity_level=0,
+        model=ToolRepairModel(ScriptedModel(), deny=["delete_file"]),
+    )
     print("answer:", agent.run("Weather in Oslo and Bergen, then clean up."))
 
 

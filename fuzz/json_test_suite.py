@@ -41,7 +41,7 @@ DOCUMENTED: dict[str, str] = {
     "Removed comment": "JS comments carry no value",
     "Replaced Python literal": "True/False/None are Python's spellings of true/false/null",
     "Kept invalid escape as literal text": "JSON has no such escape; the backslash is kept as text "
-                                           "(a Windows path), never dropped or guessed",
+    "(a Windows path), never dropped or guessed",
     "Replaced invalid escape of a quote with the quote": "an escaped quote of the other kind",
     "Kept unescaped quote as string content": "a quote followed by more text before the closing quote",
     "Inserted missing comma": "between object members, where the next key and ':' follow",

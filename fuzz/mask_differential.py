@@ -59,16 +59,23 @@ def main() -> int:
         for d in found:
             kinds[f"{d.kind}:{'salvaged' if d.salvaged else 'masked'}"] += 1
             if out:
-                out.write(json.dumps({"text": d.text, "marker": d.marker, "kind": d.kind,
-                                      "salvaged": d.salvaged}) + "\n")
+                out.write(
+                    json.dumps({"text": d.text, "marker": d.marker, "kind": d.kind, "salvaged": d.salvaged}) + "\n"
+                )
                 out.flush()
         if i % args.every == 0:
-            print(f"{i} texts, disagreements {dict(kinds)}, texts losing a call {texts_losing}, "
-                  f"stream mismatches {stream_mismatches}, referee crashes {referee_crashes}", flush=True)
+            print(
+                f"{i} texts, disagreements {dict(kinds)}, texts losing a call {texts_losing}, "
+                f"stream mismatches {stream_mismatches}, referee crashes {referee_crashes}",
+                flush=True,
+            )
     from_code = sum(n for k, n in kinds.items() if k.endswith(":salvaged"))
-    print(f"done: {args.count} texts (seed {args.seed}), calls from code {from_code}, "
-          f"texts losing a plain call {texts_losing}, disagreements {dict(kinds)}, "
-          f"stream mismatches {stream_mismatches}, referee crashes {referee_crashes}", flush=True)
+    print(
+        f"done: {args.count} texts (seed {args.seed}), calls from code {from_code}, "
+        f"texts losing a plain call {texts_losing}, disagreements {dict(kinds)}, "
+        f"stream mismatches {stream_mismatches}, referee crashes {referee_crashes}",
+        flush=True,
+    )
     return 1 if from_code or stream_mismatches else 0
 
 

@@ -706,7 +706,10 @@ LINEAR_CASES: dict[str, tuple[Callable[[int], str], int]] = {
     "invalid escapes": (lambda n: '{"a": "' + "\\q" * n + '"}', 2000),
     "comments": (lambda n: "{" + "/* c */ " * n + "}", 2000),
     "deep valid walk": (lambda n: json.dumps({"a": [[[i]] for i in range(n)]}), 400),
-    "deep lenient": (lambda n: "{'a': " + "[" * min(n, 60) + "1" + "]" * min(n, 60) + ", 'b': [" + "1, " * n + "]}", 400),
+    "deep lenient": (
+        lambda n: "{'a': " + "[" * min(n, 60) + "1" + "]" * min(n, 60) + ", 'b': [" + "1, " * n + "]}",
+        400,
+    ),
     "prose": (lambda n: "word " * n, 10000),
 }
 

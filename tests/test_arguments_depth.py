@@ -74,8 +74,10 @@ SALVAGE_PATHS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
     ("pythonic", _pythonic),
     ("mistral", lambda args: f"[TOOL_CALLS][{_call(args)}]"),
     ("mistral", lambda args: f"[TOOL_CALLS]f[ARGS]{json.dumps(args)}"),
-    ("generic_json", lambda args: json.dumps(
-        {"tool_calls": [{"type": "function", "function": {"name": "f", "arguments": args}}]})),
+    (
+        "generic_json",
+        lambda args: json.dumps({"tool_calls": [{"type": "function", "function": {"name": "f", "arguments": args}}]}),
+    ),
 ]
 
 
@@ -121,9 +123,7 @@ def test_salvaged_string_arguments_meet_a_raised_limit() -> None:
     for depth, accepted in ((90, True), (91, False)):
         text = "<tool_call>" + json.dumps({"name": "f", "arguments": json.dumps(nested(depth))}) + "</tool_call>"
         result = tr.salvage_text(text, ["f"], limits=limits)
-        assert (len(result.calls), [r.reason for r in result.rejected]) == (
-            (1, []) if accepted else (0, ["too-deep"])
-        )
+        assert (len(result.calls), [r.reason for r in result.rejected]) == ((1, []) if accepted else (0, ["too-deep"]))
         assert _native(nested(depth), limits) is accepted
 
 
@@ -183,13 +183,20 @@ def test_paths_agree_on_any_depth(max_depth: int, depth: int, lists: tuple[bool,
 
 
 # -- a raised or lowered limit holds at every entry point -------------------------------------
-ARRAY_TOOL = tr.ToolSpec("g", {"type": "object", "properties": {"x": {"type": "array"}}, "required": ["x"]},
-                         fn=lambda x: "ok")
+ARRAY_TOOL = tr.ToolSpec(
+    "g", {"type": "object", "properties": {"x": {"type": "array"}}, "required": ["x"]}, fn=lambda x: "ok"
+)
 # `x`: nested arrays of integers, to any depth; a string leaf is coerced to an integer.
-INT_TREE = tr.ToolSpec("h", {"type": "object", "properties": {"x": {"$ref": "#/$defs/t"}}, "required": ["x"],
-                             "$defs": {"t": {"anyOf": [{"type": "integer"},
-                                                       {"type": "array", "items": {"$ref": "#/$defs/t"}}]}}},
-                       fn=lambda x: "ok")
+INT_TREE = tr.ToolSpec(
+    "h",
+    {
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/t"}},
+        "required": ["x"],
+        "$defs": {"t": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"$ref": "#/$defs/t"}}]}},
+    },
+    fn=lambda x: "ok",
+)
 
 
 def _list_of(depth: int, leaf: Any) -> Any:
@@ -234,12 +241,15 @@ def registry_verdicts(depth: int, limits: tr.Limits) -> dict[str, bool]:
     return out
 
 
-@pytest.mark.parametrize(("max_depth", "depths"), [
-    (10, (9, 10, 11, 64)),
-    (64, (63, 64, 65, 70)),
-    (100, (64, 65, 70, 99, 100, 101)),
-    (150, (64, 65, 70, 149, 150, 151)),
-])
+@pytest.mark.parametrize(
+    ("max_depth", "depths"),
+    [
+        (10, (9, 10, 11, 64)),
+        (64, (63, 64, 65, 70)),
+        (100, (64, 65, 70, 99, 100, 101)),
+        (150, (64, 65, 70, 149, 150, 151)),
+    ],
+)
 def test_a_custom_limit_holds_at_every_entry_point(max_depth: int, depths: tuple[int, ...]) -> None:
     limits = tr.Limits(max_depth=max_depth)
     for depth in depths:

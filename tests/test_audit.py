@@ -22,7 +22,7 @@ TOOLS = "web_search,calculator"
 
 
 def hermes(name: str, args: dict[str, Any]) -> str:
-    return f'<tool_call>{json.dumps({"name": name, "arguments": args})}</tool_call>'
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': args})}</tool_call>"
 
 
 def openai_call(name: str, arguments: str, ident: str = "c1") -> dict[str, Any]:
@@ -70,63 +70,114 @@ def jsonl(*objs: Any) -> str:
 
 # -- one reply of each shape -----------------------------------------------------------------
 SHAPES: list[tuple[str, Any, dict[str, Any]]] = [
-    ("openai completion, clean call",
-     completion(assistant(None, [openai_call("web_search", '{"query": "cats"}')])),
-     {"replies": 1, "native_calls": 1, "repaired_calls": 0, "clean_calls": 1, "by_repair": {}}),
-    ("openai completion, drifted name and broken JSON",
-     completion(assistant(None, [openai_call("WebSearch", "{'query': 'cats',}")])),
-     {"native_calls": 1, "repaired_calls": 1, "by_repair": {"name": 1, "decode": 1}}),
-    ("openai completion, two choices are two replies",
-     completion(assistant("hi"), assistant(None, [openai_call("calculator", "{}")])),
-     {"replies": 2, "native_calls": 1, "empty_replies": 1}),
-    ("openai completion, unknown tool",
-     completion(assistant(None, [openai_call("web_serch", "{}")])),
-     {"unrepairable_calls": 1, "unrepairable": {"not-found": 1}, "top_rejected_names": [["web_serch", 1]]}),
-    ("openai completion, truncated arguments",
-     completion(assistant(None, [openai_call("web_search", '{"query": "ca')])),
-     {"unrepairable_calls": 1, "unrepairable": {"arguments:truncated": 1}}),
-    ("openai completion, a call that is not an object",
-     completion(assistant(None, ["web_search"])),
-     {"native_calls": 1, "unrepairable": {"malformed": 1}}),
-    ("bare assistant message, text call salvaged",
-     assistant("Sure." + hermes("web_search", {"query": "cats"})),
-     {"replies": 1, "native_calls": 0, "salvaged_calls": 1, "replies_salvaged": 1, "by_dialect": {"hermes": 1}}),
-    ("bare assistant message, native calls win over text",
-     assistant(hermes("web_search", {"query": "x"}), [openai_call("calculator", '{"expression": "1"}')]),
-     {"native_calls": 1, "salvaged_calls": 0, "replies_salvaged": 0}),
-    ("bare assistant message, legacy function_call",
-     {"role": "assistant", "content": None, "function_call": {"name": "calculator", "arguments": "{}"}},
-     {"native_calls": 1, "clean_calls": 1}),
-    ("bare assistant message, content parts",
-     assistant([{"type": "text", "text": hermes("calculator", {"expression": "2"})}]),
-     {"salvaged_calls": 1}),
-    ("text call for a tool never offered",
-     {"text": hermes("rm_rf", {"path": "/"})},
-     {"salvaged_calls": 0, "rejected": 1, "by_rejection_reason": {"not-offered": 1},
-      "top_rejected_names": [["rm_rf", 1]], "empty_replies": 1}),
-    ("text call inside a fence is not a call",
-     {"text": "```\n" + hermes("web_search", {"query": "x"}) + "\n```"},
-     {"salvaged_calls": 0, "empty_replies": 1}),
-    ("anthropic message, tool_use",
-     anthropic({"type": "text", "text": "Let me look."}, tool_use("web_search", {"query": "cats"})),
-     {"native_calls": 1, "clean_calls": 1}),
-    ("anthropic typed message, drifted name",
-     anthropic(tool_use("Calculator", {"expression": "1"}), typed=True),
-     {"native_calls": 1, "repaired_calls": 1, "by_repair": {"name": 1}}),
-    ("anthropic message, text only, salvaged",
-     anthropic({"type": "thinking", "thinking": hermes("web_search", {})},
-               {"type": "text", "text": hermes("web_search", {"query": "x"})}),
-     {"salvaged_calls": 1, "by_dialect": {"hermes": 1}}),
+    (
+        "openai completion, clean call",
+        completion(assistant(None, [openai_call("web_search", '{"query": "cats"}')])),
+        {"replies": 1, "native_calls": 1, "repaired_calls": 0, "clean_calls": 1, "by_repair": {}},
+    ),
+    (
+        "openai completion, drifted name and broken JSON",
+        completion(assistant(None, [openai_call("WebSearch", "{'query': 'cats',}")])),
+        {"native_calls": 1, "repaired_calls": 1, "by_repair": {"name": 1, "decode": 1}},
+    ),
+    (
+        "openai completion, two choices are two replies",
+        completion(assistant("hi"), assistant(None, [openai_call("calculator", "{}")])),
+        {"replies": 2, "native_calls": 1, "empty_replies": 1},
+    ),
+    (
+        "openai completion, unknown tool",
+        completion(assistant(None, [openai_call("web_serch", "{}")])),
+        {"unrepairable_calls": 1, "unrepairable": {"not-found": 1}, "top_rejected_names": [["web_serch", 1]]},
+    ),
+    (
+        "openai completion, truncated arguments",
+        completion(assistant(None, [openai_call("web_search", '{"query": "ca')])),
+        {"unrepairable_calls": 1, "unrepairable": {"arguments:truncated": 1}},
+    ),
+    (
+        "openai completion, a call that is not an object",
+        completion(assistant(None, ["web_search"])),
+        {"native_calls": 1, "unrepairable": {"malformed": 1}},
+    ),
+    (
+        "bare assistant message, text call salvaged",
+        assistant("Sure." + hermes("web_search", {"query": "cats"})),
+        {"replies": 1, "native_calls": 0, "salvaged_calls": 1, "replies_salvaged": 1, "by_dialect": {"hermes": 1}},
+    ),
+    (
+        "bare assistant message, native calls win over text",
+        assistant(hermes("web_search", {"query": "x"}), [openai_call("calculator", '{"expression": "1"}')]),
+        {"native_calls": 1, "salvaged_calls": 0, "replies_salvaged": 0},
+    ),
+    (
+        "bare assistant message, legacy function_call",
+        {"role": "assistant", "content": None, "function_call": {"name": "calculator", "arguments": "{}"}},
+        {"native_calls": 1, "clean_calls": 1},
+    ),
+    (
+        "bare assistant message, content parts",
+        assistant([{"type": "text", "text": hermes("calculator", {"expression": "2"})}]),
+        {"salvaged_calls": 1},
+    ),
+    (
+        "text call for a tool never offered",
+        {"text": hermes("rm_rf", {"path": "/"})},
+        {
+            "salvaged_calls": 0,
+            "rejected": 1,
+            "by_rejection_reason": {"not-offered": 1},
+            "top_rejected_names": [["rm_rf", 1]],
+            "empty_replies": 1,
+        },
+    ),
+    (
+        "text call inside a fence is not a call",
+        {"text": "```\n" + hermes("web_search", {"query": "x"}) + "\n```"},
+        {"salvaged_calls": 0, "empty_replies": 1},
+    ),
+    (
+        "anthropic message, tool_use",
+        anthropic({"type": "text", "text": "Let me look."}, tool_use("web_search", {"query": "cats"})),
+        {"native_calls": 1, "clean_calls": 1},
+    ),
+    (
+        "anthropic typed message, drifted name",
+        anthropic(tool_use("Calculator", {"expression": "1"}), typed=True),
+        {"native_calls": 1, "repaired_calls": 1, "by_repair": {"name": 1}},
+    ),
+    (
+        "anthropic message, text only, salvaged",
+        anthropic(
+            {"type": "thinking", "thinking": hermes("web_search", {})},
+            {"type": "text", "text": hermes("web_search", {"query": "x"})},
+        ),
+        {"salvaged_calls": 1, "by_dialect": {"hermes": 1}},
+    ),
     ("text object", {"text": "just prose"}, {"replies": 1, "empty_replies": 1}),
     ("bare JSON string", "plain prose with no call", {"replies": 1, "empty_replies": 1}),
-    ("ollama chat response",
-     {"model": "qwen2.5", "message": {"role": "assistant", "content": "",
-                                      "tool_calls": [{"function": {"name": "web_search", "arguments": {"query": "x"}}}]}},
-     {"native_calls": 1, "clean_calls": 1}),
-    ("responses api output",
-     {"output": [{"type": "message", "content": [{"type": "output_text", "text": "ok"}]},
-                 {"type": "function_call", "name": "web-search", "arguments": '{"query": "x"}', "call_id": "c"}]},
-     {"native_calls": 1, "repaired_calls": 1, "by_repair": {"name": 1}}),
+    (
+        "ollama chat response",
+        {
+            "model": "qwen2.5",
+            "message": {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"function": {"name": "web_search", "arguments": {"query": "x"}}}],
+            },
+        },
+        {"native_calls": 1, "clean_calls": 1},
+    ),
+    (
+        "responses api output",
+        {
+            "output": [
+                {"type": "message", "content": [{"type": "output_text", "text": "ok"}]},
+                {"type": "function_call", "name": "web-search", "arguments": '{"query": "x"}', "call_id": "c"},
+            ]
+        },
+        {"native_calls": 1, "repaired_calls": 1, "by_repair": {"name": 1}},
+    ),
 ]
 
 
@@ -139,8 +190,11 @@ def test_shapes(obj: Any, expected: dict[str, Any]) -> None:
 
 
 MIXED = jsonl(
-    completion(assistant(None, [openai_call("WebSearch", "{'query': 'cats',}"),
-                                openai_call("calculator", '{"expression": "1+1"}')])),
+    completion(
+        assistant(
+            None, [openai_call("WebSearch", "{'query': 'cats',}"), openai_call("calculator", '{"expression": "1+1"}')]
+        )
+    ),
     assistant("Sure." + hermes("web_search", {"query": "x"}) + hermes("delete_all", {})),
     anthropic(tool_use("delete_all", {})),
     "not json at all",
@@ -151,12 +205,23 @@ MIXED = jsonl(
 )
 
 MIXED_EXPECTED = {
-    "records": 7, "replies": 5, "bad_records": 2, "bad_line_numbers": [4, 7], "records_changed": 2,
+    "records": 7,
+    "replies": 5,
+    "bad_records": 2,
+    "bad_line_numbers": [4, 7],
+    "records_changed": 2,
     "bad_record_reasons": {"not-a-record": 1, "not-json": 1},
-    "salvaged_left_as_text": 0, "results_linked": 0,
-    "replies_with_native_calls": 3, "replies_salvaged": 1, "empty_replies": 1,
-    "native_calls": 4, "clean_calls": 1, "repaired_calls": 1, "unrepairable_calls": 2,
-    "salvaged_calls": 1, "rejected": 1,
+    "salvaged_left_as_text": 0,
+    "results_linked": 0,
+    "replies_with_native_calls": 3,
+    "replies_salvaged": 1,
+    "empty_replies": 1,
+    "native_calls": 4,
+    "clean_calls": 1,
+    "repaired_calls": 1,
+    "unrepairable_calls": 2,
+    "salvaged_calls": 1,
+    "rejected": 1,
     "by_repair": {"name": 1, "decode": 1},
     "unrepairable": {"not-found": 1, "arguments:truncated": 1},
     "by_dialect": {"hermes": 1},
@@ -172,12 +237,15 @@ def write(path: Path, text: str, *, compress: bool = False) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("name", "compress"), [
-    ("log.jsonl", False),
-    ("log.jsonl.gz", True),
-    ("log-without-suffix", True),   # gzip found by its magic bytes
-    ("plain.gz", False),            # a misleading suffix: the bytes decide
-])
+@pytest.mark.parametrize(
+    ("name", "compress"),
+    [
+        ("log.jsonl", False),
+        ("log.jsonl.gz", True),
+        ("log-without-suffix", True),  # gzip found by its magic bytes
+        ("plain.gz", False),  # a misleading suffix: the bytes decide
+    ],
+)
 def test_files_exact_counts(tmp_path: Path, name: str, compress: bool) -> None:
     path = write(tmp_path / name, MIXED, compress=compress)
     assert run_json(["audit", str(path), "--tools", TOOLS]) == MIXED_EXPECTED
@@ -274,12 +342,15 @@ def test_truncated_gzip_is_status_1(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv", [
-    ["audit", "log.jsonl"],                            # neither --tools nor --any
-    ["audit", "log.jsonl", "--tools", "a", "--any"],   # both
-    ["audit", "log.jsonl", "--tools", " , "],          # no names
-    ["audit"],                                         # no file
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit", "log.jsonl"],  # neither --tools nor --any
+        ["audit", "log.jsonl", "--tools", "a", "--any"],  # both
+        ["audit", "log.jsonl", "--tools", " , "],  # no names
+        ["audit"],  # no file
+    ],
+)
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv, stdin=io.StringIO(""), stdout=io.StringIO()) == 2
     assert "toolrepair: error: " in capsys.readouterr().err
@@ -295,8 +366,11 @@ def test_table(tmp_path: Path) -> None:
 
     def row(label: str) -> list[str]:
         k = len(label.split())
-        [found] = [ln.split() for ln in lines
-                   if ln.split()[:k] == label.split() and ln.split()[k:k + 1] and ln.split()[k][0].isdigit()]
+        [found] = [
+            ln.split()
+            for ln in lines
+            if ln.split()[:k] == label.split() and ln.split()[k : k + 1] and ln.split()[k][0].isdigit()
+        ]
         return found[k:]
 
     assert row("records") == ["7"]
@@ -368,14 +442,21 @@ def test_progress_on_a_pipe_without_size(monkeypatch: pytest.MonkeyPatch) -> Non
     assert "MiB read" in err
 
 
-@pytest.mark.parametrize(("every", "lines"), [
-    ((500, 1 << 40), ["500 lines", "1,000 lines", "1,500 lines", "2,000 lines"]),  # by records
-    ((1 << 40, 14 * 700), ["700 lines", "1,400 lines"]),                           # by bytes: 14 a line
-])
+@pytest.mark.parametrize(
+    ("every", "lines"),
+    [
+        ((500, 1 << 40), ["500 lines", "1,000 lines", "1,500 lines", "2,000 lines"]),  # by records
+        ((1 << 40, 14 * 700), ["700 lines", "1,400 lines"]),  # by bytes: 14 a line
+    ],
+)
 @pytest.mark.parametrize("verb", ["audit", "fix"])
-def test_progress_lines_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str], every: tuple[int, int],
-                                                      lines: list[str], verb: str) -> None:
+def test_progress_lines_when_stderr_is_not_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    every: tuple[int, int],
+    lines: list[str],
+    verb: str,
+) -> None:
     monkeypatch.setattr(_logio, "LOG_EVERY", every)
     log = jsonl(*({"text": "p"} for _ in range(2000))).encode()
     assert len(log) == 2000 * 14
@@ -389,8 +470,9 @@ def test_progress_lines_when_stderr_is_not_a_terminal(monkeypatch: pytest.Monkey
     assert progress[0].startswith(f"toolrepair {verb}: <stdin>: 0.0 MiB read")
 
 
-def test_progress_lines_of_a_file_give_the_share_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_lines_of_a_file_give_the_share_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(_logio, "LOG_EVERY", (1000, 1 << 40))
     path = write(tmp_path / "log.jsonl", jsonl(*({"text": "prose"} for _ in range(2000))))
     assert run(["audit", str(path), "--any", "--json"])[0] == 0
@@ -398,8 +480,9 @@ def test_progress_lines_of_a_file_give_the_share_read(tmp_path: Path, monkeypatc
     assert len(progress) == 2 and all("% of 0.0 MiB)" in line for line in progress)
 
 
-def test_silent_when_stderr_is_not_a_terminal_and_the_log_is_short(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_silent_when_stderr_is_not_a_terminal_and_the_log_is_short(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path / "log.jsonl", jsonl(*({"text": "prose"} for _ in range(2000))))
     assert run(["audit", str(path), "--any", "--json"])[0] == 0
     assert capsys.readouterr().err == ""  # under LOG_EVERY: nothing to say
@@ -447,8 +530,11 @@ def _log_lines(n: int) -> Iterator[bytes]:
         b"not json",
     ]
     for i in range(n):
-        yield shapes[i % 4][:-1] + b', "pad": "' + prose + b'", "i": ' + str(i).encode() + b"}\n" if i % 4 != 3 \
+        yield (
+            shapes[i % 4][:-1] + b', "pad": "' + prose + b'", "i": ' + str(i).encode() + b"}\n"
+            if i % 4 != 3
             else b"not json " + prose + b"\n"
+        )
 
 
 def _peak(n: int, fixing: bool) -> tuple[int, AuditReport]:
@@ -495,9 +581,11 @@ def test_validators_are_compiled_once_per_distinct_schema() -> None:
     from toolrepair import audit_records
     from toolrepair._args import _schema
 
-    schemas = [{"type": "object", "properties": {"q": {"type": "string"}}},
-               {"type": "object", "properties": {"n": {"type": "integer"}}},
-               {"type": "object", "properties": {"x": {"type": "boolean"}}}]
+    schemas = [
+        {"type": "object", "properties": {"q": {"type": "string"}}},
+        {"type": "object", "properties": {"n": {"type": "integer"}}},
+        {"type": "object", "properties": {"x": {"type": "boolean"}}},
+    ]
     records = []
     for i in range(300):
         schema = schemas[i % 3]

@@ -40,12 +40,24 @@ HINT_WS = "Expected parameters for 'web_search' — required: ['query'], optiona
         (web_search, {}, f"missing a required argument: 'query'. {HINT_WS}"),
         (web_search, {"query": "x", "q": "y"}, f"got an unexpected keyword argument 'q'. {HINT_WS}"),
         (web_search, {"q": "x"}, f"missing a required argument: 'query'. {HINT_WS}"),
-        (fetch, {"link": "x"}, "missing a required argument: 'url'. Expected parameters for 'fetch' — "
-                               "required: ['url'], optional: ['timeout']."),
-        (Calc(), {"expr": "1"}, "missing a required argument: 'expression'. Expected parameters for "
-                                "'calculator' — required: ['expression'], optional: []."),
-        (Service().lookup, {"default": "d"}, "missing a required argument: 'key'. Expected parameters for "
-                                             "'lookup' — required: ['key'], optional: ['default']."),
+        (
+            fetch,
+            {"link": "x"},
+            "missing a required argument: 'url'. Expected parameters for 'fetch' — "
+            "required: ['url'], optional: ['timeout'].",
+        ),
+        (
+            Calc(),
+            {"expr": "1"},
+            "missing a required argument: 'expression'. Expected parameters for "
+            "'calculator' — required: ['expression'], optional: [].",
+        ),
+        (
+            Service().lookup,
+            {"default": "d"},
+            "missing a required argument: 'key'. Expected parameters for "
+            "'lookup' — required: ['key'], optional: ['default'].",
+        ),
     ],
 )
 def test_bind_failures(tool: Any, arguments: dict[str, Any], message: str) -> None:
@@ -76,8 +88,15 @@ def test_expected_parameters_field() -> None:
 
 
 def test_schema_only_tool_is_checked_against_its_schema() -> None:
-    spec = tr.ToolSpec("lookup", {"type": "object", "properties": {"key": {"type": "string"}},
-                                  "required": ["key"], "additionalProperties": False})
+    spec = tr.ToolSpec(
+        "lookup",
+        {
+            "type": "object",
+            "properties": {"key": {"type": "string"}},
+            "required": ["key"],
+            "additionalProperties": False,
+        },
+    )
     assert tr.bind_check(spec, {"key": "k"}) is None
     missing = tr.bind_check(spec, {})
     assert missing is not None and missing.message.startswith("missing a required argument: 'key'.")

@@ -20,8 +20,10 @@ SHAPES: list[tuple[dict[str, Any], CallShape]] = [
     ({"function_name": "f", "arguments": {}}, CallShape("f", {}, "arguments", None, False)),
     ({"name": "f"}, CallShape("f", None, None, None, False)),
     ({"name": 3, "arguments": {}}, CallShape(None, {}, "arguments", None, False)),
-    ({"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}},
-     CallShape("f", "{}", "arguments", "c", True)),
+    (
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        CallShape("f", "{}", "arguments", "c", True),
+    ),
     # a "function" key that names no call is data: the outer keys are read
     ({"name": "f", "arguments": {}, "function": {"description": "x"}}, CallShape("f", {}, "arguments", None, False)),
     ({"name": "f", "arguments": {"a": 1}, "parameters": {"b": 2}}, CallShape("f", {"a": 1}, "arguments", None, False)),
@@ -29,7 +31,10 @@ SHAPES: list[tuple[dict[str, Any], CallShape]] = [
     # the common shape with its id under another key (salvage once read only "id" here)
     ({"name": "f", "arguments": {"q": 1}, "tool_call_id": "t"}, CallShape("f", {"q": 1}, "arguments", "t", False)),
     # LlamaIndex's ToolSelection, as its integration reads additional_kwargs["tool_calls"]
-    ({"tool_id": "t1", "tool_name": "f", "tool_kwargs": {"q": 1}}, CallShape("f", {"q": 1}, "tool_kwargs", "t1", False)),
+    (
+        {"tool_id": "t1", "tool_name": "f", "tool_kwargs": {"q": 1}},
+        CallShape("f", {"q": 1}, "tool_kwargs", "t1", False),
+    ),
     ({"id": "a", "tool_id": "b", "name": "f"}, CallShape("f", None, None, "a", False)),
 ]
 
@@ -66,11 +71,14 @@ def tool(q: int) -> str:
     return f"q={q}"
 
 
-@pytest.mark.parametrize("obj", [
-    {"tool_name": "tool", "tool_input": {"q": 1}},
-    {"tool": "tool", "args": '{"q": 1}'},
-    {"id": "c", "function": {"name": "tool", "arguments": '{"q": 1}'}},
-])
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"tool_name": "tool", "tool_input": {"q": 1}},
+        {"tool": "tool", "args": '{"q": 1}'},
+        {"id": "c", "function": {"name": "tool", "arguments": '{"q": 1}'}},
+    ],
+)
 def test_every_entry_point_reads_the_table(obj: dict[str, Any]) -> None:
     registry = tr.ToolRegistry([tool])
     assert tr.repair_call(obj, [tool]).call == tr.ToolCall("tool", {"q": 1}, obj.get("id"))

@@ -34,8 +34,9 @@ def run(argv: list[str], stdin: str = "") -> tuple[int, str]:
         (["salvage", "--tools", "web_search", "--pretty"], [("web_search", {"query": "cats"})], "Sure.", []),
     ],
 )
-def test_salvage_from_stdin(argv: list[str], calls: list[tuple[str, dict[str, str]]], content: str,
-                            rejected: list[str]) -> None:
+def test_salvage_from_stdin(
+    argv: list[str], calls: list[tuple[str, dict[str, str]]], content: str, rejected: list[str]
+) -> None:
     status, out = run(argv, REPLY)
     assert status == 0
     got = json.loads(out)
@@ -65,14 +66,20 @@ def test_salvage_from_a_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "status", "message"),
     [
-        (["salvage", "missing-file.txt", "--tools", "a"], 1,
-         "toolrepair: error: cannot read missing-file.txt: No such file or directory"),
+        (
+            ["salvage", "missing-file.txt", "--tools", "a"],
+            1,
+            "toolrepair: error: cannot read missing-file.txt: No such file or directory",
+        ),
         (["salvage", "--tools", "a", "--any"], 2, "toolrepair: error: argument --any: not allowed with argument"),
         (["salvage"], 2, "toolrepair: error: one of the arguments --tools --tools-file --any is required"),
         (["audit", "in.jsonl"], 2, "toolrepair: error: one of the arguments --tools --tools-file --any is required"),
         # fix refuses a missing tool option exactly as audit does (it used to copy its input unchanged).
-        (["fix", "in.jsonl", "-o", "out.jsonl"], 2,
-         "toolrepair: error: one of the arguments --tools --tools-file --any is required"),
+        (
+            ["fix", "in.jsonl", "-o", "out.jsonl"],
+            2,
+            "toolrepair: error: one of the arguments --tools --tools-file --any is required",
+        ),
         (["salvage", "--tools", " , "], 2, "expected a comma-separated list of tool names"),
         (["salvage", "--tools", "a", "--dialects", "nope"], 2, "unknown dialect(s) ['nope']"),
         (["bogus"], 2, "toolrepair: error: argument COMMAND: invalid choice: 'bogus'"),
@@ -112,8 +119,9 @@ JSON_ERRORS = [
 
 @pytest.mark.parametrize(("line", "message"), JSON_ERRORS, ids=[m for _, m in JSON_ERRORS])
 @pytest.mark.parametrize("verb", [["audit", "-", "--any"], ["fix", "-", "-o", "-", "--any"]], ids=["audit", "fix"])
-def test_bad_line_messages_match_json_loads(verb: list[str], line: str, message: str,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_line_messages_match_json_loads(
+    verb: list[str], line: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = '{"text": "ok"}\n' + line + "\n"
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     assert main(verb, stdin=io.TextIOWrapper(io.BytesIO(data.encode())), stdout=out) == 0
@@ -121,24 +129,29 @@ def test_bad_line_messages_match_json_loads(verb: list[str], line: str, message:
     assert err.splitlines()[0] == "toolrepair: <stdin>:2" + message
     assert " at at " not in err and " at:" not in err
     if ":" in message[1:4]:  # the column is the one json.loads reports for the line alone
-        with pytest.raises(ValueError, match=f"column {message[1:message.index(':', 1)]} "):
+        with pytest.raises(ValueError, match=f"column {message[1 : message.index(':', 1)]} "):
             json.loads(line.rstrip("\r"))
     if verb[0] == "fix":
         out.flush()
         assert out.buffer.getvalue() == data.encode()  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("verb", [["audit", "{}", "--any"], ["fix", "{}", "-o", "{}.out", "--any"]],
-                         ids=["audit", "fix"])
-@pytest.mark.parametrize(("data", "status"), [
-    (b"x\ny\n", 1),                          # every line bad: nothing could be read
-    (b'\xff\xfe\n{"text": \n', 1),            # binary garbage too
-    (b"x\n" + b'{"text": "ok"}\n', 0),        # one good record is enough
-    (b"", 0),                                 # an empty log is read, and empty
-    (b"\n  \n", 0),                           # blank lines are not records
-])
-def test_exit_status_says_whether_anything_was_read(tmp_path: Path, verb: list[str], data: bytes, status: int,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "verb", [["audit", "{}", "--any"], ["fix", "{}", "-o", "{}.out", "--any"]], ids=["audit", "fix"]
+)
+@pytest.mark.parametrize(
+    ("data", "status"),
+    [
+        (b"x\ny\n", 1),  # every line bad: nothing could be read
+        (b'\xff\xfe\n{"text": \n', 1),  # binary garbage too
+        (b"x\n" + b'{"text": "ok"}\n', 0),  # one good record is enough
+        (b"", 0),  # an empty log is read, and empty
+        (b"\n  \n", 0),  # blank lines are not records
+    ],
+)
+def test_exit_status_says_whether_anything_was_read(
+    tmp_path: Path, verb: list[str], data: bytes, status: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "log.jsonl"
     path.write_bytes(data)
     argv = [a.format(path) for a in verb]
@@ -168,13 +181,11 @@ def test_salvage_refuses_invalid_utf8_like_audit(tmp_path: Path, how: str, capsy
 
 
 @pytest.mark.parametrize("how", ["file", "stdin", "text stdin"])
-def test_salvage_over_the_input_limit_is_an_error(tmp_path: Path, how: str,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_salvage_over_the_input_limit_is_an_error(tmp_path: Path, how: str, capsys: pytest.CaptureFixture[str]) -> None:
     limit = ["--max-input-chars", "100"]
     path = tmp_path / "big.txt"
     path.write_text("é" * 101, encoding="utf-8")
-    stdin: io.TextIOBase = io.TextIOWrapper(io.BytesIO(path.read_bytes())) if how == "stdin" \
-        else io.StringIO("é" * 101)
+    stdin: io.TextIOBase = io.TextIOWrapper(io.BytesIO(path.read_bytes())) if how == "stdin" else io.StringIO("é" * 101)
     stdout = io.StringIO()
     assert main(["salvage", str(path) if how == "file" else "-", "--any", *limit], stdin=stdin, stdout=stdout) == 1
     assert stdout.getvalue() == ""  # nothing echoed
@@ -184,18 +195,28 @@ def test_salvage_over_the_input_limit_is_an_error(tmp_path: Path, how: str,
 
 
 def test_python_dash_m(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "toolrepair", "salvage", "--tools", "web_search"],
-                          input=REPLY, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "toolrepair", "salvage", "--tools", "web_search"],
+        input=REPLY,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["calls"][0]["function"]["name"] == "web_search"
-    bad = subprocess.run([sys.executable, "-m", "toolrepair", "salvage", str(tmp_path / "nope"), "--any"],
-                         capture_output=True, text=True, check=False)
+    bad = subprocess.run(
+        [sys.executable, "-m", "toolrepair", "salvage", str(tmp_path / "nope"), "--any"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert bad.returncode == 1 and "Traceback" not in bad.stderr and bad.stderr.count("\n") == 1
 
 
 def test_console_entry_point() -> None:
     """The `toolrepair` script is `toolrepair.cli:main`, run the way the script runs it."""
     from importlib.metadata import entry_points
+
     [script] = [e for e in entry_points(group="console_scripts") if e.name == "toolrepair"]
     assert script.value == "toolrepair.cli:main"
     code = "import sys; from toolrepair.cli import main; sys.exit(main())"

@@ -48,15 +48,21 @@ def test_out_that_is_not_a_regular_file_is_refused(tmp_path: Path, capsys: pytes
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "folder").mkdir()
-    cases = [(tmp_path / "link", "a symbolic link"), (tmp_path / "dangling", "a symbolic link"),
-             (tmp_path / "fifo", "a FIFO"), (tmp_path / "folder", "a folder"),
-             (Path("/dev/null"), "a character device")]
+    cases = [
+        (tmp_path / "link", "a symbolic link"),
+        (tmp_path / "dangling", "a symbolic link"),
+        (tmp_path / "fifo", "a FIFO"),
+        (tmp_path / "folder", "a folder"),
+        (Path("/dev/null"), "a character device"),
+    ]
     for out, kind in cases:
         before = os.lstat(out)
         assert fix(src, str(out)) == 1
         err = capsys.readouterr().err
-        assert err == f"toolrepair: error: refusing to write {out}: it is {kind}, not a regular file " \
-                      "(give a regular file or - for stdout)\n"
+        assert (
+            err == f"toolrepair: error: refusing to write {out}: it is {kind}, not a regular file "
+            "(give a regular file or - for stdout)\n"
+        )
         after = os.lstat(out)
         assert (stat.S_IFMT(after.st_mode), after.st_ino) == (stat.S_IFMT(before.st_mode), before.st_ino)
     assert target.read_text() == "keep me"
@@ -130,8 +136,9 @@ def test_ctrl_c_leaves_no_temporary_file_and_no_half_out(tmp_path: Path, existin
     assert leftovers(tmp_path, "out.jsonl") == []
 
 
-def test_out_swapped_for_a_symlink_during_the_run_is_refused(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_out_swapped_for_a_symlink_during_the_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out.jsonl"
     target = tmp_path / "target.txt"
     target.write_text("keep me")
@@ -162,8 +169,10 @@ def nested_schema(levels: int) -> dict[str, Any]:
 
 
 def deep_record(levels: int) -> dict[str, Any]:
-    return {"tools": [{"type": "function", "function": {"name": "web_search", "parameters": nested_schema(levels)}}],
-            "messages": [{"role": "assistant", "content": CALL}]}
+    return {
+        "tools": [{"type": "function", "function": {"name": "web_search", "parameters": nested_schema(levels)}}],
+        "messages": [{"role": "assistant", "content": CALL}],
+    }
 
 
 @pytest.mark.parametrize("levels", [150, 450])
@@ -194,8 +203,9 @@ def test_the_run_goes_on_past_a_record_the_walk_fails_on(tmp_path: Path) -> None
     src = log(tmp_path, FIXABLE + bad + FIXABLE)
     out = tmp_path / "out.jsonl"
     stdout = io.StringIO()
-    status = main(["fix", str(src), "-o", str(out), "--tools", "web_search", "--max-depth", "200", "--json"],
-                  stdout=stdout)
+    status = main(
+        ["fix", str(src), "-o", str(out), "--tools", "web_search", "--max-depth", "200", "--json"], stdout=stdout
+    )
     assert status == 0
     report = json.loads(stdout.getvalue())
     assert (report["records"], report["bad_records"], report["records_changed"]) == (3, 1, 2)
@@ -227,8 +237,11 @@ def test_an_over_long_line_is_copied_in_chunks(length: int, ending: bytes) -> No
     data = FIXABLE.encode() + long + b"\n" + CLEAN.encode() + long + ending
     reader = CountingReader(data)
     written: list[bytes | str] = []
-    tally = process_lines(bounded_lines(reader, limits.max_input_chars, chunk=64), RecordFixer(["web_search"], limits),
-                          write=written.append)
+    tally = process_lines(
+        bounded_lines(reader, limits.max_input_chars, chunk=64),
+        RecordFixer(["web_search"], limits),
+        write=written.append,
+    )
     assert b"".join(p if isinstance(p, bytes) else p.encode() for p in written[:1]) != FIXABLE.encode()  # fixed
     assert b"".join(p for p in written[1:] if isinstance(p, bytes)) == long + b"\n" + CLEAN.encode() + long + ending
     cap = 4 * 200 + 2
@@ -259,8 +272,9 @@ def test_the_limit_counts_characters_not_bytes(text: str, over: bool) -> None:
         assert (tally.records, tally.bad_records) == (1, int(over))
 
 
-def test_cli_copies_an_over_long_line_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_copies_an_over_long_line_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(_logio, "CHUNK_BYTES", 128)
     long = '{"text": "' + "z" * 5000 + '"}\n'
     src = log(tmp_path, FIXABLE + long + CLEAN)
@@ -269,8 +283,9 @@ def test_cli_copies_an_over_long_line_through(tmp_path: Path, monkeypatch: pytes
     assert fix(src, str(out), "--max-input-chars", "200", "--json") == 0
     lines = out.read_text().splitlines(keepends=True)
     assert lines[1:] == [long, CLEAN] and "tool_calls" in lines[0]
-    assert "toolrepair: " + str(src) + ":2: longer than Limits.max_input_chars (200 characters)" in \
-        capsys.readouterr().err
+    assert (
+        "toolrepair: " + str(src) + ":2: longer than Limits.max_input_chars (200 characters)" in capsys.readouterr().err
+    )
     assert main(["audit", str(src), "--any", "--max-input-chars", "200", "--json"], stdout=stdout) == 0
     assert json.loads(stdout.getvalue())["bad_record_reasons"] == {"too-large": 1}
 

@@ -44,8 +44,11 @@ OPENED_IN_A_CALL = [
     (hermes('{"query": "a\n~~~~ py\nb"}') + "\n\n" + WEATHER, ["web_search"], ["get_weather"]),
     (hermes('{"query": "x\n   ```\n"}') + "\nThen " + WEATHER, ["web_search"], ["get_weather"]),
     (hermes('{"query": "a\n```"}') + WEATHER, ["web_search"], ["get_weather"]),
-    (hermes('{"query": "a\n```js\nb"}') + "\n" + WEATHER + "\n" + WEATHER, ["web_search"],
-     ["get_weather", "get_weather"]),
+    (
+        hermes('{"query": "a\n```js\nb"}') + "\n" + WEATHER + "\n" + WEATHER,
+        ["web_search"],
+        ["get_weather", "get_weather"],
+    ),
     # Qwen3-Coder's XML: a parameter's lines are the reply's lines.
     (qwen("~~~") + "\n" + WEATHER, ["web_search"], ["get_weather"]),
     (qwen("```python\nx = 1") + "\n" + WEATHER, ["web_search"], ["get_weather"]),
@@ -86,8 +89,8 @@ def test_salvage_text_refuses_the_later_call(text: str, taken: list[str], refuse
     assert _names(got.calls) == taken
     assert [(r.reason, r.name) for r in got.rejected] == [("in-code", n) for n in refused]
     for r in got.rejected:  # the rejection names the refused candidate's own span
-        assert text[r.span[0]:].startswith("<tool_call>")
-        assert r.text == text[r.span[0]:r.span[1]]
+        assert text[r.span[0] :].startswith("<tool_call>")
+        assert r.text == text[r.span[0] : r.span[1]]
 
 
 @pytest.mark.parametrize("text", BALANCED)
@@ -98,10 +101,10 @@ def test_a_balanced_fence_in_an_argument_costs_nothing(text: str) -> None:
 
 
 @pytest.mark.parametrize("step", [1, 2, 3, 7, 64, 0])
-@pytest.mark.parametrize(("text", "taken", "refused"), OPENED_IN_A_CALL + [(t, ["web_search", "get_weather"], [])
-                                                                           for t in BALANCED])
-def test_the_stream_gives_what_the_whole_text_gives(text: str, taken: list[str], refused: list[str],
-                                                    step: int) -> None:
+@pytest.mark.parametrize(
+    ("text", "taken", "refused"), OPENED_IN_A_CALL + [(t, ["web_search", "get_weather"], []) for t in BALANCED]
+)
+def test_the_stream_gives_what_the_whole_text_gives(text: str, taken: list[str], refused: list[str], step: int) -> None:
     whole = tr.salvage_text(text, OFFERED)
     step = step or len(text)
     content, calls = stream(text, OFFERED, range(step, len(text), step))
@@ -112,10 +115,20 @@ def test_the_stream_gives_what_the_whole_text_gives(text: str, taken: list[str],
 # -- the proxy: whole and streamed repair, the code its servers run --------------------------
 
 PROXY_TOOLS = [
-    {"type": "function", "function": {"name": "web_search", "parameters": {
-        "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}},
-    {"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "web_search",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    },
 ]
 
 
@@ -130,15 +143,22 @@ def _proxy_parts() -> Any:
 
 
 def _body(text: str) -> dict[str, Any]:
-    return {"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+    return {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+    }
 
 
 def _chunks(text: str, step: int) -> list[dict[str, Any]]:
     base = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
     out = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
-    out += [{**base, "choices": [{"index": 0, "delta": {"content": text[i:i + step]}, "finish_reason": None}]}
-            for i in range(0, len(text), step)]
+    out += [
+        {**base, "choices": [{"index": 0, "delta": {"content": text[i : i + step]}, "finish_reason": None}]}
+        for i in range(0, len(text), step)
+    ]
     out.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     return out
 

@@ -34,8 +34,7 @@ def make_registry(max_repairs: int = 2) -> tuple[tr.ToolRegistry, list[tr.Repair
         with lock:
             seen.append(event)
 
-    return tr.ToolRegistry([web_search, fetch], max_repairs=max_repairs, on_repair=on_repair,
-                            max_repeats=None), seen
+    return tr.ToolRegistry([web_search, fetch], max_repairs=max_repairs, on_repair=on_repair, max_repeats=None), seen
 
 
 def test_threads_get_their_own_results_and_every_event_once() -> None:
@@ -85,8 +84,9 @@ def test_threads_sharing_one_turn_share_its_budget_exactly() -> None:
 
         def worker(_: int) -> int:
             barrier.wait()
-            return sum(ctx.copy().run(registry.run, {"name": "WebSearch", "arguments": {"query": "q"}}).ok
-                       for _ in range(20))
+            return sum(
+                ctx.copy().run(registry.run, {"name": "WebSearch", "arguments": {"query": "q"}}).ok for _ in range(20)
+            )
 
         with ThreadPoolExecutor(THREADS) as pool:
             assert sum(pool.map(worker, range(THREADS))) == 50
@@ -213,8 +213,11 @@ def test_untrusted_marks_from_many_threads_are_all_kept() -> None:
 
     with ThreadPoolExecutor(THREADS) as pool:
         list(pool.map(worker, range(THREADS)))
-    assert all(registry.salvage(f"<tool_call>{w}-{i}</tool_call>").rejected[0].reason == "untrusted"
-               for w in range(THREADS) for i in range(100))
+    assert all(
+        registry.salvage(f"<tool_call>{w}-{i}</tool_call>").rejected[0].reason == "untrusted"
+        for w in range(THREADS)
+        for i in range(100)
+    )
 
 
 # -- threads a turn starts without passing its context (issue 18: budget across threads) --------
@@ -286,8 +289,9 @@ def test_threads_of_one_of_several_open_turns_fail_closed() -> None:
         with registry.turn():
             both_open.wait()
             box: list[bool] = []
-            worker = threading.Thread(target=lambda: box.append(registry.run(
-                {"name": "WebSearch", "arguments": {"query": "w"}}).ok))
+            worker = threading.Thread(
+                target=lambda: box.append(registry.run({"name": "WebSearch", "arguments": {"query": "w"}}).ok)
+            )
             worker.start()
             worker.join()
             workers_done.wait()  # neither turn closes before both workers have run
@@ -308,8 +312,10 @@ def test_a_copied_context_names_its_turn_among_several() -> None:
             both_open.wait()
             ctx = contextvars.copy_context()
             with ThreadPoolExecutor(2) as pool:
-                futures = [pool.submit(ctx.copy().run, registry.run, {"name": "WebSearch", "arguments": {"query": "q"}})
-                           for _ in range(3)]
+                futures = [
+                    pool.submit(ctx.copy().run, registry.run, {"name": "WebSearch", "arguments": {"query": "q"}})
+                    for _ in range(3)
+                ]
                 oks = sorted(f.result().ok for f in futures)
             both_open.wait()
             return oks

@@ -28,17 +28,30 @@ def _dsml_invoke(p: str, name: str, **params: str) -> str:
 SPELLINGS: list[Row] = [
     # Every spelling of the DSML prefix, with each block keyword DeepSeek has used.
     *[
-        (_dsml(p, block, _dsml_invoke(p, "a", x="1"), _dsml_invoke(p, "b", y="2")), ["a", "b"],
-         [("a", {"x": "1"}), ("b", {"y": "2"})], "", [])
+        (
+            _dsml(p, block, _dsml_invoke(p, "a", x="1"), _dsml_invoke(p, "b", y="2")),
+            ["a", "b"],
+            [("a", {"x": "1"}), ("b", {"y": "2"})],
+            "",
+            [],
+        )
         for p in ("｜DSML｜", "｜DSML｜ ", "｜｜DSML｜｜", "｜｜dsml｜｜ ")
         for block in ("function_calls", "tool_calls", "calls")
     ],
     # A block cut inside its second call: the complete first call stands, the cut one is refused.
     *[
-        (_dsml(p, "calls", _dsml_invoke(p, "a", x="1"))[: -len(f"\n</{p}calls>")] + cut, ["a", "b"],
-         [("a", {"x": "1"})], None, ["truncated"])
+        (
+            _dsml(p, "calls", _dsml_invoke(p, "a", x="1"))[: -len(f"\n</{p}calls>")] + cut,
+            ["a", "b"],
+            [("a", {"x": "1"})],
+            None,
+            ["truncated"],
+        )
         for p in ("｜DSML｜", "｜DSML｜ ")
-        for cut in (f'\n<{p}invoke name="b">\n<{p}parameter name="q"', f'\n<{p}invoke name="b">\n<{p}parameter name="q">v')
+        for cut in (
+            f'\n<{p}invoke name="b">\n<{p}parameter name="q"',
+            f'\n<{p}invoke name="b">\n<{p}parameter name="q">v',
+        )
     ],
 ]
 
@@ -46,31 +59,74 @@ Q = "<tool_call>\n<function=w>\n<parameter=path>\nx.md\n</parameter>\n<parameter
 
 VALUES: list[Row] = [
     # The format's own tags inside a value, where what follows disagrees: text, kept whole.
-    (Q.format("Close with </function> then </tool_call>; open with <function=x>."), ["w"],
-     [("w", {"path": "x.md", "content": "Close with </function> then </tool_call>; open with <function=x>."})], "", []),
-    (Q.format("inline: </parameter> and </function> and <parameter=path> here."), ["w"],
-     [("w", {"path": "x.md", "content": "inline: </parameter> and </function> and <parameter=path> here."})], "",
-     []),
+    (
+        Q.format("Close with </function> then </tool_call>; open with <function=x>."),
+        ["w"],
+        [("w", {"path": "x.md", "content": "Close with </function> then </tool_call>; open with <function=x>."})],
+        "",
+        [],
+    ),
+    (
+        Q.format("inline: </parameter> and </function> and <parameter=path> here."),
+        ["w"],
+        [("w", {"path": "x.md", "content": "inline: </parameter> and </function> and <parameter=path> here."})],
+        "",
+        [],
+    ),
     # A value holding its call's whole closing sequence: the reply reads two ways, refused.
     (Q.format("a\n</parameter>\n</function>\n</tool_call>\nb"), ["w"], [], None, ["ambiguous"]),
     (Q.format("a\n</parameter>\n</function>\n</tool_call>"), ["w"], [], None, ["ambiguous"]),
     # One damage, one rule: a value whose closing tag is missing ends at its call's closers, in
     # Qwen3-Coder and in GLM alike.
-    ("<tool_call>\n<function=w>\n<parameter=path>\nx.md\n</function>\n</tool_call>", ["w"],
-     [("w", {"path": "x.md"})], "", []),
+    (
+        "<tool_call>\n<function=w>\n<parameter=path>\nx.md\n</function>\n</tool_call>",
+        ["w"],
+        [("w", {"path": "x.md"})],
+        "",
+        [],
+    ),
     ("<tool_call>w<arg_key>path</arg_key><arg_value>x.md</tool_call>", ["w"], [("w", {"path": "x.md"})], "", []),
-    ("<tool_call>w<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>b</arg_key><arg_value>2</tool_call>", ["w"],
-     [("w", {"a": "1", "b": "2"})], "", []),
+    (
+        "<tool_call>w<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>b</arg_key><arg_value>2</tool_call>",
+        ["w"],
+        [("w", {"a": "1", "b": "2"})],
+        "",
+        [],
+    ),
     # Two values for one key: refused.
-    ("<tool_call>\n<function=w>\n<parameter=a>\n1\n</parameter>\n<parameter=a>\n2\n</parameter>\n</function>\n"
-     "</tool_call>", ["w"], [], None, ["undecodable-arguments"]),
-    ("<tool_call>w<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>a</arg_key><arg_value>2</arg_value>"
-     "</tool_call>", ["w"], [], None, ["undecodable-arguments"]),
-    ('<minimax:tool_call><invoke name="w"><parameter name="a">1</parameter><parameter name="a">2</parameter>'
-     "</invoke></minimax:tool_call>", ["w"], [], None, ["undecodable-arguments"]),
+    (
+        "<tool_call>\n<function=w>\n<parameter=a>\n1\n</parameter>\n<parameter=a>\n2\n</parameter>\n</function>\n"
+        "</tool_call>",
+        ["w"],
+        [],
+        None,
+        ["undecodable-arguments"],
+    ),
+    (
+        "<tool_call>w<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>a</arg_key><arg_value>2</arg_value>"
+        "</tool_call>",
+        ["w"],
+        [],
+        None,
+        ["undecodable-arguments"],
+    ),
+    (
+        '<minimax:tool_call><invoke name="w"><parameter name="a">1</parameter><parameter name="a">2</parameter>'
+        "</invoke></minimax:tool_call>",
+        ["w"],
+        [],
+        None,
+        ["undecodable-arguments"],
+    ),
     # An invoke's own tags in the block after it ended: a value held them.
-    ('<minimax:tool_call><invoke name="w"><parameter name="a">1</parameter></invoke>x</parameter></invoke>'
-     "</minimax:tool_call>", ["w"], [], None, ["ambiguous"]),
+    (
+        '<minimax:tool_call><invoke name="w"><parameter name="a">1</parameter></invoke>x</parameter></invoke>'
+        "</minimax:tool_call>",
+        ["w"],
+        [],
+        None,
+        ["ambiguous"],
+    ),
 ]
 
 J = '{"name": "w", "arguments": {"city": "Paris"}}'
@@ -79,15 +135,26 @@ CHANNELS: list[Row] = [
     # Harmony's final channel is the reply's content and analysis its reasoning: a call-shaped
     # object in either is text. (These rows also pin the marker scan with more than 64 markers
     # sharing one anchor character, the built-in table's `<` group.)
-    ("<|channel|>analysis<|message|>Not a call.<|end|><|start|>assistant<|channel|>final<|message|>" + J, ["w"],
-     [], None, []),
+    (
+        "<|channel|>analysis<|message|>Not a call.<|end|><|start|>assistant<|channel|>final<|message|>" + J,
+        ["w"],
+        [],
+        None,
+        [],
+    ),
     ("<|channel|>final<|message|>" + J + "<|end|>", ["w"], [], None, []),
     ("<|channel|>final <|message|>" + J, ["w"], [], None, []),
     ("<|channel|>analysis<|message|>" + J + "<|end|>", ["w"], [], None, []),
     ("<think>" + J + "</think>", ["w"], [], None, []),
     # A call after the final message is still a call.
-    ("<|channel|>final<|message|>ok<|end|><|start|>assistant<|channel|>commentary to=functions.w "
-     '<|constrain|>json<|message|>{"city": "Paris"}<|call|>', ["w"], [("w", {"city": "Paris"})], None, []),
+    (
+        "<|channel|>final<|message|>ok<|end|><|start|>assistant<|channel|>commentary to=functions.w "
+        '<|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+        ["w"],
+        [("w", {"city": "Paris"})],
+        None,
+        [],
+    ),
 ]
 
 K3 = '<|open|>tools<|sep|><|open|>call tool="w" index="1"<|sep|>{}<|close|>call<|sep|><|close|>tools<|sep|>'
@@ -99,25 +166,45 @@ def _k3(key: str, value: str) -> str:
 
 KIMI: list[Row] = [
     # Attribute values escaped as XML: the five entities and character references decode, once.
-    (K3.format(_k3("q&amp;a", "1") + _k3("say &quot;hi&quot;", "2") + _k3("&#60;&#x3e;&amp;quot;", "3")), ["w"],
-     [("w", {"q&a": "1", 'say "hi"': "2", "<>&quot;": "3"})], "", []),
+    (
+        K3.format(_k3("q&amp;a", "1") + _k3("say &quot;hi&quot;", "2") + _k3("&#60;&#x3e;&amp;quot;", "3")),
+        ["w"],
+        [("w", {"q&a": "1", 'say "hi"': "2", "<>&quot;": "3"})],
+        "",
+        [],
+    ),
     (K3.format(_k3("&bogus; &#0;", "1")), ["w"], [("w", {"&bogus; &#0;": "1"})], "", []),
     # The argument's closing token quoted in its value, where what follows disagrees: text.
-    (K3.format(_k3("c", "<|close|>argument<|sep|> is how args end")), ["w"],
-     [("w", {"c": "<|close|>argument<|sep|> is how args end"})], "", []),
+    (
+        K3.format(_k3("c", "<|close|>argument<|sep|> is how args end")),
+        ["w"],
+        [("w", {"c": "<|close|>argument<|sep|> is how args end"})],
+        "",
+        [],
+    ),
     (K3.format(_k3("c", "1") + _k3("c", "2")), ["w"], [], None, ["undecodable-arguments"]),
 ]
 
 FORMS: list[Row] = [
     # A wrapper and a payload reader combined: a name tag, then JSON arguments.
     ('<tool_call><function>w</function>{"city": "Tokyo"}</tool_call>', ["w"], [("w", {"city": "Tokyo"})], "", []),
-    ('Sure. <tool_call>\n<function> w </function>\n{"city": "Tokyo"}\n</tool_call> ok', ["w"],
-     [("w", {"city": "Tokyo"})], "Sure. ok", []),
+    (
+        'Sure. <tool_call>\n<function> w </function>\n{"city": "Tokyo"}\n</tool_call> ok',
+        ["w"],
+        [("w", {"city": "Tokyo"})],
+        "Sure. ok",
+        [],
+    ),
     ('<tool_call><function>w</function>{"city": "To', ["w"], [], None, ["truncated"]),
     ("<tool_call><function>w</function></tool_call>", ["w"], [], None, []),  # no arguments: not this form
     # Anthropic-style invokes with no namespace prefix.
-    ('<function_calls>\n<invoke name="w">\n<parameter name="city">Tokyo</parameter>\n</invoke>\n</function_calls>',
-     ["w"], [("w", {"city": "Tokyo"})], "", []),
+    (
+        '<function_calls>\n<invoke name="w">\n<parameter name="city">Tokyo</parameter>\n</invoke>\n</function_calls>',
+        ["w"],
+        [("w", {"city": "Tokyo"})],
+        "",
+        [],
+    ),
     ('<function_calls>\nw(city="Tokyo")\n</function_calls>', ["w"], [("w", {"city": "Tokyo"})], "", []),  # OLMo 3
     # A `<tool_use>` wrapper around the call object, or with the name as an attribute.
     ('<tool_use>{"name": "w", "arguments": {"city": "Tokyo"}}</tool_use>', ["w"], [("w", {"city": "Tokyo"})], "", []),
@@ -127,8 +214,13 @@ FORMS: list[Row] = [
     ('✿FUNCTION✿: w\n✿ARGS✿: {"city": "To', ["w"], [], None, ["truncated"]),
     ("✿FUNCTION✿: w\nno arguments here", ["w"], [], None, []),
     # Gemma 4 keys holding spaces.
-    ('<|tool_call>call:w{name:<|"|>Demo<|"|>, connections:{Basic LLM Chain:{main:[1]}}}<tool_call|>', ["w"],
-     [("w", {"name": "Demo", "connections": {"Basic LLM Chain": {"main": [1]}}})], "", []),
+    (
+        '<|tool_call>call:w{name:<|"|>Demo<|"|>, connections:{Basic LLM Chain:{main:[1]}}}<tool_call|>',
+        ["w"],
+        [("w", {"name": "Demo", "connections": {"Basic LLM Chain": {"main": [1]}}})],
+        "",
+        [],
+    ),
 ]
 
 QA = "<tool_call>\n<function=w>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
@@ -136,16 +228,32 @@ QA = "<tool_call>\n<function=w>\n<parameter=a>\n1\n</parameter>\n</function>\n</
 EDGES: list[Row] = [
     ("<tool_call><function>bad name!</function>{}</tool_call>", ["w"], [], None, []),  # no name: not a call
     # Text inside an invoke block that holds none of the invoke's tags: the block's content.
-    ('<minimax:tool_call><invoke name="w"><parameter name="a">1</parameter></invoke>junk</minimax:tool_call>', ["w"],
-     [("w", {"a": "1"})], "junk</minimax:tool_call>", []),
+    (
+        '<minimax:tool_call><invoke name="w"><parameter name="a">1</parameter></invoke>junk</minimax:tool_call>',
+        ["w"],
+        [("w", {"a": "1"})],
+        "junk</minimax:tool_call>",
+        [],
+    ),
     # The format's closers after a run of openers that read as no call: still a second reading.
     (QA + "<tool_call>" * 10 + "</parameter>", ["w"], [], None, ["ambiguous"]),
     # A Seed-OSS block whose second function head does not read: the block is refused.
-    ("<seed:tool_call>\n<function=w>\n<parameter=a>1</parameter>\n</function>\n<function=bad name!>\n"
-     "</seed:tool_call>", ["w"], [], None, ["undecodable"]),
+    (
+        "<seed:tool_call>\n<function=w>\n<parameter=a>1</parameter>\n</function>\n<function=bad name!>\n"
+        "</seed:tool_call>",
+        ["w"],
+        [],
+        None,
+        ["undecodable"],
+    ),
     # A damaged value read on past more than MAX_CROSSINGS of its own markers: its stop ends it.
-    ("<tool_call>\n<function=w>\n<parameter=a>\nx\n</function>\n" + "<tool_call>" * 10, ["w"],
-     [("w", {"a": "x"})], "<tool_call>" * 10, []),
+    (
+        "<tool_call>\n<function=w>\n<parameter=a>\nx\n</function>\n" + "<tool_call>" * 10,
+        ["w"],
+        [("w", {"a": "x"})],
+        "<tool_call>" * 10,
+        [],
+    ),
 ]
 
 ALL = SPELLINGS + VALUES + CHANNELS + KIMI + FORMS + EDGES
@@ -192,9 +300,12 @@ def tr_hermes() -> Any:
     return HERMES
 
 
-@pytest.mark.parametrize(("prefix", "expected"), [
-    ("<｜dsml｜", ("<｜dsml｜", "<｜dsml｜ ", "<｜｜dsml｜｜", "<｜｜dsml｜｜ ")),
-    ("<x>", ("<x>", "<x> ")),  # no bar to double
-])
+@pytest.mark.parametrize(
+    ("prefix", "expected"),
+    [
+        ("<｜dsml｜", ("<｜dsml｜", "<｜dsml｜ ", "<｜｜dsml｜｜", "<｜｜dsml｜｜ ")),
+        ("<x>", ("<x>", "<x> ")),  # no bar to double
+    ],
+)
 def test_bar_variants(prefix: str, expected: tuple[str, ...]) -> None:
     assert bar_variants(prefix) == expected

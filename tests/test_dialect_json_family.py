@@ -39,20 +39,32 @@ TRUNC = '{"name": "web_search", "arguments": {"query": "ca'
 MISTRAL: list[Row] = [
     ("Sure.[TOOL_CALLS][" + WS_CALL + "] Done.", ALLOWED, [WS], "Sure. Done."),
     ("[TOOL_CALLS] [" + WS_CALL + ", " + CALC_CALL + "]", ALLOWED, [WS, CALC], ""),
-    ('[TOOL_CALLS]web_search{"query": "cats"}[TOOL_CALLS]calculator[ARGS]{"expression": "1+1"}',
-     ALLOWED, [WS, CALC], ""),
+    (
+        '[TOOL_CALLS]web_search{"query": "cats"}[TOOL_CALLS]calculator[ARGS]{"expression": "1+1"}',
+        ALLOWED,
+        [WS, CALC],
+        "",
+    ),
     ('Hi [TOOL_CALLS]web_search[CALL_ID]a1B2c3D4e[ARGS]{"query": "cats"}', ALLOWED, [WS], "Hi"),
     ("[TOOL_CALLS]web_search" + j(NESTED), ALLOWED, [("web_search", NESTED)], ""),
-    ('[TOOL_CALLS]web_search{"query": "[TOOL_CALLS]x{}"} and then', ALLOWED,
-     [("web_search", {"query": "[TOOL_CALLS]x{}"})], "and then"),
+    (
+        '[TOOL_CALLS]web_search{"query": "[TOOL_CALLS]x{}"} and then',
+        ALLOWED,
+        [("web_search", {"query": "[TOOL_CALLS]x{}"})],
+        "and then",
+    ),
     ("[TOOL_CALLS] [" + WS_CALL + "]\nextra trailing text", ALLOWED, [WS], "extra trailing text"),
     ("[TOOL_CALLS]  junk [" + WS_CALL + "] trail", ALLOWED, [WS], "trail"),
     # Junk never spans another token: the array search stops there, and the next call is read
     # (a stray token with junk once swallowed the call after it, up to an array in its arguments).
-    ('[tool_calls] x [TOOL_CALLS]web_search[ARGS]{"query": [{}]} ', ALLOWED,
-     [("web_search", {"query": [{}]})], "[tool_calls] x"),
+    (
+        '[tool_calls] x [TOOL_CALLS]web_search[ARGS]{"query": [{}]} ',
+        ALLOWED,
+        [("web_search", {"query": [{}]})],
+        "[tool_calls] x",
+    ),
     ("[TOOL_CALLS] junk [TOOL_CALLS] [" + WS_CALL + "]", ALLOWED, [WS], "[TOOL_CALLS] junk"),
-    ("```\n[TOOL_CALLS]web_search{\"query\": \"cats\"}\n```", ALLOWED, [], None),
+    ('```\n[TOOL_CALLS]web_search{"query": "cats"}\n```', ALLOWED, [], None),
     ('[THINK]maybe [TOOL_CALLS]web_search{"query": "cats"}[/THINK]No call.', ALLOWED, [], "No call."),
     ('[THINK]plan[/THINK][TOOL_CALLS]web_search{"query": "cats"}', ALLOWED, [WS], ""),
     ('[TOOL_CALLS]delete_all{"path": "/"}', ALLOWED, [], None),
@@ -63,17 +75,40 @@ MISTRAL: list[Row] = [
 ]
 
 PYTHON_TAG: list[Row] = [
-    ("Let me look. <|python_tag|>" + call("web_search", {"query": "cats"}, "parameters"), ALLOWED, [WS],
-     "Let me look."),
-    ("<|python_tag|>" + call("web_search", {"query": "cats"}, "parameters") + "; "
-     + call("calculator", {"expression": "1+1"}, "parameters"), ALLOWED, [WS, CALC], ""),
-    ("<|python_tag|>" + WS_CALL + ";\n<|python_tag|>" + CALC_CALL + "\nHope that helps.", ALLOWED,
-     [WS, CALC], "Hope that helps."),
-    ("<|python_tag|>" + j({"type": "function", "name": "web_search", "parameters": {"query": "cats"}}),
-     ALLOWED, [WS], ""),
+    (
+        "Let me look. <|python_tag|>" + call("web_search", {"query": "cats"}, "parameters"),
+        ALLOWED,
+        [WS],
+        "Let me look.",
+    ),
+    (
+        "<|python_tag|>"
+        + call("web_search", {"query": "cats"}, "parameters")
+        + "; "
+        + call("calculator", {"expression": "1+1"}, "parameters"),
+        ALLOWED,
+        [WS, CALC],
+        "",
+    ),
+    (
+        "<|python_tag|>" + WS_CALL + ";\n<|python_tag|>" + CALC_CALL + "\nHope that helps.",
+        ALLOWED,
+        [WS, CALC],
+        "Hope that helps.",
+    ),
+    (
+        "<|python_tag|>" + j({"type": "function", "name": "web_search", "parameters": {"query": "cats"}}),
+        ALLOWED,
+        [WS],
+        "",
+    ),
     ("<|python_tag|>" + call("web_search", NESTED, "parameters"), ALLOWED, [("web_search", NESTED)], ""),
-    ("<|python_tag|>" + call("web_search", {"query": "<|python_tag|>;{"}), ALLOWED,
-     [("web_search", {"query": "<|python_tag|>;{"})], ""),
+    (
+        "<|python_tag|>" + call("web_search", {"query": "<|python_tag|>;{"}),
+        ALLOWED,
+        [("web_search", {"query": "<|python_tag|>;{"})],
+        "",
+    ),
     ("<think><|python_tag|>" + WS_CALL + "</think>ok", ALLOWED, [], "ok"),
     ("<|python_tag|>" + call("rm_rf", {}), ALLOWED, [], None),
     ("<|python_tag|>" + TRUNC, ALLOWED, [], None),
@@ -82,8 +117,16 @@ PYTHON_TAG: list[Row] = [
 
 GRANITE: list[Row] = [
     ("<|tool_call|>[" + WS_CALL + "]", ALLOWED, [WS], ""),
-    ("Checking.\n<|tool_call|> [" + j({"arguments": {"query": "cats"}, "name": "web_search"}) + ", "
-     + CALC_CALL + "]\nOne moment.", ALLOWED, [WS, CALC], "Checking.\nOne moment."),
+    (
+        "Checking.\n<|tool_call|> ["
+        + j({"arguments": {"query": "cats"}, "name": "web_search"})
+        + ", "
+        + CALC_CALL
+        + "]\nOne moment.",
+        ALLOWED,
+        [WS, CALC],
+        "Checking.\nOne moment.",
+    ),
     ("<|tool_call|>[" + call("web_search", NESTED) + "]", ALLOWED, [("web_search", NESTED)], ""),
     ("<tool_call> [" + WS_CALL + "]", ALLOWED, [WS], ""),  # Granite 3.1: hermes' tag, no closing tag
     ("<|tool_call|> " + WS_CALL, ALLOWED, [], None),  # always an array
@@ -95,8 +138,12 @@ GRANITE: list[Row] = [
 GRANITE_20B: list[Row] = [
     ("<function_call> " + WS_CALL + "\n<function_call> " + CALC_CALL, ALLOWED, [WS, CALC], ""),
     ("I'll search. <function_call> " + WS_CALL + "</function_call> done", ALLOWED, [WS], "I'll search. done"),
-    ("<function_call> " + call("web_search", {"query": "</function_call>"}), ALLOWED,
-     [("web_search", {"query": "</function_call>"})], ""),
+    (
+        "<function_call> " + call("web_search", {"query": "</function_call>"}),
+        ALLOWED,
+        [("web_search", {"query": "</function_call>"})],
+        "",
+    ),
     ("<function_call> [" + WS_CALL + "]", ALLOWED, [], None),
     ('<function_call> {"name": 123}', ALLOWED, [], None),
     ("<function_call> " + TRUNC, ALLOWED, [], None),
@@ -104,35 +151,76 @@ GRANITE_20B: list[Row] = [
 ]
 
 INTERNLM2: list[Row] = [
-    ("Let me check. <|action_start|><|plugin|>" + call("web_search", {"query": "cats"}, "parameters")
-     + "<|action_end|>", ALLOWED, [WS], "Let me check."),
-    ("<|action_start|><|plugin|>\n" + json.dumps({"name": "web_search", "parameters": NESTED}, indent=2, ensure_ascii=False)
-     + "\n<|action_end|>", ALLOWED, [("web_search", NESTED)], ""),
-    ("<|action_start|><|plugin|>" + call("web_search", {"query": "<|action_end|>"}, "parameters")
-     + "<|action_end|>", ALLOWED, [("web_search", {"query": "<|action_end|>"})], ""),
+    (
+        "Let me check. <|action_start|><|plugin|>"
+        + call("web_search", {"query": "cats"}, "parameters")
+        + "<|action_end|>",
+        ALLOWED,
+        [WS],
+        "Let me check.",
+    ),
+    (
+        "<|action_start|><|plugin|>\n"
+        + json.dumps({"name": "web_search", "parameters": NESTED}, indent=2, ensure_ascii=False)
+        + "\n<|action_end|>",
+        ALLOWED,
+        [("web_search", NESTED)],
+        "",
+    ),
+    (
+        "<|action_start|><|plugin|>" + call("web_search", {"query": "<|action_end|>"}, "parameters") + "<|action_end|>",
+        ALLOWED,
+        [("web_search", {"query": "<|action_end|>"})],
+        "",
+    ),
     ("<|action_start|><|plugin|>" + call("web_search", {"query": "cats"}, "parameters"), ALLOWED, [WS], ""),
     ("<|action_start|><|interpreter|>print(1)<|action_end|>", ALLOWED, [], None),
-    ("<|action_start|><|plugin|>" + call("delete_everything", {}, "parameters") + "<|action_end|>",
-     ALLOWED, [], None),
+    ("<|action_start|><|plugin|>" + call("delete_everything", {}, "parameters") + "<|action_end|>", ALLOWED, [], None),
     ("<|action_start|><|plugin|>not json<|action_end|>", ALLOWED, [], None),
     ("<|action_start|><|plugin|>" + TRUNC, ALLOWED, [], None),
 ]
 
 TOOL_CALLS: list[Row] = [
-    ("I will call it. <tool_calls>[" + WS_CALL + ", " + CALC_CALL + "]</tool_calls>", ALLOWED,
-     [WS, CALC], "I will call it."),
+    (
+        "I will call it. <tool_calls>[" + WS_CALL + ", " + CALC_CALL + "]</tool_calls>",
+        ALLOWED,
+        [WS, CALC],
+        "I will call it.",
+    ),
     (" <tool_calls>[\n    " + WS_CALL + "\n]</tool_calls>\nThanks!", ALLOWED, [WS], "Thanks!"),
     ("<tool_calls>\n" + WS_CALL + "\n" + CALC_CALL + "\n</tool_calls>", ALLOWED, [WS, CALC], ""),
-    ("<tool_calls>\n" + json.dumps({"name": "web_search", "arguments": NESTED}, indent=2, ensure_ascii=False) + "\n</tool_calls>",
-     ALLOWED, [("web_search", NESTED)], ""),
+    (
+        "<tool_calls>\n"
+        + json.dumps({"name": "web_search", "arguments": NESTED}, indent=2, ensure_ascii=False)
+        + "\n</tool_calls>",
+        ALLOWED,
+        [("web_search", NESTED)],
+        "",
+    ),
     ("<tool_calls>\n" + WS_CALL + "\n{broken line}\n" + CALC_CALL + "\n</tool_calls>", ALLOWED, [WS, CALC], ""),
-    ("<tool_calls>\n" + WS_CALL + '\n{"name": "missing_args"}\n' + CALC_CALL + "\n</tool_calls>",
-     ALLOWED, [WS, CALC], ""),
-    ("<tool_calls>\n" + call("web_search", {"query": "</tool_calls>"}), ALLOWED,
-     [("web_search", {"query": "</tool_calls>"})], ""),
+    (
+        "<tool_calls>\n" + WS_CALL + '\n{"name": "missing_args"}\n' + CALC_CALL + "\n</tool_calls>",
+        ALLOWED,
+        [WS, CALC],
+        "",
+    ),
+    (
+        "<tool_calls>\n" + call("web_search", {"query": "</tool_calls>"}),
+        ALLOWED,
+        [("web_search", {"query": "</tool_calls>"})],
+        "",
+    ),
     ("<think>try <tool_calls>\n" + WS_CALL + "\n</tool_calls></think>\n\nOk.", ALLOWED, [], "Ok."),
-    ("thinking about <tool_calls>[" + WS_CALL + "]</tool_calls>\n[BEGIN FINAL RESPONSE]\n<tool_calls>["
-     + CALC_CALL + "]</tool_calls>", ALLOWED, [CALC], ""),  # all before the close-only marker: reasoning
+    (
+        "thinking about <tool_calls>["
+        + WS_CALL
+        + "]</tool_calls>\n[BEGIN FINAL RESPONSE]\n<tool_calls>["
+        + CALC_CALL
+        + "]</tool_calls>",
+        ALLOWED,
+        [CALC],
+        "",
+    ),  # all before the close-only marker: reasoning
     ("<tool_calls>[" + call("format_disk", {}) + "]</tool_calls>", ALLOWED, [], None),
     ("<tool_calls>\n" + TRUNC, ALLOWED, [], None),
     ("<tool_calls>[" + TRUNC, ALLOWED, [], None),
@@ -140,45 +228,80 @@ TOOL_CALLS: list[Row] = [
 
 TAGS: list[Row] = [
     ("ok\n</think>\n<TOOLCALL>[" + WS_CALL + ", " + CALC_CALL + "]</TOOLCALL>", ALLOWED, [WS, CALC], ""),
-    ("<toolcall>[" + call("web_search", {"query": "</TOOLCALL>"}) + "]", ALLOWED,
-     [("web_search", {"query": "</TOOLCALL>"})], ""),
+    (
+        "<toolcall>[" + call("web_search", {"query": "</TOOLCALL>"}) + "]",
+        ALLOWED,
+        [("web_search", {"query": "</TOOLCALL>"})],
+        "",
+    ),
     ("<TOOLCALL>[" + TRUNC, ALLOWED, [], None),
-    ("Let me check.\n<longcat_tool_call>" + WS_CALL + "</longcat_tool_call>\nHere.", ALLOWED, [WS],
-     "Let me check.\nHere."),
+    (
+        "Let me check.\n<longcat_tool_call>" + WS_CALL + "</longcat_tool_call>\nHere.",
+        ALLOWED,
+        [WS],
+        "Let me check.\nHere.",
+    ),
     ("Some text with <longcat_tool_call>invalid json", ALLOWED, [], None),
     ("```\n<longcat_tool_call>" + WS_CALL + "</longcat_tool_call>\n```", ALLOWED, [], None),
 ]
 
 COHERE_ROWS: list[Row] = [
-    ("<|START_THINKING|>plan<|END_THINKING|><|START_ACTION|>[\n    "
-     + j({"tool_call_id": "0", "tool_name": "web_search", "parameters": {"query": "cats"}}) + ",    "
-     + j({"tool_call_id": "1", "tool_name": "calculator", "parameters": {"expression": "1+1"}})
-     + "\n]<|END_ACTION|>", ALLOWED, [WS, CALC], ""),
-    ("<|START_ACTION|>[" + j({"tool_name": "web_search", "parameters": NESTED}) + "]<|END_ACTION|>",
-     ALLOWED, [("web_search", NESTED)], ""),
-    ("<|START_ACTION|>[" + j({"tool_name": "web_search", "parameters": {"query": "cats"}}) + "]", ALLOWED,
-     [WS], ""),
-    ("<|START_THINKING|>maybe <|START_ACTION|>[" + j({"tool_name": "web_search", "parameters": {}})
-     + "]<|END_ACTION|><|END_THINKING|>No.", ALLOWED, [], "No."),
+    (
+        "<|START_THINKING|>plan<|END_THINKING|><|START_ACTION|>[\n    "
+        + j({"tool_call_id": "0", "tool_name": "web_search", "parameters": {"query": "cats"}})
+        + ",    "
+        + j({"tool_call_id": "1", "tool_name": "calculator", "parameters": {"expression": "1+1"}})
+        + "\n]<|END_ACTION|>",
+        ALLOWED,
+        [WS, CALC],
+        "",
+    ),
+    (
+        "<|START_ACTION|>[" + j({"tool_name": "web_search", "parameters": NESTED}) + "]<|END_ACTION|>",
+        ALLOWED,
+        [("web_search", NESTED)],
+        "",
+    ),
+    ("<|START_ACTION|>[" + j({"tool_name": "web_search", "parameters": {"query": "cats"}}) + "]", ALLOWED, [WS], ""),
+    (
+        "<|START_THINKING|>maybe <|START_ACTION|>["
+        + j({"tool_name": "web_search", "parameters": {}})
+        + "]<|END_ACTION|><|END_THINKING|>No.",
+        ALLOWED,
+        [],
+        "No.",
+    ),
     ("<|START_ACTION|>[!!!]<|END_ACTION|>", ALLOWED, [], None),
-    ("<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"web_search\", ", ALLOWED, [], None),
-    ("<|START_ACTION|>[" + j({"tool_name": "drop_db", "parameters": {}}) + "]<|END_ACTION|>", ALLOWED, [],
-     None),
+    ('<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "web_search", ', ALLOWED, [], None),
+    ("<|START_ACTION|>[" + j({"tool_name": "drop_db", "parameters": {}}) + "]<|END_ACTION|>", ALLOWED, [], None),
 ]
 
 COMMAND_R_PLUS: list[Row] = [
-    ("Action:\n```json\n[" + j({"tool_name": "web_search", "parameters": {"query": "cats"}}) + "]\n```",
-     ALLOWED, [WS], ""),
-    ("Plan: search.\nAction: ```json\n[\n  " + j({"tool_name": "web_search", "parameters": {"query": "cats"}})
-     + ",\n  " + j({"tool_name": "calculator", "parameters": {"expression": "1+1"}}) + "\n]\n```\nDone.",
-     ALLOWED, [WS, CALC], "Plan: search.\nDone."),
-    ("Action:\n```json\n[" + j({"tool_name": "web_search", "parameters": {"query": "```"}}) + "]\n```",
-     ALLOWED, [("web_search", {"query": "```"})], ""),
-    ("Action:\n```json\n[" + j({"tool_name": "web_search", "parameters": {"query": "cats"}}) + "]", ALLOWED,
-     [WS], ""),
+    (
+        "Action:\n```json\n[" + j({"tool_name": "web_search", "parameters": {"query": "cats"}}) + "]\n```",
+        ALLOWED,
+        [WS],
+        "",
+    ),
+    (
+        "Plan: search.\nAction: ```json\n[\n  "
+        + j({"tool_name": "web_search", "parameters": {"query": "cats"}})
+        + ",\n  "
+        + j({"tool_name": "calculator", "parameters": {"expression": "1+1"}})
+        + "\n]\n```\nDone.",
+        ALLOWED,
+        [WS, CALC],
+        "Plan: search.\nDone.",
+    ),
+    (
+        "Action:\n```json\n[" + j({"tool_name": "web_search", "parameters": {"query": "```"}}) + "]\n```",
+        ALLOWED,
+        [("web_search", {"query": "```"})],
+        "",
+    ),
+    ("Action:\n```json\n[" + j({"tool_name": "web_search", "parameters": {"query": "cats"}}) + "]", ALLOWED, [WS], ""),
     ("```json\n[" + j({"tool_name": "web_search", "parameters": {"query": "cats"}}) + "]\n```", ALLOWED, [], None),
-    ("Transaction:\n```json\n[" + j({"tool_name": "web_search", "parameters": {}}) + "]\n```", ALLOWED, [],
-     None),
+    ("Transaction:\n```json\n[" + j({"tool_name": "web_search", "parameters": {}}) + "]\n```", ALLOWED, [], None),
     ("Action: I will now search for cats.", ALLOWED, [], None),
     ('Action:\n```json\n[{"tool_name": "web_search", "parameters": {"query": "ca', ALLOWED, [], None),
     ("Action:\n```python\nprint(1)\n```", ALLOWED, [], None),
@@ -186,23 +309,37 @@ COMMAND_R_PLUS: list[Row] = [
 
 APERTUS: list[Row] = [
     ("<|tools_prefix|>[" + j({"web_search": {"query": "cats"}}) + "]<|tools_suffix|>", ALLOWED, [WS], ""),
-    ("<|inner_prefix|>hmm<|inner_suffix|>Sure. <|tools_prefix|>[" + j({"web_search": {"query": "cats"}}) + ", "
-     + j({"calculator": {"expression": "1+1"}}) + "]<|tools_suffix|>", ALLOWED, [WS, CALC],
-     "Sure."),
+    (
+        "<|inner_prefix|>hmm<|inner_suffix|>Sure. <|tools_prefix|>["
+        + j({"web_search": {"query": "cats"}})
+        + ", "
+        + j({"calculator": {"expression": "1+1"}})
+        + "]<|tools_suffix|>",
+        ALLOWED,
+        [WS, CALC],
+        "Sure.",
+    ),
     ("<|tools_prefix|>[" + j({"web_search": NESTED}) + "]", ALLOWED, [("web_search", NESTED)], ""),
-    ("<|inner_prefix|><|tools_prefix|>[" + j({"web_search": {}}) + "]<|tools_suffix|><|inner_suffix|>",
-     ALLOWED, [], ""),
+    (
+        "<|inner_prefix|><|tools_prefix|>[" + j({"web_search": {}}) + "]<|tools_suffix|><|inner_suffix|>",
+        ALLOWED,
+        [],
+        "",
+    ),
     ("<|tools_prefix|>[" + j({"rm": {"path": "/"}}) + "]<|tools_suffix|>", ALLOWED, [], None),
     ('<|tools_prefix|>[{"web_search": {"query": "ca', ALLOWED, [], None),
 ]
 
 GIGACHAT: list[Row] = [
     ("<|message_sep|>\n\nfunction call<|role_sep|>\n" + WS_CALL, ALLOWED, [WS], ""),
-    ("I'll remember.<|message_sep|>\n\nfunction call<|role_sep|>\n" + call("web_search", NESTED) + "</s>",
-     ALLOWED, [("web_search", NESTED)], "I'll remember."),
+    (
+        "I'll remember.<|message_sep|>\n\nfunction call<|role_sep|>\n" + call("web_search", NESTED) + "</s>",
+        ALLOWED,
+        [("web_search", NESTED)],
+        "I'll remember.",
+    ),
     ("<|function_call|>" + WS_CALL, ALLOWED, [WS], ""),
-    ('<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "web_search", "arguments": "cats"}', ALLOWED,
-     [], None),
+    ('<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "web_search", "arguments": "cats"}', ALLOWED, [], None),
     ('<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "web_search"}', ALLOWED, [], None),
     ("<|message_sep|>\n\nassistant<|role_sep|>\nHello", ALLOWED, [], None),
     ("<|function_call|>" + TRUNC, ALLOWED, [], None),
@@ -211,10 +348,18 @@ GIGACHAT: list[Row] = [
 
 LFM2_JSON: list[Row] = [
     ("<|tool_call_start|>[" + WS_CALL + "]<|tool_call_end|>", ALLOWED, [WS], ""),
-    ("Checking. <|tool_call_start|>[" + WS_CALL + ", " + CALC_CALL + "]<|tool_call_end|> ok", ALLOWED,
-     [WS, CALC], "Checking. ok"),
-    ("<|tool_call_start|>[" + call("web_search", {"query": "<|tool_call_end|>"}) + "]", ALLOWED,
-     [("web_search", {"query": "<|tool_call_end|>"})], ""),
+    (
+        "Checking. <|tool_call_start|>[" + WS_CALL + ", " + CALC_CALL + "]<|tool_call_end|> ok",
+        ALLOWED,
+        [WS, CALC],
+        "Checking. ok",
+    ),
+    (
+        "<|tool_call_start|>[" + call("web_search", {"query": "<|tool_call_end|>"}) + "]",
+        ALLOWED,
+        [("web_search", {"query": "<|tool_call_end|>"})],
+        "",
+    ),
     ("<|tool_call_start|><|tool_call_end|>", ALLOWED, [], None),
     ("<think><|tool_call_start|>[" + WS_CALL + "]<|tool_call_end|></think>", ALLOWED, [], ""),
     ("<|tool_call_start|>[" + TRUNC, ALLOWED, [], None),
@@ -223,8 +368,12 @@ LFM2_JSON: list[Row] = [
 FUNCTOOLS: list[Row] = [
     ("functools[" + WS_CALL + "]", ALLOWED, [WS], ""),
     (" functools[" + WS_CALL + "]", ALLOWED, [WS], ""),  # FireFunction v2
-    ("Let me check.\nfunctools[\n  " + WS_CALL + ",\n  " + CALC_CALL + "\n]\nAnything else?", ALLOWED,
-     [WS, CALC], "Let me check.\nAnything else?"),
+    (
+        "Let me check.\nfunctools[\n  " + WS_CALL + ",\n  " + CALC_CALL + "\n]\nAnything else?",
+        ALLOWED,
+        [WS, CALC],
+        "Let me check.\nAnything else?",
+    ),
     ("functools[" + call("web_search", NESTED) + "]", ALLOWED, [("web_search", NESTED)], ""),
     ("functools[" + TRUNC, ALLOWED, [], None),
     ('functools{"name": "web_search"}', ALLOWED, [], None),
@@ -250,8 +399,19 @@ FUNCTIONARY: list[Row] = [
 
 GENERIC: list[Row] = [
     (j({"tool_call": {"name": "web_search", "arguments": {"query": "cats"}}}), ALLOWED, [WS], ""),
-    (j({"tool_calls": [{"name": "web_search", "arguments": {"query": "cats"}},
-                       {"name": "calculator", "arguments": {"expression": "1+1"}}]}), ALLOWED, [WS, CALC], ""),
+    (
+        j(
+            {
+                "tool_calls": [
+                    {"name": "web_search", "arguments": {"query": "cats"}},
+                    {"name": "calculator", "arguments": {"expression": "1+1"}},
+                ]
+            }
+        ),
+        ALLOWED,
+        [WS, CALC],
+        "",
+    ),
     (j({"response": "Hello there"}), ALLOWED, [], None),
     ("Intro " + j({"tool_call": {"name": "web_search", "arguments": {}}}), ALLOWED, [], None),
     ('{"tool_call": {"name": "web_search", "arguments": {"query": "ca', ALLOWED, [], None),
@@ -295,16 +455,20 @@ def salvage(text: str, allowed: Any) -> tr.SalvageResult:
 
 
 @pytest.mark.parametrize(("text", "allowed", "expected", "content"), ROWS)
-def test_dialect_tables(text: str, allowed: Any, expected: list[tuple[str, dict[str, Any]]],
-                        content: str | None) -> None:
+def test_dialect_tables(
+    text: str, allowed: Any, expected: list[tuple[str, dict[str, Any]]], content: str | None
+) -> None:
     result = salvage(text, allowed)
     assert [(c.name, c.arguments) for c in result.calls] == expected
     assert result.content == (text if content is None else content)
 
 
 CONFIG = config_for(DIALECTS)
-MARKERS = [m for d in DIALECTS for m in d.markers] + ["```", "~~~"] + [
-    m for pair in CONFIG.reasoning for m in pair if m is not None]
+MARKERS = (
+    [m for d in DIALECTS for m in d.markers]
+    + ["```", "~~~"]
+    + [m for pair in CONFIG.reasoning for m in pair if m is not None]
+)
 
 
 def _splits_a_marker(text: str, k: int) -> bool:
@@ -316,8 +480,10 @@ def _splits_a_marker(text: str, k: int) -> bool:
 
 def _reasoning_forced_open(text: str) -> bool:
     low = text.lower()
-    return any(close in low and (open_ is None or low.find(open_) == -1 or low.find(close) < low.find(open_))
-               for open_, close in CONFIG.reasoning)
+    return any(
+        close in low and (open_ is None or low.find(open_) == -1 or low.find(close) < low.find(open_))
+        for open_, close in CONFIG.reasoning
+    )
 
 
 @pytest.mark.parametrize(("text", "allowed", "expected", "content"), ROWS)
@@ -360,8 +526,7 @@ def test_escape_cut_by_a_chunk_boundary() -> None:
         ("<|python_tag|>" + call("rm_rf", {}), "not-offered"),
         ("<|tool_call|>[" + call("shutdown", {}) + "]", "not-offered"),
         ("<function_call> " + call("shutdown", {}), "not-offered"),
-        ("<|action_start|><|plugin|>" + call("delete_everything", {}, "parameters") + "<|action_end|>",
-         "not-offered"),
+        ("<|action_start|><|plugin|>" + call("delete_everything", {}, "parameters") + "<|action_end|>", "not-offered"),
         ("<tool_calls>\n" + call("format_disk", {}) + "\n</tool_calls>", "not-offered"),
         ("<TOOLCALL>[" + call("format_disk", {}) + "]</TOOLCALL>", "not-offered"),
         ("<|START_ACTION|>[" + j({"tool_name": "drop_db", "parameters": {}}) + "]<|END_ACTION|>", "not-offered"),
@@ -378,8 +543,10 @@ def test_escape_cut_by_a_chunk_boundary() -> None:
         ("<tool_calls>\n" + TRUNC, "truncated"),
         ("<|START_ACTION|>[!!!]<|END_ACTION|>", "undecodable"),
         ("<|tool_call|> " + WS_CALL, "not-a-call"),
-        ('<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "web_search", "arguments": "cats"}',
-         "undecodable-arguments"),
+        (
+            '<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "web_search", "arguments": "cats"}',
+            "undecodable-arguments",
+        ),
     ],
 )
 def test_rejection_reasons(text: str, reason: str) -> None:
@@ -390,8 +557,10 @@ def test_rejection_reasons(text: str, reason: str) -> None:
 
 
 def test_call_ids_are_kept() -> None:
-    text = ('[TOOL_CALLS]web_search[CALL_ID]000000001[ARGS]{"query": "cats"}'
-            '[TOOL_CALLS]calculator[CALL_ID]000000002[ARGS]{"expression": "1+1"}')
+    text = (
+        '[TOOL_CALLS]web_search[CALL_ID]000000001[ARGS]{"query": "cats"}'
+        '[TOOL_CALLS]calculator[CALL_ID]000000002[ARGS]{"expression": "1+1"}'
+    )
     assert [c.id for c in salvage(text, ALLOWED).calls] == ["000000001", "000000002"]
     nemo = "[TOOL_CALLS][" + j({"name": "web_search", "arguments": {}, "id": "a1B2c3D4e"}) + "]"
     assert [c.id for c in salvage(nemo, ALLOWED).calls] == ["a1B2c3D4e"]
@@ -420,9 +589,18 @@ def test_lfm2_pythonic_body_is_left_to_another_dialect() -> None:
 # at the next marker, so twice the input costs about twice the work (quadratic: four times),
 # counted in function calls (conftest.count_calls); the times are in benchmarks/bench_doubling.py.
 HOSTILE = [
-    "[TOOL_CALLS]{", "[TOOL_CALLS]x[CALL_ID]", "[TOOL_CALLS] junk [", '<|python_tag|>{"name": "f", "parameters": {}};',
-    "<|tool_call|>[", "<tool_calls>{", "<tool_calls>\n{x}\n", "Action:\n```json\n[", "<|tools_prefix|>[{",
-    ">>>f\n{", ">>>python\n", "</think>[{",
+    "[TOOL_CALLS]{",
+    "[TOOL_CALLS]x[CALL_ID]",
+    "[TOOL_CALLS] junk [",
+    '<|python_tag|>{"name": "f", "parameters": {}};',
+    "<|tool_call|>[",
+    "<tool_calls>{",
+    "<tool_calls>\n{x}\n",
+    "Action:\n```json\n[",
+    "<|tools_prefix|>[{",
+    ">>>f\n{",
+    ">>>python\n",
+    "</think>[{",
 ]
 
 

@@ -57,19 +57,43 @@ DEEPSEEK_V3_ROWS: list[Row] = [
     ("Checking." + DB + ds3("get_weather", PARIS) + DE + " Done.", ALLOWED, [GW], "Checking. Done.", []),
     (DB + ds3("get_weather", PARIS) + "\n" + ds3("search", CATS) + DE, ALLOWED, [GW, SEARCH], "", []),
     (DB + ds3("search", TRICKY) + DE, ALLOWED, [("search", TRICKY_VALUE)], "", []),
-    (DB + ds3("search", '{"q": "<｜tool▁call▁end｜><｜tool▁calls▁end｜>```"}') + DE, ALLOWED,
-     [("search", {"q": "<｜tool▁call▁end｜><｜tool▁calls▁end｜>```"})], "", []),
+    (
+        DB + ds3("search", '{"q": "<｜tool▁call▁end｜><｜tool▁calls▁end｜>```"}') + DE,
+        ALLOWED,
+        [("search", {"q": "<｜tool▁call▁end｜><｜tool▁calls▁end｜>```"})],
+        "",
+        [],
+    ),
     ("Sure. " + DB + ds3("get_weather", PARIS, end=False), ALLOWED, [GW], "Sure.", []),  # EOS ate the ends
     (DB + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n" + PARIS, ALLOWED, [GW], "", []),
     (DB + ds3("get_weather", '{"city": "Paris"}```'.replace("```", "")) + DE, ALLOWED, [GW], "", []),
     ("<｜tool calls begin｜>" + ds3("get_weather", PARIS) + DE, ALLOWED, [GW], "", []),
     ("<｜tool\\_calls\\_begin｜>" + ds3("get_weather", PARIS) + DE, ALLOWED, [GW], "", []),
     ("<｜tool▁calls｜>" + ds3("get_weather", PARIS) + DE, ALLOWED, [GW], "", []),
-    (DB + "<｜tool_call_begin｜>function<｜tool_sep｜>get_weather\n```json\n" + PARIS + "\n```<｜tool_call_end｜>"
-     + "<｜tool_calls_end｜>", ALLOWED, [GW], "", []),
+    (
+        DB
+        + "<｜tool_call_begin｜>function<｜tool_sep｜>get_weather\n```json\n"
+        + PARIS
+        + "\n```<｜tool_call_end｜>"
+        + "<｜tool_calls_end｜>",
+        ALLOWED,
+        [GW],
+        "",
+        [],
+    ),
     ("Lone: " + ds3("get_weather", PARIS), ALLOWED, [GW], "Lone:", []),  # no section token
-    ("</think>" + DB + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n" + PARIS
-     + "```<｜tool▁call▁end｜>" + DE, ALLOWED, [GW], "", []),  # the lone close: empty reasoning
+    (
+        "</think>"
+        + DB
+        + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+        + PARIS
+        + "```<｜tool▁call▁end｜>"
+        + DE,
+        ALLOWED,
+        [GW],
+        "",
+        [],
+    ),  # the lone close: empty reasoning
     ("```\n" + DB + ds3("get_weather", PARIS) + DE + "\n```", ALLOWED, [], None, []),
     ("<think>maybe " + DB + ds3("get_weather", PARIS) + DE + "</think>No.", ALLOWED, [], "No.", []),
     (DB + ds3("delete_all", "{}") + DE, ALLOWED, [], None, ["not-offered"]),
@@ -80,17 +104,33 @@ DEEPSEEK_V3_ROWS: list[Row] = [
     (DB + ds3("get_weather", "[1, 2]") + ds3("search", CATS) + DE, ALLOWED, [SEARCH], "", ["undecodable-arguments"]),
     (DB + "function<｜tool▁sep｜>get_weather\n```json\n" + PARIS + "\n```" + DE, ALLOWED, [], None, []),
     # Step-3 bodies under the same tokens are not DeepSeek's
-    ("<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"step_only\"></steptml:invoke>"
-     "<｜tool_call_end｜><｜tool_calls_end｜>", ALLOWED, [], None, []),
+    (
+        '<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="step_only"></steptml:invoke>'
+        "<｜tool_call_end｜><｜tool_calls_end｜>",
+        ALLOWED,
+        [],
+        None,
+        [],
+    ),
 ]
 
 DEEPSEEK_V31_ROWS: list[Row] = [
     ("normal text" + DB + ds31("get_weather", PARIS) + DE, ALLOWED, [GW], "normal text", []),
-    ("pre " + DB + ds31("get_weather", PARIS) + ds31("search", CATS) + DE + " post", ALLOWED, [GW, SEARCH],
-     "pre post", []),
+    (
+        "pre " + DB + ds31("get_weather", PARIS) + ds31("search", CATS) + DE + " post",
+        ALLOWED,
+        [GW, SEARCH],
+        "pre post",
+        [],
+    ),
     (DB + ds31("search", TRICKY) + DE, ALLOWED, [("search", TRICKY_VALUE)], "", []),
-    (DB + ds31("search", '{"q": "<｜tool▁sep｜><｜tool▁call▁end｜>"}') + DE, ALLOWED,
-     [("search", {"q": "<｜tool▁sep｜><｜tool▁call▁end｜>"})], "", []),
+    (
+        DB + ds31("search", '{"q": "<｜tool▁sep｜><｜tool▁call▁end｜>"}') + DE,
+        ALLOWED,
+        [("search", {"q": "<｜tool▁sep｜><｜tool▁call▁end｜>"})],
+        "",
+        [],
+    ),
     (DB + ds31("get_weather", PARIS, end=False), ALLOWED, [GW], "", []),
     ("REASONING</think>CONTENT" + DB + ds31("get_weather", PARIS) + DE, ALLOWED, [GW], "CONTENT", []),
     (DB + ds31("function", '{"a": 1}') + DE, ALLOWED, [("function", {"a": 1})], "", []),
@@ -113,21 +153,49 @@ def kimi(ident: str, args: str, *, end: bool = True) -> str:
 
 KIMI_ROWS: list[Row] = [
     ("I'll check. " + KB + kimi("functions.get_weather:0", PARIS) + KE + " Ok.", ALLOWED, [GW], "I'll check. Ok.", []),
-    (KB + kimi("functions.get_weather:0", PARIS) + kimi("functions.search:1", CATS) + KE, ALLOWED, [GW, SEARCH], "",
-     []),
-    (KB + " \n<|tool_call_begin|> functions.get_weather:0 <|tool_call_argument_begin|> " + PARIS
-     + " <|tool_call_end|>\n " + KE, ALLOWED, [GW], "", []),
+    (
+        KB + kimi("functions.get_weather:0", PARIS) + kimi("functions.search:1", CATS) + KE,
+        ALLOWED,
+        [GW, SEARCH],
+        "",
+        [],
+    ),
+    (
+        KB
+        + " \n<|tool_call_begin|> functions.get_weather:0 <|tool_call_argument_begin|> "
+        + PARIS
+        + " <|tool_call_end|>\n "
+        + KE,
+        ALLOWED,
+        [GW],
+        "",
+        [],
+    ),
     (KB + kimi("functions.search:0", TRICKY) + KE, ALLOWED, [("search", TRICKY_VALUE)], "", []),
-    (KB + kimi("functions.search:0", '{"q": "<|tool_call_end|><|tool_calls_section_end|>"}') + KE, ALLOWED,
-     [("search", {"q": "<|tool_call_end|><|tool_calls_section_end|>"})], "", []),
+    (
+        KB + kimi("functions.search:0", '{"q": "<|tool_call_end|><|tool_calls_section_end|>"}') + KE,
+        ALLOWED,
+        [("search", {"q": "<|tool_call_end|><|tool_calls_section_end|>"})],
+        "",
+        [],
+    ),
     ("Go " + kimi("functions.get_weather:0", PARIS, end=False), ALLOWED, [GW], "Go", []),
     (kimi("functions.get_weather:0", PARIS) + kimi("functions.search:1", CATS), ALLOWED, [GW, SEARCH], "", []),
-    ("<|tool_call_section_begin|>" + kimi("get_weather:3", PARIS) + "<|tool_call_section_end|>", ALLOWED, [GW], "",
-     []),
-    (KB + kimi("functions.get_weather.0", PARIS) + kimi("functions.search:1", CATS) + KE, ALLOWED, [SEARCH], "",
-     ["malformed-id"]),
-    (KB + kimi("functions.get_weather:0", '{"city": "Paris"') + kimi("functions.search:1", CATS) + KE, ALLOWED, [],
-     None, ["undecodable"]),
+    ("<|tool_call_section_begin|>" + kimi("get_weather:3", PARIS) + "<|tool_call_section_end|>", ALLOWED, [GW], "", []),
+    (
+        KB + kimi("functions.get_weather.0", PARIS) + kimi("functions.search:1", CATS) + KE,
+        ALLOWED,
+        [SEARCH],
+        "",
+        ["malformed-id"],
+    ),
+    (
+        KB + kimi("functions.get_weather:0", '{"city": "Paris"') + kimi("functions.search:1", CATS) + KE,
+        ALLOWED,
+        [],
+        None,
+        ["undecodable"],
+    ),
     (KB + kimi("functions.get_weather:0", '{"city": ', end=False), ALLOWED, [], None, ["truncated"]),
     ("```\n" + KB + kimi("functions.get_weather:0", PARIS) + KE + "\n```", ALLOWED, [], None, []),
     ("<think>" + kimi("functions.get_weather:0", PARIS) + "</think>", ALLOWED, [], "", []),
@@ -146,34 +214,81 @@ def harmony(name: str, args: str, *, end: str = "<|call|>") -> str:
 
 HARMONY_ROWS: list[Row] = [
     (ANALYSIS + harmony("get_weather", PARIS), ALLOWED, [GW], "", []),
-    ("<|start|>assistant to=functions.get_weather<|channel|>commentary<|constrain|>json<|message|>" + PARIS
-     + "<|call|>", ALLOWED, [GW], "", []),
+    (
+        "<|start|>assistant to=functions.get_weather<|channel|>commentary<|constrain|>json<|message|>"
+        + PARIS
+        + "<|call|>",
+        ALLOWED,
+        [GW],
+        "",
+        [],
+    ),
     (ANALYSIS + "\n" + harmony("get_weather", PARIS, end=""), ALLOWED, [GW], "", []),
     (harmony("get_weather", PARIS, end="<|end|>") + harmony("search", CATS), ALLOWED, [GW, SEARCH], "", []),
-    (harmony("search", '{"q": "<|call|><|end|><|start|>"}'), ALLOWED, [("search", {"q": "<|call|><|end|><|start|>"})],
-     "", []),
+    (
+        harmony("search", '{"q": "<|call|><|end|><|start|>"}'),
+        ALLOWED,
+        [("search", {"q": "<|call|><|end|><|start|>"})],
+        "",
+        [],
+    ),
     (harmony("search", TRICKY), ALLOWED, [("search", TRICKY_VALUE)], "", []),
-    ("<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>" + PARIS + "<|call|>", ALLOWED,
-     [GW], "", []),
+    (
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>" + PARIS + "<|call|>",
+        ALLOWED,
+        [GW],
+        "",
+        [],
+    ),
     (" to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>" + PARIS, ALLOWED, [GW], "", []),
-    ("<|channel|> analysis<|message|> hmm<|end|><|start|> assistant to=functions.get_weather<|channel|> commentary "
-     "<|constrain|>  json<|message|> " + PARIS + "<|end|>", ALLOWED, [GW], "", []),
-    (harmony("get_weather", PARIS) + "<|start|>functions.get_weather to=assistant<|message|>"
-     '{"name": "search", "arguments": {}}<|end|>', ALLOWED, [GW],
-     '<|start|>functions.get_weather to=assistant<|message|>{"name": "search", "arguments": {}}', []),
-    (harmony("get_weather", PARIS) + "<|start|>assistant<|channel|>final<|message|>Sunny.", ALLOWED, [GW],
-     "Sunny.", []),
-    (harmony("get_weather", PARIS) + "<|start|>assistant<|channel|>commentary<|message|>Checking.<|end|>", ALLOWED,
-     [GW], "Checking.", []),  # a preamble: content, its markup taken out
-    ("<|start|>assistant<|channel|>commentary to=python <|constrain|>code<|message|>print('hi')<|call|>", ALLOWED,
-     [], None, []),
-    ("<|start|>assistant<|channel|>commentary to=browser.search<|message|>" + CATS + "<|call|>", ALLOWED, [], None,
-     []),
+    (
+        "<|channel|> analysis<|message|> hmm<|end|><|start|> assistant to=functions.get_weather<|channel|> commentary "
+        "<|constrain|>  json<|message|> " + PARIS + "<|end|>",
+        ALLOWED,
+        [GW],
+        "",
+        [],
+    ),
+    (
+        harmony("get_weather", PARIS) + "<|start|>functions.get_weather to=assistant<|message|>"
+        '{"name": "search", "arguments": {}}<|end|>',
+        ALLOWED,
+        [GW],
+        '<|start|>functions.get_weather to=assistant<|message|>{"name": "search", "arguments": {}}',
+        [],
+    ),
+    (
+        harmony("get_weather", PARIS) + "<|start|>assistant<|channel|>final<|message|>Sunny.",
+        ALLOWED,
+        [GW],
+        "Sunny.",
+        [],
+    ),
+    (
+        harmony("get_weather", PARIS) + "<|start|>assistant<|channel|>commentary<|message|>Checking.<|end|>",
+        ALLOWED,
+        [GW],
+        "Checking.",
+        [],
+    ),  # a preamble: content, its markup taken out
+    (
+        "<|start|>assistant<|channel|>commentary to=python <|constrain|>code<|message|>print('hi')<|call|>",
+        ALLOWED,
+        [],
+        None,
+        [],
+    ),
+    ("<|start|>assistant<|channel|>commentary to=browser.search<|message|>" + CATS + "<|call|>", ALLOWED, [], None, []),
     ("<|channel|>analysis<|message|>Maybe " + harmony("get_weather", PARIS) + "<|end|>", ALLOWED, [], "", []),
     ("```\n" + harmony("get_weather", PARIS) + "\n```", ALLOWED, [], None, []),
     (harmony("get_weather", '{"city": "Par', end=""), ALLOWED, [], None, ["truncated"]),
-    ("<|start|>assistant to=functions.get_weather<|channel|>commentary<|constrain|>json", ALLOWED, [], None,
-     ["truncated"]),
+    (
+        "<|start|>assistant to=functions.get_weather<|channel|>commentary<|constrain|>json",
+        ALLOWED,
+        [],
+        None,
+        ["truncated"],
+    ),
     (harmony("get_weather", "Paris please"), ALLOWED, [], None, ["undecodable-arguments"]),
     (harmony("get_weather", "[1]"), ALLOWED, [], None, ["undecodable-arguments"]),
     (harmony("format_disk", "{}"), ALLOWED, [], None, ["not-offered"]),
@@ -192,22 +307,61 @@ def g4(name: str, body: str, *, end: bool = True) -> str:
 DEEP = "{a:" * 70 + "1" + "}" * 70
 
 GEMMA4_ROWS: list[Row] = [
-    ("Checking. " + g4("get_weather", "{city:" + Q + "Paris" + Q + "}") + " Done.", ALLOWED, [GW], "Checking. Done.",
-     []),
-    (g4("get_weather", "{city:" + Q + "Paris" + Q + "}") + "\n" + g4("search", "{q:" + Q + "cats" + Q + "}"), ALLOWED,
-     [GW, SEARCH], "", []),
-    (g4("search", "{q:" + Q + 'say "hi" \\n {x}' + Q + ", n:[1, -2.5e3, true, null, {deep:[" + Q + "z" + Q
-        + "]}], o:{}, e:[]}"), ALLOWED,
-     [("search", {"q": 'say "hi" \\n {x}', "n": [1, -2500.0, True, None, {"deep": ["z"]}], "o": {}, "e": []})],
-     "", []),
-    (g4("search", "{q:" + Q + "<tool_call|><|tool_call>}" + Q + "}"), ALLOWED, [("search", {"q": "<tool_call|><|tool_call>}"})],
-     "", []),
+    (
+        "Checking. " + g4("get_weather", "{city:" + Q + "Paris" + Q + "}") + " Done.",
+        ALLOWED,
+        [GW],
+        "Checking. Done.",
+        [],
+    ),
+    (
+        g4("get_weather", "{city:" + Q + "Paris" + Q + "}") + "\n" + g4("search", "{q:" + Q + "cats" + Q + "}"),
+        ALLOWED,
+        [GW, SEARCH],
+        "",
+        [],
+    ),
+    (
+        g4(
+            "search",
+            "{q:"
+            + Q
+            + 'say "hi" \\n {x}'
+            + Q
+            + ", n:[1, -2.5e3, true, null, {deep:["
+            + Q
+            + "z"
+            + Q
+            + "]}], o:{}, e:[]}",
+        ),
+        ALLOWED,
+        [("search", {"q": 'say "hi" \\n {x}', "n": [1, -2500.0, True, None, {"deep": ["z"]}], "o": {}, "e": []})],
+        "",
+        [],
+    ),
+    (
+        g4("search", "{q:" + Q + "<tool_call|><|tool_call>}" + Q + "}"),
+        ALLOWED,
+        [("search", {"q": "<tool_call|><|tool_call>}"})],
+        "",
+        [],
+    ),
     ("Sure " + g4("get_weather", "{city:" + Q + "Paris" + Q + "}", end=False), ALLOWED, [GW], "Sure", []),
     (g4("search", '{q:"cats", "n": 2,}'), ALLOWED, [("search", {"q": "cats", "n": 2})], "", []),
-    ("<|tool_call>" + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}}) + "<tool_call|>", ALLOWED,
-     [GW], "", []),
-    ("<|channel>thought\nmaybe " + g4("get_weather", "{city:" + Q + "Paris" + Q + "}") + "<channel|>Hi", ALLOWED, [],
-     "Hi", []),
+    (
+        "<|tool_call>" + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}}) + "<tool_call|>",
+        ALLOWED,
+        [GW],
+        "",
+        [],
+    ),
+    (
+        "<|channel>thought\nmaybe " + g4("get_weather", "{city:" + Q + "Paris" + Q + "}") + "<channel|>Hi",
+        ALLOWED,
+        [],
+        "Hi",
+        [],
+    ),
     ("```\n" + g4("get_weather", "{city:" + Q + "Paris" + Q + "}") + "\n```", ALLOWED, [], None, []),
     (g4("reboot", "{}"), ALLOWED, [], None, ["not-offered"]),
     (g4("get_weather", "{city:" + Q + "Par", end=False), ALLOWED, [], None, ["truncated"]),
@@ -218,18 +372,39 @@ GEMMA4_ROWS: list[Row] = [
 ]
 
 FUNCTIONGEMMA_ROWS: list[Row] = [
-    ("Let me check.<start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call>", ALLOWED,
-     [GW], "Let me check.", []),
-    ("<start_function_call>call:search{q:<escape>a, b: {c}<escape>,n:3}<end_function_call>"
-     "<start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call>", ALLOWED,
-     [("search", {"q": "a, b: {c}", "n": 3}), GW], "", []),
-    ("<start_function_call>call:search{q:<escape><end_function_call><escape>,tags:[<escape>x<escape>]}"
-     "<end_function_call>", ALLOWED, [("search", {"q": "<end_function_call>", "tags": ["x"]})], "", []),
+    (
+        "Let me check.<start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call>",
+        ALLOWED,
+        [GW],
+        "Let me check.",
+        [],
+    ),
+    (
+        "<start_function_call>call:search{q:<escape>a, b: {c}<escape>,n:3}<end_function_call>"
+        "<start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call>",
+        ALLOWED,
+        [("search", {"q": "a, b: {c}", "n": 3}), GW],
+        "",
+        [],
+    ),
+    (
+        "<start_function_call>call:search{q:<escape><end_function_call><escape>,tags:[<escape>x<escape>]}"
+        "<end_function_call>",
+        ALLOWED,
+        [("search", {"q": "<end_function_call>", "tags": ["x"]})],
+        "",
+        [],
+    ),
     ("<start_function_call>call:get_weather{city:<escape>Paris<escape>}", ALLOWED, [GW], "", []),
     ("<start_function_call>call:get_weather{city:<escape>Par", ALLOWED, [], None, ["truncated"]),
     ("<start_function_call>call:shutdown{}<end_function_call>", ALLOWED, [], None, ["not-offered"]),
-    ("<think><start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call></think>", ALLOWED,
-     [], "", []),
+    (
+        "<think><start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call></think>",
+        ALLOWED,
+        [],
+        "",
+        [],
+    ),
 ]
 
 TABLES: dict[str, list[Row]] = {
@@ -252,8 +427,9 @@ def test_family_index() -> None:
 
 
 @pytest.mark.parametrize(("text", "allowed", "expected", "content", "reasons"), ALL_ROWS)
-def test_table(text: str, allowed: Any, expected: list[tuple[str, dict[str, Any]]], content: str | None,
-               reasons: list[str]) -> None:
+def test_table(
+    text: str, allowed: Any, expected: list[tuple[str, dict[str, Any]]], content: str | None, reasons: list[str]
+) -> None:
     result = salvage(text, allowed)
     assert [(c.name, c.arguments) for c in result.calls] == expected
     assert result.content == (text if content is None else content)
@@ -263,16 +439,20 @@ def test_table(text: str, allowed: Any, expected: list[tuple[str, dict[str, Any]
 
 
 @pytest.mark.parametrize(("text", "allowed", "expected", "content", "reasons"), ALL_ROWS)
-def test_default_dialects_agree(text: str, allowed: Any, expected: list[tuple[str, dict[str, Any]]],
-                                content: str | None, reasons: list[str]) -> None:
+def test_default_dialects_agree(
+    text: str, allowed: Any, expected: list[tuple[str, dict[str, Any]]], content: str | None, reasons: list[str]
+) -> None:
     """With every built-in dialect on, the family still finds exactly its calls."""
     result = tr.salvage_text(text, allowed)
     assert [(c.name, c.arguments) for c in result.calls] == expected
 
 
 def _as_tuple(r: tr.SalvageResult) -> tuple[Any, ...]:
-    return ([(c.name, c.arguments, c.id, c.dialect, c.span) for c in r.calls], r.content,
-            [(x.reason, x.span, x.name) for x in r.rejected])
+    return (
+        [(c.name, c.arguments, c.id, c.dialect, c.span) for c in r.calls],
+        r.content,
+        [(x.reason, x.span, x.name) for x in r.rejected],
+    )
 
 
 @pytest.mark.parametrize(("text", "allowed", "expected", "content", "reasons"), ALL_ROWS)
@@ -355,26 +535,38 @@ def test_loose_object_streaming_and_limits() -> None:
 # Repeated opening markers with broken payloads. Units marked True make the JSON decoder fail
 # once per marker (each failure must cost what it read, not its offset in the reply).
 HOSTILE: dict[str, list[tuple[str, bool]]] = {
-    "deepseek_v3": [(DB, False), (DB + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>x\n```json\n{\"a\":", False),
-                    ("<｜tool▁call▁begin｜>function<｜tool▁sep｜>x\n```json\n{", True)],
-    "deepseek_v31": [(DB + "<｜tool▁call▁begin｜>f<｜tool▁sep｜>", False),
-                     ("<｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\":\"", True)],
-    "kimi_k2": [(KB, False), (KB + "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{", False),
-                ("<|tool_call_begin|>" + "x" * 30, False),
-                ("<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"a\":[", True)],
-    "harmony": [("to=functions.", False), ("<|channel|>", False), ("<|start|>python<|message|>", False),
-                ("<|start|>assistant to=python<|message|><|", False), ("<|end|>", False),
-                ("<|start|>assistant to=functions.f<|message|>{", True)],
+    "deepseek_v3": [
+        (DB, False),
+        (DB + '<｜tool▁call▁begin｜>function<｜tool▁sep｜>x\n```json\n{"a":', False),
+        ("<｜tool▁call▁begin｜>function<｜tool▁sep｜>x\n```json\n{", True),
+    ],
+    "deepseek_v31": [
+        (DB + "<｜tool▁call▁begin｜>f<｜tool▁sep｜>", False),
+        ('<｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a":"', True),
+    ],
+    "kimi_k2": [
+        (KB, False),
+        (KB + "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{", False),
+        ("<|tool_call_begin|>" + "x" * 30, False),
+        ('<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a":[', True),
+    ],
+    "harmony": [
+        ("to=functions.", False),
+        ("<|channel|>", False),
+        ("<|start|>python<|message|>", False),
+        ("<|start|>assistant to=python<|message|><|", False),
+        ("<|end|>", False),
+        ("<|start|>assistant to=functions.f<|message|>{", True),
+    ],
     "gemma4": [("<|tool_call>call:f{a:" + Q, False), ("<|tool_call>call:f{a:[", False), ("<|tool_call>", False)],
-    "functiongemma": [("<start_function_call>call:f{a:<escape>", False),
-                      ("<start_function_call>call:f{a:[{b:", False)],
+    "functiongemma": [("<start_function_call>call:f{a:<escape>", False), ("<start_function_call>call:f{a:[{b:", False)],
 }
 
 
-@pytest.mark.parametrize(("dialect", "unit"), [
-    (d, u) for d, us in HOSTILE.items() for u, _ in us])
+@pytest.mark.parametrize(("dialect", "unit"), [(d, u) for d, us in HOSTILE.items() for u, _ in us])
 def test_hostile_input_is_linear(dialect: str, unit: str, assert_linear_work: Any) -> None:
     """Work at 2N stays near twice the work at N (quadratic would be 4x), counted in function
     calls (conftest.count_calls); the times are in benchmarks/bench_doubling.py."""
-    assert_linear_work(lambda k: partial(tr.salvage_text, unit * k, ALLOWED, dialects=FAMILY),
-                       max(200, 4_000 // len(unit)))
+    assert_linear_work(
+        lambda k: partial(tr.salvage_text, unit * k, ALLOWED, dialects=FAMILY), max(200, 4_000 // len(unit))
+    )

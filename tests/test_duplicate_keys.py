@@ -45,7 +45,7 @@ DUPLICATES = [
     ('{"amount": 1, "amount": 1000,}', "amount"),  # lenient path: trailing comma
     ("{'amount': 1, 'amount': 1000}", "amount"),  # lenient path: single quotes
     ("{amount: 1, amount: 1000}", "amount"),  # lenient path: bare keys
-    ('{"amount": 1, \'amount\': 1000}', "amount"),  # the same key in two quotings
+    ("{\"amount\": 1, 'amount': 1000}", "amount"),  # the same key in two quotings
     ('{"amount": True, "amount": False}', "amount"),  # lenient path: Python literals
     ('```json\n{"amount": 1, "amount": 2}\n```', "amount"),  # inside a code fence
     ('"{\\"amount\\": 1, \\"amount\\": 2}"', "amount"),  # double encoded
@@ -85,13 +85,16 @@ def test_lenient_refusal_names_where_the_second_key_is() -> None:
     assert "(at character 14)" in str(info.value)
 
 
-@pytest.mark.parametrize("text", [
-    '{"amount": 1, "Amount": 2}',  # keys differ in case: two keys
-    '{"a": {"k": 1}, "b": {"k": 1}}',  # the same key in two objects
-    '[{"k": 1}, {"k": 2}]',
-    '{"a": "\\"a\\": 1, \\"a\\": 2"}',  # a duplicate inside a string is data
-    '{"url": "http://x:1", "b": "c:d"}',  # colons in values
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"amount": 1, "Amount": 2}',  # keys differ in case: two keys
+        '{"a": {"k": 1}, "b": {"k": 1}}',  # the same key in two objects
+        '[{"k": 1}, {"k": 2}]',
+        '{"a": "\\"a\\": 1, \\"a\\": 2"}',  # a duplicate inside a string is data
+        '{"url": "http://x:1", "b": "c:d"}',  # colons in values
+    ],
+)
 def test_distinct_keys_are_not_duplicates(text: str) -> None:
     assert decode_json_value(text)[0] == json.loads(text)
 
@@ -148,17 +151,20 @@ def test_salvaged_duplicates_never_run(text: str) -> None:
 
 
 # Bare JSON has no marker: broken JSON there is prose, a duplicate key included.
-@pytest.mark.parametrize("text", [
-    '{"name": "pay", "arguments": {"amount": 1, "amount": 1000}}',
-    '{"name": "pay", "name": "pay", "arguments": {"amount": 1000}}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "pay", "arguments": {"amount": 1, "amount": 1000}}',
+        '{"name": "pay", "name": "pay", "arguments": {"amount": 1000}}',
+    ],
+)
 def test_bare_json_with_a_duplicate_is_no_call(text: str) -> None:
     assert tr.ToolRegistry([pay]).salvage("Paying now. " + text).calls == ()
 
 
 # -- properties ------------------------------------------------------------------------------
 _KEYS = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
-_SCALARS = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=8)
+_SCALARS = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=8)
 
 
 @st.composite

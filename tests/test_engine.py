@@ -35,14 +35,21 @@ CASES: list[tuple[str, Any, list[str], list[str]]] = [
     (f"{HERMES} then {RM}", ["get_weather"], ["get_weather"], ["not-offered"]),
     (f"{HERMES} then\n```\n{HERMES}\n```", ["get_weather"], ["get_weather"], []),  # a fence
     (f"<think>{HERMES}</think> {HERMES}", ["get_weather"], ["get_weather"], []),
-    (f'{HERMES} <tool_call>{{"name": "get_weather", "arguments": {{', ["get_weather"], ["get_weather"],
-     ["truncated"]),
-    ('Action:\n```json\n[{"tool_name": "get_weather", "parameters": {}}]\n```', ["get_weather"],
-     ["get_weather"], []),  # `action:` is found through `:`, six characters after its start
+    (f'{HERMES} <tool_call>{{"name": "get_weather", "arguments": {{', ["get_weather"], ["get_weather"], ["truncated"]),
+    (
+        'Action:\n```json\n[{"tool_name": "get_weather", "parameters": {}}]\n```',
+        ["get_weather"],
+        ["get_weather"],
+        [],
+    ),  # `action:` is found through `:`, six characters after its start
     ('{"a": [1]} ' + HERMES, ["get_weather"], ["get_weather"], []),  # `[` reaches back (`functools[`)
     (f"<TOOL_CALL>{CALL}</TOOL_CALL>", ["get_weather"], ["get_weather"], []),
-    ("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
-     ["get_weather"], ["get_weather"], []),  # Hermes declines, Qwen3-Coder reads
+    (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+        ["get_weather"],
+        ["get_weather"],
+        [],
+    ),  # Hermes declines, Qwen3-Coder reads
     (CALL, ["get_weather"], ["get_weather"], []),
     ("The set {1, 2} and " + HERMES, ["get_weather"], ["get_weather"], []),  # `{` not a call
     ('<tool_call>{"name": "", "arguments": {}}</tool_call>', tr.ANY_TOOL, [], ["not-offered"]),
@@ -87,16 +94,28 @@ BLOCK = tr.TagDialect("block", open="[call_block]", close="[/call_block]")
 SHORT = tr.TagDialect("short", open="<c>", close="</c>")
 
 
-@pytest.mark.parametrize(("text", "dialects", "names", "spans"), [
-    (f"[call_block]{CALL}[/call_block] and [call_block]{CALL}[/call_block]", [BLOCK, "functools"],
-     ["get_weather"] * 2, None),
-    # `functools[` ends at the second block's `[`: it starts first, and reads as a list, not a call.
-    (f"[call_block]{CALL}[/call_block] functools[call_block]{CALL}[/call_block]", [BLOCK, "functools"],
-     ["get_weather"], None),
-    (f"<c>{CALL}</c> then <c>{CALL}</c>", [SHORT, "functools"], ["get_weather"] * 2, [(0, 62), (68, 130)]),
-])
-def test_markers_ending_inside_another(text: str, dialects: list[Any], names: list[str],
-                                       spans: list[tuple[int, int]] | None) -> None:
+@pytest.mark.parametrize(
+    ("text", "dialects", "names", "spans"),
+    [
+        (
+            f"[call_block]{CALL}[/call_block] and [call_block]{CALL}[/call_block]",
+            [BLOCK, "functools"],
+            ["get_weather"] * 2,
+            None,
+        ),
+        # `functools[` ends at the second block's `[`: it starts first, and reads as a list, not a call.
+        (
+            f"[call_block]{CALL}[/call_block] functools[call_block]{CALL}[/call_block]",
+            [BLOCK, "functools"],
+            ["get_weather"],
+            None,
+        ),
+        (f"<c>{CALL}</c> then <c>{CALL}</c>", [SHORT, "functools"], ["get_weather"] * 2, [(0, 62), (68, 130)]),
+    ],
+)
+def test_markers_ending_inside_another(
+    text: str, dialects: list[Any], names: list[str], spans: list[tuple[int, int]] | None
+) -> None:
     got = tr.salvage_text(text, ["get_weather"], dialects=dialects)
     assert [c.name for c in got.calls] == names
     if spans is not None:
@@ -141,29 +160,65 @@ BLOCK_CASES: list[tuple[str, Any, int, int, int, list[str]]] = [
     (f"{_H} <TOOL_CALL>{_C}</TOOL_CALL>", ["get_weather"], 64, 1_000_000, 2, []),  # spelled otherwise
     (f"{_H} <think>{_H}</think>", ["get_weather"], 64, 1_000_000, 1, []),  # masked
     (f"{_H} {_H}" + " " * 80, ["get_weather"], 64, 100, 2, []),
-    ('<tool_call>{"name": "get_weather", "arguments": {"a": [[[1]]]}}</tool_call>', ["get_weather"], 2,
-     1_000_000, 0, ["too-deep"]),
+    (
+        '<tool_call>{"name": "get_weather", "arguments": {"a": [[[1]]]}}</tool_call>',
+        ["get_weather"],
+        2,
+        1_000_000,
+        0,
+        ["too-deep"],
+    ),
     ('<tool_call>{"name": "", "arguments": {}}</tool_call>', tr.ANY_TOOL, 64, 1_000_000, 0, ["not-offered"]),
-    ('<tool_call>{"name": "get_weather", "arguments": {}, "function": 1}</tool_call>', ["get_weather"], 64,
-     1_000_000, 1, []),
-    (f"<tool_call>\n{_C}\n</tool_call> and {_H} and <tool_call>\n{_C}</tool_call>", ["get_weather"], 64,
-     1_000_000, 3, []),
-    (f"<tool_call>\n\n{_C}\n\n</tool_call> <tool_call> \n{_C} \n</tool_call>", ["get_weather"], 64, 1_000_000,
-     2, []),
+    (
+        '<tool_call>{"name": "get_weather", "arguments": {}, "function": 1}</tool_call>',
+        ["get_weather"],
+        64,
+        1_000_000,
+        1,
+        [],
+    ),
+    (
+        f"<tool_call>\n{_C}\n</tool_call> and {_H} and <tool_call>\n{_C}</tool_call>",
+        ["get_weather"],
+        64,
+        1_000_000,
+        3,
+        [],
+    ),
+    (f"<tool_call>\n\n{_C}\n\n</tool_call> <tool_call> \n{_C} \n</tool_call>", ["get_weather"], 64, 1_000_000, 2, []),
     (f"<tool_call>\n{_C}\n</TOOL_CALL> x", ["get_weather"], 64, 1_000_000, 1, []),
     (f"<tool_call>\n{_C}\n</tool_call", ["get_weather"], 64, 1_000_000, 1, []),
-    ('<tool_call>\n{"name": "get_weather", "arguments": {}, "id": "c1"}\n</tool_call>', ["get_weather"], 64,
-     1_000_000, 1, []),
-    ('<tool_call>\n{"name": "get_weather", "parameters": {"city": "Paris"}}\n</tool_call>', ["get_weather"], 64,
-     1_000_000, 1, []),
+    (
+        '<tool_call>\n{"name": "get_weather", "arguments": {}, "id": "c1"}\n</tool_call>',
+        ["get_weather"],
+        64,
+        1_000_000,
+        1,
+        [],
+    ),
+    (
+        '<tool_call>\n{"name": "get_weather", "parameters": {"city": "Paris"}}\n</tool_call>',
+        ["get_weather"],
+        64,
+        1_000_000,
+        1,
+        [],
+    ),
     ('<tool_call>\n{"arguments": {}, "name": "get_weather"}\n</tool_call>', ["get_weather"], 64, 1_000_000, 1, []),
-    ('<tool_call>\n{"name": "get_weather", "arguments": "{}"}\n</tool_call>', ["get_weather"], 64, 1_000_000,
-     1, []),  # arguments as a JSON string
+    (
+        '<tool_call>\n{"name": "get_weather", "arguments": "{}"}\n</tool_call>',
+        ["get_weather"],
+        64,
+        1_000_000,
+        1,
+        [],
+    ),  # arguments as a JSON string
 ]
 
 
-@pytest.mark.parametrize(("text", "allowed", "depth", "chars", "n", "reasons"), BLOCK_CASES,
-                         ids=[c[0][:40] for c in BLOCK_CASES])
+@pytest.mark.parametrize(
+    ("text", "allowed", "depth", "chars", "n", "reasons"), BLOCK_CASES, ids=[c[0][:40] for c in BLOCK_CASES]
+)
 def test_json_blocks(text: str, allowed: Any, depth: int, chars: int, n: int, reasons: list[str]) -> None:
     got = tr.salvage_text(text, allowed, max_depth=depth, max_call_chars=chars)
     assert len(got.calls) == n
@@ -183,24 +238,30 @@ def test_a_pass_is_one_object_for_both_entry_points() -> None:
     assert whole.result() == fed.result() == tr.salvage_text(HERMES, ["get_weather"])
 
 
-@pytest.mark.parametrize(("marker", "offset"), [
-    ("<tool_call>", 0),  # `<` is rarer in prose than `_`
-    ("call:", 4),
-    ("functools[", 9),
-    ("◁/think▷", 0),  # a symbol from outside ASCII before any ASCII punctuation (`/`)
-    ("<｜tool▁calls▁begin｜>", 1),
-])
+@pytest.mark.parametrize(
+    ("marker", "offset"),
+    [
+        ("<tool_call>", 0),  # `<` is rarer in prose than `_`
+        ("call:", 4),
+        ("functools[", 9),
+        ("◁/think▷", 0),  # a symbol from outside ASCII before any ASCII punctuation (`/`)
+        ("<｜tool▁calls▁begin｜>", 1),
+    ],
+)
 def test_a_marker_is_found_by_its_rarest_character(marker: str, offset: int) -> None:
     from toolrepair._salvage._scan import anchor_of
 
     assert anchor_of(marker) == offset
 
 
-@pytest.mark.parametrize(("text", "markers"), [
-    ('Hello {"name": "f", "arguments": {}}', 1),  # the lead position (first non-space) holds no `{`
-    ('{"name": "f", "arguments": {}}', 1),  # it does: one marker, not two
-    ("  [x] and [y]", 1),  # json's `[` only opens the reply; the pythonic gate rules out `[y]`
-])
+@pytest.mark.parametrize(
+    ("text", "markers"),
+    [
+        ('Hello {"name": "f", "arguments": {}}', 1),  # the lead position (first non-space) holds no `{`
+        ('{"name": "f", "arguments": {}}', 1),  # it does: one marker, not two
+        ("  [x] and [y]", 1),  # json's `[` only opens the reply; the pythonic gate rules out `[y]`
+    ],
+)
 def test_lead_gated_markers_are_handled_once(text: str, markers: int) -> None:
     run = SalvagePass(config_for(None), tr.ANY_TOOL, text)
     run.advance(final=True)
@@ -208,11 +269,14 @@ def test_lead_gated_markers_are_handled_once(text: str, markers: int) -> None:
     assert run.result() == tr.salvage_text(text, tr.ANY_TOOL)
 
 
-@pytest.mark.parametrize("text", [
-    '   {"name": "get_weather", "arguments": {}}',  # the lead (first non-space) not known at first
-    'get_weather\n{"city": "Paris"} {"x": 1}',  # functionary's recipient line, then a second brace
-    'x{"name": "get_weather", "arguments": {}}',  # function_tag's headless name: no lead
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '   {"name": "get_weather", "arguments": {}}',  # the lead (first non-space) not known at first
+        'get_weather\n{"city": "Paris"} {"x": 1}',  # functionary's recipient line, then a second brace
+        'x{"name": "get_weather", "arguments": {}}',  # function_tag's headless name: no lead
+    ],
+)
 def test_gated_braces_streamed_before_the_lead_is_known(text: str) -> None:
     want = tr.salvage_text(text, ["get_weather"])
     for step in (1, 2, 5):

@@ -18,16 +18,26 @@ import toolrepair as tr
 from toolrepair._records import tool_specs
 from toolrepair.cli import main
 
-TOOLS = [{"type": "function", "function": {"name": "web_search", "parameters": {
-    "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-    "required": ["query"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "web_search",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+                "required": ["query"],
+            },
+        },
+    }
+]
 
 
 def hermes(name: str, args: dict[str, Any]) -> str:
-    return f'<tool_call>{json.dumps({"name": name, "arguments": args})}</tool_call>'
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': args})}</tool_call>"
 
 
-CALL = hermes("web_search", {"query": "cats", "limit": "5"})   # "5" is coerced to 5
+CALL = hermes("web_search", {"query": "cats", "limit": "5"})  # "5" is coerced to 5
 
 
 def ids_of(record: Any) -> list[str]:
@@ -43,6 +53,7 @@ def ids_of(record: Any) -> list[str]:
         elif isinstance(x, list):
             for v in x:
                 walk(v)
+
     walk(record)
     return out
 
@@ -59,103 +70,273 @@ ARGS = '{"query": "cats", "limit": 5}'
 
 # (id, record in, record out with every written id as "ID", report fields)
 FIXED: list[tuple[str, Any, Any, dict[str, int]]] = [
-    ("openai completion",
-     {"choices": [{"index": 0, "message": {"role": "assistant", "content": "Sure. " + CALL}, "finish_reason": "stop"}]},
-     {"choices": [{"index": 0, "message": {"role": "assistant", "content": "Sure.", "tool_calls": [
-         {"id": "ID", "type": "function", "function": {"name": "web_search", "arguments": ARGS}}]},
-         "finish_reason": "tool_calls"}]},
-     {"salvaged_calls": 1, "records_changed": 1}),
-    ("bare assistant message, content parts",
-     {"role": "assistant", "content": [{"type": "text", "text": CALL}], "tool_calls": None},
-     {"role": "assistant", "content": None, "tool_calls": [
-         {"id": "ID", "type": "function", "function": {"name": "web_search", "arguments": ARGS}}]},
-     {"salvaged_calls": 1}),
-    ("message list, results linked in order",
-     [{"role": "user", "content": "q"},
-      {"role": "assistant", "content": CALL + hermes("web_search", {"query": "dogs"})},
-      {"role": "tool", "content": "r1"}, {"role": "tool", "content": "r2"},
-      {"role": "assistant", "content": "done"}],
-     [{"role": "user", "content": "q"},
-      {"role": "assistant", "content": None, "tool_calls": [
-          {"id": "ID", "type": "function", "function": {"name": "web_search", "arguments": ARGS}},
-          {"id": "ID", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "dogs"}'}}]},
-      {"role": "tool", "content": "r1", "tool_call_id": "ID"}, {"role": "tool", "content": "r2", "tool_call_id": "ID"},
-      {"role": "assistant", "content": "done"}],
-     {"salvaged_calls": 2, "results_linked": 2, "replies": 2, "empty_replies": 1}),
-    ("fine-tuning record, its own tools win, drifted native name repaired",
-     {"tools": [{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}],
-      "messages": [{"role": "assistant", "content": None, "tool_calls": [
-          {"id": "c1", "type": "function", "function": {"name": "GetTime", "arguments": "{'tz': 'UTC',}"}}]},
-          {"role": "tool", "tool_call_id": "c1", "content": "noon"}]},
-     {"tools": [{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}],
-      "messages": [{"role": "assistant", "content": None, "tool_calls": [
-          {"id": "ID", "type": "function", "function": {"name": "get_time", "arguments": '{"tz": "UTC"}'}}]},
-          {"role": "tool", "tool_call_id": "ID", "content": "noon"}]},
-     {"repaired_calls": 1, "salvaged_calls": 0, "results_linked": 0}),
-    ("sharegpt, text before the call kept",
-     {"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": "Let me look. " + CALL},
-                        {"from": "observation", "value": "r"}]},
-     {"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": "Let me look."},
-                        {"from": "function_call", "value": '{"name": "web_search", "arguments": {"query": "cats", "limit": 5}}'},
-                        {"from": "observation", "value": "r"}]},
-     {"salvaged_calls": 1}),
-    ("sharegpt, a call alone replaces the turn; a native call's arguments repaired",
-     {"conversations": [{"from": "gpt", "value": CALL},
-                        {"from": "function_call", "value": '{"name": "web_search", "arguments": {"query": "x", "limit": "2"}}'}]},
-     {"conversations": [{"from": "function_call", "value": '{"name": "web_search", "arguments": {"query": "cats", "limit": 5}}'},
-                        {"from": "function_call", "value": '{"name": "web_search", "arguments": {"query": "x", "limit": 2}}'}]},
-     {"salvaged_calls": 1, "repaired_calls": 1}),
-    ("anthropic message, thinking kept, stop reason",
-     {"type": "message", "role": "assistant", "stop_reason": "end_turn",
-      "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "On it. " + CALL}]},
-     {"type": "message", "role": "assistant", "stop_reason": "tool_use",
-      "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "On it."},
-                  {"type": "tool_use", "id": "ID", "name": "web_search", "input": {"query": "cats", "limit": 5}}]},
-     {"salvaged_calls": 1}),
-    ("anthropic conversation, tool_result linked",
-     {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [{"type": "text", "text": CALL}]},
-                   {"role": "user", "content": [{"type": "tool_result", "content": "r"}]}]},
-     {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [
-         {"type": "tool_use", "id": "ID", "name": "web_search", "input": {"query": "cats", "limit": 5}}]},
-         {"role": "user", "content": [{"type": "tool_result", "content": "r", "tool_use_id": "ID"}]}]},
-     {"salvaged_calls": 1, "results_linked": 1}),
-    ("anthropic native tool_use, drifted name",
-     {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "WebSearch", "input": {"query": "x"}}]},
-     {"role": "assistant", "content": [{"type": "tool_use", "id": "ID", "name": "web_search", "input": {"query": "x"}}]},
-     {"repaired_calls": 1}),
-    ("a call in another spelling is written back under its own keys",
-     {"role": "assistant", "tool_calls": [{"tool_name": "WebSearch", "tool_input": {"query": "x", "limit": "2"}}]},
-     {"role": "assistant", "tool_calls": [{"tool_name": "web_search", "tool_input": {"query": "x", "limit": 2}}]},
-     {"repaired_calls": 1}),
-    ("ollama chat response: arguments stay an object",
-     {"model": "m", "message": {"role": "assistant", "content": CALL}},
-     {"model": "m", "message": {"role": "assistant", "content": None, "tool_calls": [
-         {"id": "ID", "type": "function", "function": {"name": "web_search", "arguments": {"query": "cats", "limit": 5}}}]}},
-     {"salvaged_calls": 1}),
+    (
+        "openai completion",
+        {
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "Sure. " + CALL}, "finish_reason": "stop"}
+            ]
+        },
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": "Sure.",
+                        "tool_calls": [
+                            {"id": "ID", "type": "function", "function": {"name": "web_search", "arguments": ARGS}}
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                }
+            ]
+        },
+        {"salvaged_calls": 1, "records_changed": 1},
+    ),
+    (
+        "bare assistant message, content parts",
+        {"role": "assistant", "content": [{"type": "text", "text": CALL}], "tool_calls": None},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "ID", "type": "function", "function": {"name": "web_search", "arguments": ARGS}}],
+        },
+        {"salvaged_calls": 1},
+    ),
+    (
+        "message list, results linked in order",
+        [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": CALL + hermes("web_search", {"query": "dogs"})},
+            {"role": "tool", "content": "r1"},
+            {"role": "tool", "content": "r2"},
+            {"role": "assistant", "content": "done"},
+        ],
+        [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "ID", "type": "function", "function": {"name": "web_search", "arguments": ARGS}},
+                    {
+                        "id": "ID",
+                        "type": "function",
+                        "function": {"name": "web_search", "arguments": '{"query": "dogs"}'},
+                    },
+                ],
+            },
+            {"role": "tool", "content": "r1", "tool_call_id": "ID"},
+            {"role": "tool", "content": "r2", "tool_call_id": "ID"},
+            {"role": "assistant", "content": "done"},
+        ],
+        {"salvaged_calls": 2, "results_linked": 2, "replies": 2, "empty_replies": 1},
+    ),
+    (
+        "fine-tuning record, its own tools win, drifted native name repaired",
+        {
+            "tools": [{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}],
+            "messages": [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "GetTime", "arguments": "{'tz': 'UTC',}"}}
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "noon"},
+            ],
+        },
+        {
+            "tools": [{"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}],
+            "messages": [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "ID", "type": "function", "function": {"name": "get_time", "arguments": '{"tz": "UTC"}'}}
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "ID", "content": "noon"},
+            ],
+        },
+        {"repaired_calls": 1, "salvaged_calls": 0, "results_linked": 0},
+    ),
+    (
+        "sharegpt, text before the call kept",
+        {
+            "conversations": [
+                {"from": "human", "value": "q"},
+                {"from": "gpt", "value": "Let me look. " + CALL},
+                {"from": "observation", "value": "r"},
+            ]
+        },
+        {
+            "conversations": [
+                {"from": "human", "value": "q"},
+                {"from": "gpt", "value": "Let me look."},
+                {
+                    "from": "function_call",
+                    "value": '{"name": "web_search", "arguments": {"query": "cats", "limit": 5}}',
+                },
+                {"from": "observation", "value": "r"},
+            ]
+        },
+        {"salvaged_calls": 1},
+    ),
+    (
+        "sharegpt, a call alone replaces the turn; a native call's arguments repaired",
+        {
+            "conversations": [
+                {"from": "gpt", "value": CALL},
+                {"from": "function_call", "value": '{"name": "web_search", "arguments": {"query": "x", "limit": "2"}}'},
+            ]
+        },
+        {
+            "conversations": [
+                {
+                    "from": "function_call",
+                    "value": '{"name": "web_search", "arguments": {"query": "cats", "limit": 5}}',
+                },
+                {"from": "function_call", "value": '{"name": "web_search", "arguments": {"query": "x", "limit": 2}}'},
+            ]
+        },
+        {"salvaged_calls": 1, "repaired_calls": 1},
+    ),
+    (
+        "anthropic message, thinking kept, stop reason",
+        {
+            "type": "message",
+            "role": "assistant",
+            "stop_reason": "end_turn",
+            "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "On it. " + CALL}],
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "stop_reason": "tool_use",
+            "content": [
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "text", "text": "On it."},
+                {"type": "tool_use", "id": "ID", "name": "web_search", "input": {"query": "cats", "limit": 5}},
+            ],
+        },
+        {"salvaged_calls": 1},
+    ),
+    (
+        "anthropic conversation, tool_result linked",
+        {
+            "messages": [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": [{"type": "text", "text": CALL}]},
+                {"role": "user", "content": [{"type": "tool_result", "content": "r"}]},
+            ]
+        },
+        {
+            "messages": [
+                {"role": "user", "content": "q"},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "tool_use", "id": "ID", "name": "web_search", "input": {"query": "cats", "limit": 5}}
+                    ],
+                },
+                {"role": "user", "content": [{"type": "tool_result", "content": "r", "tool_use_id": "ID"}]},
+            ]
+        },
+        {"salvaged_calls": 1, "results_linked": 1},
+    ),
+    (
+        "anthropic native tool_use, drifted name",
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "WebSearch", "input": {"query": "x"}}],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "ID", "name": "web_search", "input": {"query": "x"}}],
+        },
+        {"repaired_calls": 1},
+    ),
+    (
+        "a call in another spelling is written back under its own keys",
+        {"role": "assistant", "tool_calls": [{"tool_name": "WebSearch", "tool_input": {"query": "x", "limit": "2"}}]},
+        {"role": "assistant", "tool_calls": [{"tool_name": "web_search", "tool_input": {"query": "x", "limit": 2}}]},
+        {"repaired_calls": 1},
+    ),
+    (
+        "ollama chat response: arguments stay an object",
+        {"model": "m", "message": {"role": "assistant", "content": CALL}},
+        {
+            "model": "m",
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "ID",
+                        "type": "function",
+                        "function": {"name": "web_search", "arguments": {"query": "cats", "limit": 5}},
+                    }
+                ],
+            },
+        },
+        {"salvaged_calls": 1},
+    ),
 ]
 
 # Records fix must give back byte for byte (as lines) and as the same object.
 UNCHANGED: list[tuple[str, Any, dict[str, int]]] = [
     ("plain text reply", {"role": "assistant", "content": "Just prose."}, {"empty_replies": 1}),
-    ("clean native call", {"role": "assistant", "tool_calls": [
-        {"id": "c", "type": "function", "function": {"name": "web_search", "arguments": '{"query":"x"}'}}]},
-     {"clean_calls": 1}),
-    ("native calls win over text", {"role": "assistant", "content": CALL, "tool_calls": [
-        {"id": "c", "type": "function", "function": {"name": "web_search", "arguments": "{\"query\": \"x\"}"}}]},
-     {"clean_calls": 1, "salvaged_calls": 0}),
+    (
+        "clean native call",
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "web_search", "arguments": '{"query":"x"}'}}
+            ],
+        },
+        {"clean_calls": 1},
+    ),
+    (
+        "native calls win over text",
+        {
+            "role": "assistant",
+            "content": CALL,
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "x"}'}}
+            ],
+        },
+        {"clean_calls": 1, "salvaged_calls": 0},
+    ),
     ("call inside a fence", {"role": "assistant", "content": "```\n" + CALL + "\n```"}, {"empty_replies": 1}),
     ("call inside reasoning", {"role": "assistant", "content": "<think>" + CALL + "</think>ok"}, {"empty_replies": 1}),
     ("tool not offered", {"role": "assistant", "content": hermes("rm_rf", {})}, {"rejected": 1}),
-    ("invalid arguments leave the turn as text",
-     {"role": "assistant", "content": hermes("web_search", {"limit": "many"})},
-     {"rejected": 1, "salvaged_calls": 0}),
-    ("unknown native name", {"role": "assistant", "tool_calls": [
-        {"id": "c", "type": "function", "function": {"name": "nope", "arguments": "{}"}}]}, {"unrepairable_calls": 1}),
+    (
+        "invalid arguments leave the turn as text",
+        {"role": "assistant", "content": hermes("web_search", {"limit": "many"})},
+        {"rejected": 1, "salvaged_calls": 0},
+    ),
+    (
+        "unknown native name",
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "nope", "arguments": "{}"}}],
+        },
+        {"unrepairable_calls": 1},
+    ),
     ("text object: no field for calls", {"text": CALL}, {"salvaged_calls": 1, "salvaged_left_as_text": 1}),
-    ("responses object", {"output": [{"type": "message", "content": [{"type": "output_text", "text": CALL}]}]},
-     {"salvaged_left_as_text": 1}),
-    ("sharegpt without calls", {"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}]},
-     {"empty_replies": 1}),
+    (
+        "responses object",
+        {"output": [{"type": "message", "content": [{"type": "output_text", "text": CALL}]}]},
+        {"salvaged_left_as_text": 1},
+    ),
+    (
+        "sharegpt without calls",
+        {"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": "a"}]},
+        {"empty_replies": 1},
+    ),
     ("fine-tuning record without assistant turns", {"messages": [{"role": "user", "content": "q"}]}, {"replies": 0}),
     ("unicode kept as written", {"role": "assistant", "content": "caf\u00e9 \u2603"}, {"empty_replies": 1}),
 ]
@@ -200,11 +381,21 @@ def test_unchanged_records_are_byte_identical(record: Any, counts: dict[str, int
 
 
 BAD_RECORDS = [
-    "{not json", '{"text": ', "[1]", "null", '{"foo": 1}', '{"role": "user", "content": "x"}',
-    '{"choices": [{"delta": {}}]}', '{"role": "assistant", "content": 5}', '{"role": "assistant", "tool_calls": 1}',
-    '{"conversations": [1]}', '{"conversations": [{"from": "gpt", "value": 1}]}',
-    '{"tools": 5, "text": "x"}', '{"tools": [{"function": {}}], "text": "x"}',
-    '{"tools": [{"name": "f", "parameters": []}], "text": "x"}', '{"tools": "not json", "text": "x"}',
+    "{not json",
+    '{"text": ',
+    "[1]",
+    "null",
+    '{"foo": 1}',
+    '{"role": "user", "content": "x"}',
+    '{"choices": [{"delta": {}}]}',
+    '{"role": "assistant", "content": 5}',
+    '{"role": "assistant", "tool_calls": 1}',
+    '{"conversations": [1]}',
+    '{"conversations": [{"from": "gpt", "value": 1}]}',
+    '{"tools": 5, "text": "x"}',
+    '{"tools": [{"function": {}}], "text": "x"}',
+    '{"tools": [{"name": "f", "parameters": []}], "text": "x"}',
+    '{"tools": "not json", "text": "x"}',
     b'{"text": "\xff"}',
 ]
 
@@ -224,8 +415,10 @@ def test_a_bare_json_string_line_is_text_only() -> None:
 
 def test_a_bad_decoded_record_is_counted() -> None:
     record = {"foo": 1}
-    assert tr.fix_record(record) == (record, tr.AuditReport(records=1, bad_records=1,
-                                                             bad_record_reasons=(("not-a-record", 1),)))
+    assert tr.fix_record(record) == (
+        record,
+        tr.AuditReport(records=1, bad_records=1, bad_record_reasons=(("not-a-record", 1),)),
+    )
 
 
 def test_blank_lines_are_not_records() -> None:
@@ -261,14 +454,17 @@ def test_tools_forms() -> None:
 
     def web_search(query: str) -> str:
         return query
+
     record = {"role": "assistant", "content": hermes("web_search", {"query": "x"})}
     assert tr.fix_record(record, tools=[web_search])[1].salvaged_calls == 1
     assert tr.fix_record(record, tools=["web_search"])[1].salvaged_calls == 1
     # No tools at all: nothing is offered, so no text call becomes a call.
     assert tr.fix_record(record)[1].rejected == 1
     # ANY_TOOL: any name, arguments decoded only.
-    _, report = tr.fix_record({"role": "assistant", "tool_calls": [
-        {"function": {"name": "whatever", "arguments": "{'a': 1,}"}}]}, tools=tr.ANY_TOOL)
+    _, report = tr.fix_record(
+        {"role": "assistant", "tool_calls": [{"function": {"name": "whatever", "arguments": "{'a': 1,}"}}]},
+        tools=tr.ANY_TOOL,
+    )
     assert report.by_repair == (("decode", 1),)
 
 
@@ -278,9 +474,17 @@ def report_st() -> st.SearchStrategy[tr.AuditReport]:
     pairs = st.dictionaries(st.sampled_from(["a", "b", "name", "decode", "hermes"]), st.integers(1, 9), max_size=3)
     return st.builds(
         lambda ints, counters, pruned: tr.AuditReport.from_dict({**ints, **counters, "names_pruned": pruned}),
-        st.fixed_dictionaries(dict.fromkeys(("records", "bad_records", "replies", "native_calls", "salvaged_calls", "rejected", "results_linked"), small)),
-        st.fixed_dictionaries(dict.fromkeys(("by_repair", "unrepairable", "by_dialect", "by_rejection_reason", "rejected_names"), pairs)),
-        st.booleans())
+        st.fixed_dictionaries(
+            dict.fromkeys(
+                ("records", "bad_records", "replies", "native_calls", "salvaged_calls", "rejected", "results_linked"),
+                small,
+            )
+        ),
+        st.fixed_dictionaries(
+            dict.fromkeys(("by_repair", "unrepairable", "by_dialect", "by_rejection_reason", "rejected_names"), pairs)
+        ),
+        st.booleans(),
+    )
 
 
 @given(report_st(), report_st(), report_st())
@@ -293,8 +497,12 @@ def test_merge_is_associative_with_identity(a: tr.AuditReport, b: tr.AuditReport
     assert pickle.loads(pickle.dumps(a)) == a
 
 
-LINE_POOL = [json.dumps(r) for _, r, _, _ in FIXED] + [json.dumps(r) for _, r, _ in UNCHANGED] + \
-    [b for b in BAD_RECORDS if isinstance(b, str)] + ["", "   "]
+LINE_POOL = (
+    [json.dumps(r) for _, r, _, _ in FIXED]
+    + [json.dumps(r) for _, r, _ in UNCHANGED]
+    + [b for b in BAD_RECORDS if isinstance(b, str)]
+    + ["", "   "]
+)
 
 
 @given(st.lists(st.sampled_from(LINE_POOL), max_size=30), st.integers(1, 7))
@@ -316,6 +524,7 @@ def test_fix_never_drops_reorders_or_duplicates(lines: list[str], shards: int) -
 
 def test_api_is_picklable() -> None:
     from toolrepair._records import RecordFixer
+
     fixer = pickle.loads(pickle.dumps(RecordFixer(TOOLS)))
     assert isinstance(fixer, RecordFixer)
     assert pickle.loads(pickle.dumps(tr.fix_record)) is tr.fix_record
@@ -346,8 +555,10 @@ def test_cli_fix_equals_the_library(tmp_path: Path) -> None:
     expected = [tr.fix_record(line, tools=TOOLS) for line in data.splitlines(keepends=True)]
     assert written == b"".join(f for f, _ in expected)
     report = json.loads(out)
-    assert report == {**tr.AuditReport.combine(r for _, r in expected).to_json(),
-                      "bad_line_numbers": [len(records) + 1]}
+    assert report == {
+        **tr.AuditReport.combine(r for _, r in expected).to_json(),
+        "bad_line_numbers": [len(records) + 1],
+    }
     assert report["records_changed"] == len(FIXED)
 
 
@@ -391,14 +602,18 @@ def test_cli_fix_refuses_to_overwrite_its_input(tmp_path: Path, capsys: pytest.C
     assert src.read_bytes() == data
 
 
-@pytest.mark.parametrize(("tools_text", "message"), [
-    (None, "cannot read"),
-    ("[1", "is not a JSON list of tool definitions"),
-    ('[{"function": {}}]', "tool definition 0 has no name"),
-    ('[{"name": "f", "parameters": {"type": "nonsense"}}]', "tool 'f'"),
-])
-def test_cli_bad_tools_file(tmp_path: Path, tools_text: str | None, message: str,
-                            capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("tools_text", "message"),
+    [
+        (None, "cannot read"),
+        ("[1", "is not a JSON list of tool definitions"),
+        ('[{"function": {}}]', "tool definition 0 has no name"),
+        ('[{"name": "f", "parameters": {"type": "nonsense"}}]', "tool 'f'"),
+    ],
+)
+def test_cli_bad_tools_file(
+    tmp_path: Path, tools_text: str | None, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     tools = tmp_path / "tools.json"
     if tools_text is not None:
         tools.write_text(tools_text)
@@ -427,22 +642,45 @@ def test_cli_fix_truncated_gzip_leaves_no_output(tmp_path: Path) -> None:
 def test_audit_tools_file_counts_coercions_and_renames(tmp_path: Path) -> None:
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps(TOOLS))
-    log = jsonl([{"role": "assistant", "tool_calls": [
-        {"id": "c", "type": "function", "function": {"name": "WebSearch", "arguments": '{"query": "x", "limit": "3"}'}}]}])
+    log = jsonl(
+        [
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "c",
+                        "type": "function",
+                        "function": {"name": "WebSearch", "arguments": '{"query": "x", "limit": "3"}'},
+                    }
+                ],
+            }
+        ]
+    )
     out = io.StringIO()
-    assert main(["audit", "-", "--tools-file", str(tools), "--json"],
-                stdin=io.TextIOWrapper(io.BytesIO(log)), stdout=out) == 0
+    assert (
+        main(["audit", "-", "--tools-file", str(tools), "--json"], stdin=io.TextIOWrapper(io.BytesIO(log)), stdout=out)
+        == 0
+    )
     assert json.loads(out.getvalue())["by_repair"] == {"name": 1, "coerce": 1}
     out = io.StringIO()
-    assert main(["audit", "-", "--tools", "web_search", "--json"],
-                stdin=io.TextIOWrapper(io.BytesIO(log)), stdout=out) == 0
+    assert (
+        main(["audit", "-", "--tools", "web_search", "--json"], stdin=io.TextIOWrapper(io.BytesIO(log)), stdout=out)
+        == 0
+    )
     assert json.loads(out.getvalue())["by_repair"] == {"name": 1}  # names alone: no schema, no coercion
 
 
 def test_ids_are_unique_within_a_record_even_for_identical_turns() -> None:
     turn = {"role": "assistant", "content": CALL + CALL}
-    record = {"messages": [turn, {"role": "tool", "content": "a"}, {"role": "tool", "content": "b"},
-                           dict(turn), {"role": "tool", "content": "c"}]}
+    record = {
+        "messages": [
+            turn,
+            {"role": "tool", "content": "a"},
+            {"role": "tool", "content": "b"},
+            dict(turn),
+            {"role": "tool", "content": "c"},
+        ]
+    }
     fixed, report = tr.fix_record(record, tools=TOOLS)
     ids = [c["id"] for m in fixed["messages"] for c in m.get("tool_calls", [])]
     linked = [m["tool_call_id"] for m in fixed["messages"] if m["role"] == "tool"]
@@ -458,6 +696,7 @@ def test_small_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     from toolrepair import _audit, _records
     from toolrepair._records import RecordFixer
     from toolrepair._report import Tally
+
     # A definition without parameters takes any object; an unreadable ShareGPT call is malformed.
     assert tool_specs([{"name": "f"}])[0].parameters == {"type": "object"}
     _, report = tr.fix_record({"conversations": [{"from": "function_call", "value": "{oops"}]}, tools=["f"])

@@ -62,85 +62,225 @@ TEXT = {"type": "text", "text": "more"}
 K = HistoryChangeKind
 # (id, history, expected, kinds of the changes in order)
 OPENAI: list[tuple[str, list[Any], list[Any], list[str]]] = [
-    ("valid, two calls", [U, a(tc("a"), tc("b")), t("b"), t("a"), DONE], [U, a(tc("a"), tc("b")), t("b"), t("a"), DONE], []),
-    ("valid, plain chat", [{"role": "system", "content": "s"}, U, DONE], [{"role": "system", "content": "s"}, U, DONE], []),
-    ("cancelled tool: placeholder", [U, a(tc("a"), tc("b")), t("a"), U], [U, a(tc("a"), tc("b")), t("a"), ph("b"), U],
-     ["placeholder-added"]),
+    (
+        "valid, two calls",
+        [U, a(tc("a"), tc("b")), t("b"), t("a"), DONE],
+        [U, a(tc("a"), tc("b")), t("b"), t("a"), DONE],
+        [],
+    ),
+    (
+        "valid, plain chat",
+        [{"role": "system", "content": "s"}, U, DONE],
+        [{"role": "system", "content": "s"}, U, DONE],
+        [],
+    ),
+    (
+        "cancelled tool: placeholder",
+        [U, a(tc("a"), tc("b")), t("a"), U],
+        [U, a(tc("a"), tc("b")), t("a"), ph("b"), U],
+        ["placeholder-added"],
+    ),
     ("trimmed tail: placeholder", [U, a(tc("a"))], [U, a(tc("a")), ph("a")], ["placeholder-added"]),
     ("head cut: orphans dropped", [t("a"), t("b"), DONE], [DONE], ["orphan-result-dropped"] * 2),
     ("deleted middle: orphan after a user turn", [U, t("x"), DONE], [U, DONE], ["orphan-result-dropped"]),
-    ("result for another call in the zone", [U, a(tc("a")), t("a"), t("zz")], [U, a(tc("a")), t("a")],
-     ["orphan-result-dropped"]),
-    ("duplicated result", [U, a(tc("a")), t("a"), t("a", "again")], [U, a(tc("a")), t("a")],
-     ["duplicate-result-dropped"]),
-    ("result without id linked", [U, a(tc("a"), tc("b")), t("a"), t(None, "rb")],
-     [U, a(tc("a"), tc("b")), t("a"), {"role": "tool", "content": "rb", "tool_call_id": "b"}], ["result-linked"]),
-    ("result without id and no call left", [U, a(tc("a")), t("a"), t(None)], [U, a(tc("a")), t("a")],
-     ["orphan-result-dropped"]),
+    (
+        "result for another call in the zone",
+        [U, a(tc("a")), t("a"), t("zz")],
+        [U, a(tc("a")), t("a")],
+        ["orphan-result-dropped"],
+    ),
+    (
+        "duplicated result",
+        [U, a(tc("a")), t("a"), t("a", "again")],
+        [U, a(tc("a")), t("a")],
+        ["duplicate-result-dropped"],
+    ),
+    (
+        "result without id linked",
+        [U, a(tc("a"), tc("b")), t("a"), t(None, "rb")],
+        [U, a(tc("a"), tc("b")), t("a"), {"role": "tool", "content": "rb", "tool_call_id": "b"}],
+        ["result-linked"],
+    ),
+    (
+        "result without id and no call left",
+        [U, a(tc("a")), t("a"), t(None)],
+        [U, a(tc("a")), t("a")],
+        ["orphan-result-dropped"],
+    ),
     ("result after a user message moved up", [U, a(tc("a")), U, t("a")], [U, a(tc("a")), t("a"), U], ["result-moved"]),
-    ("broken argument JSON normalised", [U, a(tc("a", arguments="{'q': 1,}")), t("a")],
-     [U, a(tc("a", arguments='{"q": 1}')), t("a")], ["arguments-normalised"]),
-    ("arguments as an object written as JSON", [U, a(tc("a", arguments={"q": "é"})), t("a")],
-     [U, a(tc("a", arguments='{"q": "é"}')), t("a")], ["arguments-normalised"]),
+    (
+        "broken argument JSON normalised",
+        [U, a(tc("a", arguments="{'q': 1,}")), t("a")],
+        [U, a(tc("a", arguments='{"q": 1}')), t("a")],
+        ["arguments-normalised"],
+    ),
+    (
+        "arguments as an object written as JSON",
+        [U, a(tc("a", arguments={"q": "é"})), t("a")],
+        [U, a(tc("a", arguments='{"q": "é"}')), t("a")],
+        ["arguments-normalised"],
+    ),
     ("empty arguments", [U, a(tc("a", arguments="")), t("a")], [U, a(tc("a")), t("a")], ["arguments-normalised"]),
-    ("undecodable arguments: call and result dropped", [U, a(tc("a", arguments='{"q":'), tc("b")), t("a"), t("b")],
-     [U, a(tc("b")), t("b")], ["call-dropped", "orphan-result-dropped"]),
-    ("only call undecodable: message dropped", [U, a(tc("a", arguments="[1]")), t("a"), DONE], [U, DONE],
-     ["call-dropped", "message-dropped", "orphan-result-dropped"]),
+    (
+        "undecodable arguments: call and result dropped",
+        [U, a(tc("a", arguments='{"q":'), tc("b")), t("a"), t("b")],
+        [U, a(tc("b")), t("b")],
+        ["call-dropped", "orphan-result-dropped"],
+    ),
+    (
+        "only call undecodable: message dropped",
+        [U, a(tc("a", arguments="[1]")), t("a"), DONE],
+        [U, DONE],
+        ["call-dropped", "message-dropped", "orphan-result-dropped"],
+    ),
     ("content '' beside tool_calls", [U, a(tc("a"), content=""), t("a")], [U, a(tc("a")), t("a")], ["content-nulled"]),
     ("content [] beside tool_calls", [U, a(tc("a"), content=[]), t("a")], [U, a(tc("a")), t("a")], ["content-nulled"]),
-    ("empty tool_calls removed", [U, {"role": "assistant", "content": "x", "tool_calls": []}],
-     [U, {"role": "assistant", "content": "x"}], ["call-dropped"]),
-    ("call without a name dropped", [U, a({"id": "a", "type": "function", "function": {}}, tc("b")), t("b")],
-     [U, a(tc("b")), t("b")], ["call-dropped"]),
+    (
+        "empty tool_calls removed",
+        [U, {"role": "assistant", "content": "x", "tool_calls": []}],
+        [U, {"role": "assistant", "content": "x"}],
+        ["call-dropped"],
+    ),
+    (
+        "call without a name dropped",
+        [U, a({"id": "a", "type": "function", "function": {}}, tc("b")), t("b")],
+        [U, a(tc("b")), t("b")],
+        ["call-dropped"],
+    ),
     ("call without an id gets one", [U, a(tc(None))], None, ["id-assigned", "placeholder-added"]),
-    ("duplicate id in one turn renamed", [U, a(tc("a"), tc("a", "g")), t("a")], None, ["id-renamed", "placeholder-added"]),
-    ("an earlier orphan with the call's id is not its result", [t("a"), U, a(tc("a"))], [U, a(tc("a")), ph("a")],
-     ["orphan-result-dropped", "placeholder-added"]),
-    ("id reused by a later turn is valid for OpenAI", [U, a(tc("a")), t("a"), a(tc("a")), t("a")],
-     [U, a(tc("a")), t("a"), a(tc("a")), t("a")], []),
+    (
+        "duplicate id in one turn renamed",
+        [U, a(tc("a"), tc("a", "g")), t("a")],
+        None,
+        ["id-renamed", "placeholder-added"],
+    ),
+    (
+        "an earlier orphan with the call's id is not its result",
+        [t("a"), U, a(tc("a"))],
+        [U, a(tc("a")), ph("a")],
+        ["orphan-result-dropped", "placeholder-added"],
+    ),
+    (
+        "id reused by a later turn is valid for OpenAI",
+        [U, a(tc("a")), t("a"), a(tc("a")), t("a")],
+        [U, a(tc("a")), t("a"), a(tc("a")), t("a")],
+        [],
+    ),
 ]
 
 ANTHROPIC: list[tuple[str, list[Any], list[Any], list[str]]] = [
-    ("valid", [U, aa({"type": "text", "text": "x"}, tu("a")), ub(r("a"), TEXT), aa({"type": "text", "text": "y"})],
-     [U, aa({"type": "text", "text": "x"}, tu("a")), ub(r("a"), TEXT), aa({"type": "text", "text": "y"})], []),
-    ("results not first", [U, aa(tu("a"), tu("b")), ub(TEXT, r("a"), r("b"))],
-     [U, aa(tu("a"), tu("b")), ub(r("a"), r("b"), TEXT)], ["result-moved"]),
-    ("cancelled tool", [U, aa(tu("a"), tu("b")), ub(r("a"))], [U, aa(tu("a"), tu("b")), ub(r("a"), pr("b"))],
-     ["placeholder-added"]),
-    ("unanswered before a plain user turn", [U, aa(tu("a")), U], [U, aa(tu("a")), ub(pr("a"), {"type": "text", "text": "hi"})],
-     ["placeholder-added"]),
+    (
+        "valid",
+        [U, aa({"type": "text", "text": "x"}, tu("a")), ub(r("a"), TEXT), aa({"type": "text", "text": "y"})],
+        [U, aa({"type": "text", "text": "x"}, tu("a")), ub(r("a"), TEXT), aa({"type": "text", "text": "y"})],
+        [],
+    ),
+    (
+        "results not first",
+        [U, aa(tu("a"), tu("b")), ub(TEXT, r("a"), r("b"))],
+        [U, aa(tu("a"), tu("b")), ub(r("a"), r("b"), TEXT)],
+        ["result-moved"],
+    ),
+    (
+        "cancelled tool",
+        [U, aa(tu("a"), tu("b")), ub(r("a"))],
+        [U, aa(tu("a"), tu("b")), ub(r("a"), pr("b"))],
+        ["placeholder-added"],
+    ),
+    (
+        "unanswered before a plain user turn",
+        [U, aa(tu("a")), U],
+        [U, aa(tu("a")), ub(pr("a"), {"type": "text", "text": "hi"})],
+        ["placeholder-added"],
+    ),
     ("trimmed tail", [U, aa(tu("a"))], [U, aa(tu("a")), ub(pr("a"))], ["placeholder-added"]),
     ("head cut, text kept", [ub(r("a"), TEXT), aa(TEXT)], [ub(TEXT), aa(TEXT)], ["orphan-result-dropped"]),
     ("head cut, message emptied", [ub(r("a")), aa(TEXT)], [aa(TEXT)], ["orphan-result-dropped", "message-dropped"]),
-    ("results spread over two user messages", [U, aa(tu("a"), tu("b")), ub(r("a")), ub(r("b"), TEXT)],
-     [U, aa(tu("a"), tu("b")), ub(r("a"), r("b")), ub(TEXT)], ["result-moved"]),
-    ("second user message emptied", [U, aa(tu("a"), tu("b")), ub(r("a")), ub(r("b"))],
-     [U, aa(tu("a"), tu("b")), ub(r("a"), r("b"))], ["result-moved", "message-dropped"]),
-    ("result after the next assistant message", [U, aa(tu("a")), aa(tu("b")), ub(r("a"), r("b"))],
-     [U, aa(tu("a")), ub(r("a")), aa(tu("b")), ub(r("b"))], ["result-moved"]),
-    ("duplicated result", [U, aa(tu("a")), ub(r("a"), r("a", "x"))], [U, aa(tu("a")), ub(r("a"))],
-     ["duplicate-result-dropped"]),
-    ("input as a JSON string", [U, aa(tu("a", input='{"q": 1,}')), ub(r("a"))], [U, aa(tu("a", input={"q": 1})), ub(r("a"))],
-     ["arguments-normalised"]),
-    ("undecodable input", [U, aa(TEXT, tu("a", input='{"q')), ub(r("a"), TEXT)], [U, aa(TEXT), ub(TEXT)],
-     ["call-dropped", "orphan-result-dropped"]),
-    ("blank text block beside a call", [U, aa({"type": "text", "text": " "}, tu("a")), ub(r("a"))],
-     [U, aa(tu("a")), ub(r("a"))], ["content-nulled"]),
+    (
+        "results spread over two user messages",
+        [U, aa(tu("a"), tu("b")), ub(r("a")), ub(r("b"), TEXT)],
+        [U, aa(tu("a"), tu("b")), ub(r("a"), r("b")), ub(TEXT)],
+        ["result-moved"],
+    ),
+    (
+        "second user message emptied",
+        [U, aa(tu("a"), tu("b")), ub(r("a")), ub(r("b"))],
+        [U, aa(tu("a"), tu("b")), ub(r("a"), r("b"))],
+        ["result-moved", "message-dropped"],
+    ),
+    (
+        "result after the next assistant message",
+        [U, aa(tu("a")), aa(tu("b")), ub(r("a"), r("b"))],
+        [U, aa(tu("a")), ub(r("a")), aa(tu("b")), ub(r("b"))],
+        ["result-moved"],
+    ),
+    (
+        "duplicated result",
+        [U, aa(tu("a")), ub(r("a"), r("a", "x"))],
+        [U, aa(tu("a")), ub(r("a"))],
+        ["duplicate-result-dropped"],
+    ),
+    (
+        "input as a JSON string",
+        [U, aa(tu("a", input='{"q": 1,}')), ub(r("a"))],
+        [U, aa(tu("a", input={"q": 1})), ub(r("a"))],
+        ["arguments-normalised"],
+    ),
+    (
+        "undecodable input",
+        [U, aa(TEXT, tu("a", input='{"q')), ub(r("a"), TEXT)],
+        [U, aa(TEXT), ub(TEXT)],
+        ["call-dropped", "orphan-result-dropped"],
+    ),
+    (
+        "blank text block beside a call",
+        [U, aa({"type": "text", "text": " "}, tu("a")), ub(r("a"))],
+        [U, aa(tu("a")), ub(r("a"))],
+        ["content-nulled"],
+    ),
     ("blank text in a plain reply", [U, aa({"type": "text", "text": ""}, TEXT)], [U, aa(TEXT)], ["content-nulled"]),
-    ("reply of blank text only", [U, aa({"type": "text", "text": ""}), U], [U, U], ["content-nulled", "message-dropped"]),
-    ("empty user messages dropped", [U, {"role": "user", "content": []}, aa(TEXT), {"role": "user", "content": " "},
-                                     ub({"type": "text", "text": ""}, TEXT)],
-     [U, aa(TEXT), ub(TEXT)], ["message-dropped", "message-dropped", "content-nulled"]),
-    ("empty user message in a zone dropped", [U, aa(tu("a")), ub(r("a")), {"role": "user", "content": []}],
-     [U, aa(tu("a")), ub(r("a"))], ["message-dropped"]),
-    ("a reply in string content is not a calling turn", [U, {"role": "assistant", "content": "x"}, U],
-     [U, {"role": "assistant", "content": "x"}, U], []),
-    ("result moved out of a later message, which empties",
-     [U, aa(tu("a")), U, aa(TEXT), ub(r("a"))],
-     [U, aa(tu("a")), ub(r("a"), {"type": "text", "text": "hi"}), aa(TEXT)], ["result-moved", "message-dropped"]),
-    ("string user content beside results kept", [U, aa(tu("a")), {"role": "user", "content": "also"}],
-     [U, aa(tu("a")), ub(pr("a"), {"type": "text", "text": "also"})], ["placeholder-added"]),
+    (
+        "reply of blank text only",
+        [U, aa({"type": "text", "text": ""}), U],
+        [U, U],
+        ["content-nulled", "message-dropped"],
+    ),
+    (
+        "empty user messages dropped",
+        [
+            U,
+            {"role": "user", "content": []},
+            aa(TEXT),
+            {"role": "user", "content": " "},
+            ub({"type": "text", "text": ""}, TEXT),
+        ],
+        [U, aa(TEXT), ub(TEXT)],
+        ["message-dropped", "message-dropped", "content-nulled"],
+    ),
+    (
+        "empty user message in a zone dropped",
+        [U, aa(tu("a")), ub(r("a")), {"role": "user", "content": []}],
+        [U, aa(tu("a")), ub(r("a"))],
+        ["message-dropped"],
+    ),
+    (
+        "a reply in string content is not a calling turn",
+        [U, {"role": "assistant", "content": "x"}, U],
+        [U, {"role": "assistant", "content": "x"}, U],
+        [],
+    ),
+    (
+        "result moved out of a later message, which empties",
+        [U, aa(tu("a")), U, aa(TEXT), ub(r("a"))],
+        [U, aa(tu("a")), ub(r("a"), {"type": "text", "text": "hi"}), aa(TEXT)],
+        ["result-moved", "message-dropped"],
+    ),
+    (
+        "string user content beside results kept",
+        [U, aa(tu("a")), {"role": "user", "content": "also"}],
+        [U, aa(tu("a")), ub(pr("a"), {"type": "text", "text": "also"})],
+        ["placeholder-added"],
+    ),
 ]
 
 
@@ -162,8 +302,9 @@ def test_openai_rules(history: list[Any], expected: list[Any] | None, want: list
     assert again == fixed and not second
 
 
-@pytest.mark.parametrize(("history", "expected", "want"), [row[1:] for row in ANTHROPIC],
-                         ids=[row[0] for row in ANTHROPIC])
+@pytest.mark.parametrize(
+    ("history", "expected", "want"), [row[1:] for row in ANTHROPIC], ids=[row[0] for row in ANTHROPIC]
+)
 def test_anthropic_rules(history: list[Any], expected: list[Any], want: list[str]) -> None:
     before = copy.deepcopy(history)
     fixed, report = tr.repair_history(history, shape="anthropic")
@@ -208,8 +349,11 @@ CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_
 def test_text_call_takes_the_id_its_result_already_carries() -> None:
     history = [U, {"role": "assistant", "content": "ok " + CALL}, t("x1", "sunny"), DONE]
     fixed, report = tr.repair_history(history, tools=["get_weather"])
-    assert fixed[1] == {"role": "assistant", "content": "ok", "tool_calls": [
-        tc("x1", "get_weather", '{"city": "Oslo"}')]}
+    assert fixed[1] == {
+        "role": "assistant",
+        "content": "ok",
+        "tool_calls": [tc("x1", "get_weather", '{"city": "Oslo"}')],
+    }
     assert fixed[2] == t("x1", "sunny")
     assert report.changes == (HistoryChange(K.CALL_MADE_NATIVE, 1, "x1", "a call written as text made native"),)
     # Without tools nothing is salvaged (no allowlist): the result answers nothing and goes.
@@ -246,23 +390,33 @@ def test_native_calls_repaired_against_tools() -> None:
     assert kinds(report) == ["call-repaired"]
 
 
-@pytest.mark.parametrize(("history", "shape"), [
-    ([U], "openai"), ([U, t("a")], "openai"), ([U, {"role": "assistant", "content": "x", "tool_calls": None}], "openai"),
-    ([ub(r("a"))], "anthropic"), ([U, aa(TEXT)], "anthropic"), ([], "openai"),
-])
+@pytest.mark.parametrize(
+    ("history", "shape"),
+    [
+        ([U], "openai"),
+        ([U, t("a")], "openai"),
+        ([U, {"role": "assistant", "content": "x", "tool_calls": None}], "openai"),
+        ([ub(r("a"))], "anthropic"),
+        ([U, aa(TEXT)], "anthropic"),
+        ([], "openai"),
+    ],
+)
 def test_shape_detection(history: list[Any], shape: str) -> None:
     assert resolve_shape(history, "auto") == shape
 
 
-@pytest.mark.parametrize(("args", "kwargs", "error", "match"), [
-    ("not a list", {}, TypeError, "list of message mappings"),
-    ({"role": "user"}, {}, TypeError, "list of message mappings"),
-    (5, {}, TypeError, "list of message mappings"),
-    ([U, "x"], {}, TypeError, r"messages\[1\] is a str"),
-    ([U], {"shape": "gemini"}, ValueError, "shape must be"),
-    ([U], {"unanswered": "keep"}, ValueError, "unanswered must be"),
-    ([t("a"), ub(r("a"))], {}, ValueError, "mixes"),
-])
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "match"),
+    [
+        ("not a list", {}, TypeError, "list of message mappings"),
+        ({"role": "user"}, {}, TypeError, "list of message mappings"),
+        (5, {}, TypeError, "list of message mappings"),
+        ([U, "x"], {}, TypeError, r"messages\[1\] is a str"),
+        ([U], {"shape": "gemini"}, ValueError, "shape must be"),
+        ([U], {"unanswered": "keep"}, ValueError, "unanswered must be"),
+        ([t("a"), ub(r("a"))], {}, ValueError, "mixes"),
+    ],
+)
 def test_bad_input_is_a_clear_error(args: Any, kwargs: dict[str, Any], error: type[Exception], match: str) -> None:
     with pytest.raises(error, match=match):
         tr.repair_history(args, **kwargs)

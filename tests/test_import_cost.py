@@ -12,8 +12,19 @@ import pytest
 import toolrepair as tr
 
 #: Imported on first use only. Each is a large share of import time when imported eagerly.
-LAZY = ("jsonschema", "referencing", "asyncio", "toolrepair._audit", "toolrepair._records",
-        "toolrepair._logio", "toolrepair._splice", "toolrepair.cli", "toolrepair.proxy", "argparse", "gzip")
+LAZY = (
+    "jsonschema",
+    "referencing",
+    "asyncio",
+    "toolrepair._audit",
+    "toolrepair._records",
+    "toolrepair._logio",
+    "toolrepair._splice",
+    "toolrepair.cli",
+    "toolrepair.proxy",
+    "argparse",
+    "gzip",
+)
 
 PROBE = """
 import json, sys
@@ -25,8 +36,9 @@ print(json.dumps(sorted(set(sys.modules) - before)))
 
 def imported_by(statement: str) -> list[str]:
     """The modules ``statement`` imports in a fresh interpreter (the interpreter's own start-up aside)."""
-    out = subprocess.run([sys.executable, "-c", PROBE.format(statement=statement)], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(statement=statement)], capture_output=True, text=True, check=True
+    )
     modules: list[str] = json.loads(out.stdout)
     return modules
 
@@ -41,11 +53,14 @@ def test_import_toolrepair_imports_none_of_the_lazy_modules() -> None:
     assert lazy_in(modules) == []
 
 
-@pytest.mark.parametrize(("statement", "expected"), [
-    ("import toolrepair; toolrepair.ToolRegistry([lambda query: query])", ["jsonschema"]),
-    ("from toolrepair import fix_record", ["toolrepair._audit"]),
-    ("import toolrepair.cli", ["toolrepair.cli", "argparse"]),
-])
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        ("import toolrepair; toolrepair.ToolRegistry([lambda query: query])", ["jsonschema"]),
+        ("from toolrepair import fix_record", ["toolrepair._audit"]),
+        ("import toolrepair.cli", ["toolrepair.cli", "argparse"]),
+    ],
+)
 def test_each_is_imported_when_first_used(statement: str, expected: list[str]) -> None:
     modules = imported_by(statement)
     assert all(m in modules for m in expected), (expected, lazy_in(modules))

@@ -38,8 +38,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("before", "open_", "close", "fence", "masked"), CASES)
-def test_the_kit_judges_code_by_the_masks_rules(before: str, open_: str, close: str, fence: bool,
-                                                masked: bool) -> None:
+def test_the_kit_judges_code_by_the_masks_rules(before: str, open_: str, close: str, fence: bool, masked: bool) -> None:
     text = before + open_ + CALL + close
     at = len(before) + len(open_)
     assert _wrapped_in_code(text, at, len(before) + len(open_) - len(open_.lstrip()), fence) is masked

@@ -38,8 +38,13 @@ def test_limits_is_a_frozen_slotted_value() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("max_depth", 0), ("max_input_chars", -1), ("max_call_chars", 1.5), ("max_name_chars", "9"),
-     ("max_argument_chars", True)],
+    [
+        ("max_depth", 0),
+        ("max_input_chars", -1),
+        ("max_call_chars", 1.5),
+        ("max_name_chars", "9"),
+        ("max_argument_chars", True),
+    ],
 )
 def test_invalid_fields_are_refused(field: str, value: Any) -> None:
     with pytest.raises(ValueError, match=f"Limits.{field} must be an int"):
@@ -146,8 +151,7 @@ def test_max_input_chars_keyword_still_overrides() -> None:
 @pytest.mark.parametrize("dialect", ["function_tag", "mistral"])
 def test_name_length_is_read_from_the_limits(dialect: str) -> None:
     name = "t" * 40
-    text = (f"<function={name}>{{}}</function>" if dialect == "function_tag"
-            else f"[TOOL_CALLS]{name}[ARGS]{{}}")
+    text = f"<function={name}>{{}}</function>" if dialect == "function_tag" else f"[TOOL_CALLS]{name}[ARGS]{{}}"
     assert tr.salvage_text(text, [name], dialects=[dialect]).calls
     assert not tr.salvage_text(text, [name], dialects=[dialect], limits=tr.Limits(max_name_chars=39)).calls
     stream = tr.StreamSalvager([name], dialects=[dialect], limits=tr.Limits(max_name_chars=39))
@@ -173,8 +177,9 @@ def test_cli_reads_the_limits(flags: list[str], calls: int) -> None:
 
 def test_cli_input_limit_is_the_limits(capsys: pytest.CaptureFixture[str]) -> None:
     text = hermes({"q": "x"})
-    status = cli.main(["salvage", "-", "--tools", "sink", "--max-input-chars", "20"], stdin=io.StringIO(text),
-                      stdout=io.StringIO())
+    status = cli.main(
+        ["salvage", "-", "--tools", "sink", "--max-input-chars", "20"], stdin=io.StringIO(text), stdout=io.StringIO()
+    )
     assert status == 1
     assert "longer than salvage's input limit of 20 characters" in capsys.readouterr().err
 

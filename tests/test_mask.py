@@ -62,8 +62,10 @@ LINE_ENDINGS = [
 
 WHITESPACE = [
     (f"```\n{CALL}\n``` \t\n{CALL}\n", 1),  # spaces and tabs after a closer
-    *[(f"```\n{CALL}\n```{ws}\n{CALL}\n", 0) for ws in
-      ("\u00a0", "\u2003", "\u3000", "\x0b", "\x0c", "\x1c", "\x85", "\u2028")],
+    *[
+        (f"```\n{CALL}\n```{ws}\n{CALL}\n", 0)
+        for ws in ("\u00a0", "\u2003", "\u3000", "\x0b", "\x0c", "\x1c", "\x85", "\u2028")
+    ],
 ]
 
 HTML = [
@@ -173,14 +175,24 @@ INDENTED = [
 ]
 
 REASONING = [
-    *[(f"{o}{CALL}{c}{CALL}", 1) for o, c in [
-        ("<think>", "</think>"), ("<thinking>", "</thinking>"), ("<reasoning>", "</reasoning>"),
-        ("\u25c1think\u25b7", "\u25c1/think\u25b7"), ("<|begin_of_thought|>", "<|end_of_thought|>"),
-        ("<THINK>", "</Think>")]],
-    *[(f"{o}{CALL}", 0) for o in ("<think>", "<thinking>", "<reasoning>", "\u25c1think\u25b7",
-                                  "<|begin_of_thought|>")],  # unclosed: to the end
-    *[(f"{CALL}{c}{CALL}", 1) for c in ("</think>", "</thinking>", "</reasoning>", "\u25c1/think\u25b7",
-                                         "<|end_of_thought|>")],  # lone close: all before it
+    *[
+        (f"{o}{CALL}{c}{CALL}", 1)
+        for o, c in [
+            ("<think>", "</think>"),
+            ("<thinking>", "</thinking>"),
+            ("<reasoning>", "</reasoning>"),
+            ("\u25c1think\u25b7", "\u25c1/think\u25b7"),
+            ("<|begin_of_thought|>", "<|end_of_thought|>"),
+            ("<THINK>", "</Think>"),
+        ]
+    ],
+    *[
+        (f"{o}{CALL}", 0) for o in ("<think>", "<thinking>", "<reasoning>", "\u25c1think\u25b7", "<|begin_of_thought|>")
+    ],  # unclosed: to the end
+    *[
+        (f"{CALL}{c}{CALL}", 1)
+        for c in ("</think>", "</thinking>", "</reasoning>", "\u25c1/think\u25b7", "<|end_of_thought|>")
+    ],  # lone close: all before it
     (f'He wrote "<think>x</think>". {CALL} </think> {CALL}', 1),  # an earlier pair changes nothing
     (f"```\n</think>\n```\n{CALL}", 1),  # a close inside code is text
 ]
@@ -242,9 +254,20 @@ def test_html_code_lazy_items_and_depth(text: str, n: int) -> None:
     assert calls(text) == n
 
 
-@pytest.mark.parametrize(("text", "n"), CONTAINERS + LINE_ENDINGS + WHITESPACE + HTML + SPANS + TABS_IN_QUOTES + INLINE_HTML + LINKS
-                         + NESTED_QUOTE_LAZY + INDENTED
-                         + REASONING)
+@pytest.mark.parametrize(
+    ("text", "n"),
+    CONTAINERS
+    + LINE_ENDINGS
+    + WHITESPACE
+    + HTML
+    + SPANS
+    + TABS_IN_QUOTES
+    + INLINE_HTML
+    + LINKS
+    + NESTED_QUOTE_LAZY
+    + INDENTED
+    + REASONING,
+)
 def test_mask_table(text: str, n: int) -> None:
     assert calls(text) == n
 
@@ -265,8 +288,9 @@ def mask_work(text: str) -> int:
     return mask.work
 
 
-@pytest.mark.parametrize("unit", ["```\r", "```\r\n", "~~~ x\r", "> - ```\r", "`` ` ", "- a\n  ", "<a b='` <!-- ",
-                                  "<a b=\"x\"<!-", ">\t-\t` "])
+@pytest.mark.parametrize(
+    "unit", ["```\r", "```\r\n", "~~~ x\r", "> - ```\r", "`` ` ", "- a\n  ", "<a b='` <!-- ", '<a b="x"<!-', ">\t-\t` "]
+)
 def test_mask_work_is_linear(unit: str) -> None:
     # Characters looked at, for N and 2N (no clocks): linear code doubles, quadratic quadruples.
     small, big = mask_work(unit * 20_000 + "x"), mask_work(unit * 40_000 + "x")
@@ -312,7 +336,11 @@ RANGES = [
     ("`a\n" + "b" * 30, 10, [(1, 33)]),
     ("a\n  \n`b` c\n", 1_000_000, [(6, 8)]),  # plain lines, a blank one, then a span
     ("```\nline `x`\nline\n```\nafter `y`", 1_000_000, [(1, 3), (4, 12), (13, 17), (18, 21), (28, 31)]),
-    (">\tx\n```\n```\nplain\n`a` b\n\n`c` d", 1_000_000, [(5, 7), (8, 11), (12, 17), (18, 28)]),  # in doubt: to the blank line
+    (
+        ">\tx\n```\n```\nplain\n`a` b\n\n`c` d",
+        1_000_000,
+        [(5, 7), (8, 11), (12, 17), (18, 28)],
+    ),  # in doubt: to the blank line
     ("[a]: /u\n2) ```\n\n   x `y`", 1_000_000, [(12, 24)]),  # a line after a possible definition: all code
     ("[a]: /u\n[b]\n\nc `d` e", 1_000_000, [(16, 20)]),
     ("[a]: /u\n\nc `d` e", 1_000_000, [(12, 14)]),  # a blank line first: the readings agree again

@@ -136,8 +136,7 @@ def test_resolve_tool_names_warns(caplog: pytest.LogCaptureFixture) -> None:
 def test_resolve_tool_names_on_unknown_replaces_warning(caplog: pytest.LogCaptureFixture) -> None:
     seen: list[tuple[list[str], dict[str, list[str]]]] = []
     with caplog.at_level(logging.WARNING, logger="toolrepair"):
-        got = tr.resolve_tool_names(["web_serch", "calculator"], CATALOGUE,
-                                    on_unknown=lambda u, s: seen.append((u, s)))
+        got = tr.resolve_tool_names(["web_serch", "calculator"], CATALOGUE, on_unknown=lambda u, s: seen.append((u, s)))
     assert got == ["CALC"]
     assert seen == [(["web_serch"], {"web_serch": ["web_search"]})]
     assert not caplog.records
@@ -152,22 +151,30 @@ def test_resolve_tool_names_strict() -> None:
     assert err.suggestions == {"web_serch": ["web_search"], "read_fil": ["read_file"], "a": []}
     assert str(err).startswith(
         "Unknown tool 'web_serch'. Did you mean 'web_search'? Unknown tool 'read_fil'. Did you mean 'read_file'? "
-        "Unknown tool 'a'. And 1 more. Available tools: ")
+        "Unknown tool 'a'. And 1 more. Available tools: "
+    )
 
 
-@pytest.mark.parametrize(("names", "start"), [
-    (["web_serch"], "Unknown tool 'web_serch'. Did you mean 'web_search'? Available tools: ["),
-    (["zzzzzz"], "Unknown tool 'zzzzzz'. Available tools: ["),
-    (["web_serch", "zzzzzz"], "Unknown tool 'web_serch'. Did you mean 'web_search'? Unknown tool 'zzzzzz'. Available"),
-])
+@pytest.mark.parametrize(
+    ("names", "start"),
+    [
+        (["web_serch"], "Unknown tool 'web_serch'. Did you mean 'web_search'? Available tools: ["),
+        (["zzzzzz"], "Unknown tool 'zzzzzz'. Available tools: ["),
+        (
+            ["web_serch", "zzzzzz"],
+            "Unknown tool 'web_serch'. Did you mean 'web_search'? Unknown tool 'zzzzzz'. Available",
+        ),
+    ],
+)
 def test_resolution_error_message_is_the_warning_sentence(names: list[str], start: str) -> None:
     with pytest.raises(tr.ToolResolutionError) as info:
         tr.resolve_tool_names(names, CATALOGUE, strict=True)
     assert str(info.value).startswith(start)
 
 
-@pytest.mark.parametrize(("value", "raises"), [("1", True), ("true", True), ("YES", True), ("0", False),
-                                               ("", False), ("no", False)])
+@pytest.mark.parametrize(
+    ("value", "raises"), [("1", True), ("true", True), ("YES", True), ("0", False), ("", False), ("no", False)]
+)
 def test_resolve_tool_names_env(monkeypatch: pytest.MonkeyPatch, value: str, raises: bool) -> None:
     monkeypatch.setenv("TOOLREPAIR_STRICT_TOOLS", value)
     if raises:

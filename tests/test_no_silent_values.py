@@ -37,12 +37,24 @@ REGISTRY = tr.ToolRegistry([as_text, as_int, as_number])
 
 
 # -- numbers for a str parameter: the model's spelling ------------------------------------------
-@pytest.mark.parametrize(("number", "expected"), [
-    ("1.10", "1.10"), ("2.50", "2.50"), ("1e3", "1e3"), ("1E3", "1E3"), ("1.0e-5", "1.0e-5"),
-    ("100000000000000000000000.0", "100000000000000000000000.0"), ("-0.0", "-0.0"), ("0.1", "0.1"),
-    ("21.5", "21.5"), ("5", "5"), ("-12", "-12"), ("12345678901234567", "12345678901234567"),
-    ("9007199254740993.0", "9007199254740993.0"),
-])
+@pytest.mark.parametrize(
+    ("number", "expected"),
+    [
+        ("1.10", "1.10"),
+        ("2.50", "2.50"),
+        ("1e3", "1e3"),
+        ("1E3", "1E3"),
+        ("1.0e-5", "1.0e-5"),
+        ("100000000000000000000000.0", "100000000000000000000000.0"),
+        ("-0.0", "-0.0"),
+        ("0.1", "0.1"),
+        ("21.5", "21.5"),
+        ("5", "5"),
+        ("-12", "-12"),
+        ("12345678901234567", "12345678901234567"),
+        ("9007199254740993.0", "9007199254740993.0"),
+    ],
+)
 @pytest.mark.parametrize("shape", ['{{"a": {}}}', "{{'a': {},}}", '{{"a": {}'], ids=["json", "lenient", "cut"])
 def test_a_number_for_a_str_parameter_keeps_its_spelling(number: str, expected: str, shape: str) -> None:
     text = shape.format(number)
@@ -66,12 +78,24 @@ def test_the_coercion_is_recorded() -> None:
 
 
 # -- floats for an int parameter: exact from the text, or refused --------------------------------
-@pytest.mark.parametrize(("number", "expected"), [
-    ("5.0", 5), ("-3.00", -3), ("1e3", 1000), ("1.5e1", 15), ("12345678901234567.0", 12345678901234567),
-    ("9007199254740993.0", 9007199254740993), ("1.152921504606847e+18", 1152921504606847000),
-    ("1e300", 10**300), ("0e5", 0),
-    ("1.5", None), ("1.00000000000000001", None), ("4503599627370497.5", None), ("1e-5", None),
-])
+@pytest.mark.parametrize(
+    ("number", "expected"),
+    [
+        ("5.0", 5),
+        ("-3.00", -3),
+        ("1e3", 1000),
+        ("1.5e1", 15),
+        ("12345678901234567.0", 12345678901234567),
+        ("9007199254740993.0", 9007199254740993),
+        ("1.152921504606847e+18", 1152921504606847000),
+        ("1e300", 10**300),
+        ("0e5", 0),
+        ("1.5", None),
+        ("1.00000000000000001", None),
+        ("4503599627370497.5", None),
+        ("1e-5", None),
+    ],
+)
 def test_a_float_for_an_int_parameter_is_exact_or_refused(number: str, expected: int | None) -> None:
     for text in (f'{{"a": {number}}}', f"{{'a': {number},}}"):
         if expected is None:
@@ -95,10 +119,21 @@ def test_a_number_parameter_gets_the_float() -> None:
     assert value == 1.1 and isinstance(value, float)
 
 
-@pytest.mark.parametrize(("text", "spelled"), [
-    ("1.5", False), ("0.1", False), ("-2.25", False), ("1e+16", True), ("1.5e-07", False), ("1.10", True), ("1e3", True),
-    ("9007199254740992.0", True), ("-9007199254740992.0", True), ("9007199254740991.0", False),
-])
+@pytest.mark.parametrize(
+    ("text", "spelled"),
+    [
+        ("1.5", False),
+        ("0.1", False),
+        ("-2.25", False),
+        ("1e+16", True),
+        ("1.5e-07", False),
+        ("1.10", True),
+        ("1e3", True),
+        ("9007199254740992.0", True),
+        ("-9007199254740992.0", True),
+        ("9007199254740991.0", False),
+    ],
+)
 def test_read_float_keeps_a_spelling_only_where_the_float_loses_it(text: str, spelled: bool) -> None:
     value = read_float(text)
     assert value == float(text)
@@ -128,15 +163,18 @@ def test_an_integer_written_as_a_float_is_that_integer(n: int, suffix: str) -> N
 
 
 # -- quotes: guesses refused like ["a" "b"] -------------------------------------------------------
-@pytest.mark.parametrize("text", [
-    '{"key": ""value"}',
-    '{"a": ["value1" value2", "value3"]}',
-    '{""answer"": ""5""}',
-    '{"a": ["a" "b"]}',
-    '{"a": """}',
-    '{"a": ["He said "hi" ok"]}',
-    '["value1" value2", "value3"]',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"key": ""value"}',
+        '{"a": ["value1" value2", "value3"]}',
+        '{""answer"": ""5""}',
+        '{"a": ["a" "b"]}',
+        '{"a": """}',
+        '{"a": ["He said "hi" ok"]}',
+        '["value1" value2", "value3"]',
+    ],
+)
 def test_quote_guesses_are_refused(text: str) -> None:
     with pytest.raises(tr.ArgumentError) as info:
         decode_arguments(text)
@@ -145,22 +183,40 @@ def test_quote_guesses_are_refused(text: str) -> None:
         assert info.value.reason == "ambiguous"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ('{"a": "He said "hi" ok"}', 'He said "hi" ok'),
-    ('{"a": "say "hi""}', 'say "hi"'),
-    ('{"a": "x" "b": 1}', "x"),
-    ('{"a": ""}', ""),
-    ('{"a": "5""}', '5"'),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": "He said "hi" ok"}', 'He said "hi" ok'),
+        ('{"a": "say "hi""}', 'say "hi"'),
+        ('{"a": "x" "b": 1}', "x"),
+        ('{"a": ""}', ""),
+        ('{"a": "5""}', '5"'),
+    ],
+)
 def test_unambiguous_quotes_still_decode(text: str, expected: str) -> None:
     assert decode_arguments(text)[0]["a"] == expected
 
 
 # -- Python escapes in single-quoted strings --------------------------------------------------------
-@pytest.mark.parametrize("body", [
-    r"\x1f", r"\x00", r"\U000e0001", r"\a\v", r"\101\0\12", r"\N{BULLET}", r"\N{LATIN SMALL LETTER A}",
-    r"it\'s", r"tab\there", r"\q", r"C:\new", "a\\\nb", r"\u00e9", r"\x41\x42",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        r"\x1f",
+        r"\x00",
+        r"\U000e0001",
+        r"\a\v",
+        r"\101\0\12",
+        r"\N{BULLET}",
+        r"\N{LATIN SMALL LETTER A}",
+        r"it\'s",
+        r"tab\there",
+        r"\q",
+        r"C:\new",
+        "a\\\nb",
+        r"\u00e9",
+        r"\x41\x42",
+    ],
+)
 def test_single_quoted_strings_read_python_escapes_as_python(body: str) -> None:
     with warnings.catch_warnings():  # Python reads '\q' as backslash-q, with a warning (3.12: SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -169,10 +225,17 @@ def test_single_quoted_strings_read_python_escapes_as_python(body: str) -> None:
     assert decode_arguments("{'a': '" + body + "'}")[0] == {"a": expected}
 
 
-@pytest.mark.parametrize(("body", "reason"), [
-    (r"\x4z", "undecodable"), (r"\x", "undecodable"), (r"\U00110000", "undecodable"), (r"\N{NO SUCH NAME}", "undecodable"),
-    (r"C:\Users", "undecodable"), (r"\N{", "undecodable"),
-])
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (r"\x4z", "undecodable"),
+        (r"\x", "undecodable"),
+        (r"\U00110000", "undecodable"),
+        (r"\N{NO SUCH NAME}", "undecodable"),
+        (r"C:\Users", "undecodable"),
+        (r"\N{", "undecodable"),
+    ],
+)
 def test_python_escapes_python_refuses_are_refused(body: str, reason: str) -> None:
     with pytest.raises(SyntaxError):
         ast.literal_eval("'" + body + "'")  # Python refuses it too
@@ -193,12 +256,15 @@ def test_double_quoted_strings_keep_their_json_reading() -> None:
 
 
 # -- pythonic: a repeated keyword ---------------------------------------------------------------
-@pytest.mark.parametrize(("text", "calls"), [
-    ("[f(amount=1, amount=1000)]", []),
-    ("[f(amount=1), f(amount=1000)]", [{"amount": 1}, {"amount": 1000}]),
-    ("[f(a=1, b=1)]", [{"a": 1, "b": 1}]),
-    ("[f(a={'k': 1, 'k': 2})]", [{"a": {"k": 2}}]),  # a dict display repeats keys in Python too
-])
+@pytest.mark.parametrize(
+    ("text", "calls"),
+    [
+        ("[f(amount=1, amount=1000)]", []),
+        ("[f(amount=1), f(amount=1000)]", [{"amount": 1}, {"amount": 1000}]),
+        ("[f(a=1, b=1)]", [{"a": 1, "b": 1}]),
+        ("[f(a={'k': 1, 'k': 2})]", [{"a": {"k": 2}}]),  # a dict display repeats keys in Python too
+    ],
+)
 def test_pythonic_refuses_a_repeated_keyword(text: str, calls: list[dict[str, Any]]) -> None:
     result = tr.salvage_text(text, ["f"])
     assert [c.arguments for c in result.calls] == calls
@@ -208,9 +274,15 @@ def test_pythonic_refuses_a_repeated_keyword(text: str, calls: list[dict[str, An
             compile(text, "<reply>", "eval")  # Python refuses it
 
 
-FLOAT_TEXTS = st.floats(allow_nan=False, allow_infinity=False).flatmap(lambda x: st.sampled_from(
-    [repr(x), f"{x:e}", f"{x:.17g}", f"{x:.3f}", f"{x:.1f}", f"{x:.15g}", f"{x:.16g}", f"{x:f}"]
-)).filter(lambda t: "." in t or "e" in t)
+FLOAT_TEXTS = (
+    st.floats(allow_nan=False, allow_infinity=False)
+    .flatmap(
+        lambda x: st.sampled_from(
+            [repr(x), f"{x:e}", f"{x:.17g}", f"{x:.3f}", f"{x:.1f}", f"{x:.15g}", f"{x:.16g}", f"{x:f}"]
+        )
+    )
+    .filter(lambda t: "." in t or "e" in t)
+)
 
 
 @given(FLOAT_TEXTS | st.from_regex(r"\A-?(0|[1-9][0-9]{0,18})\.[0-9]{1,18}\Z"))
@@ -222,11 +294,18 @@ def test_read_float_keeps_exactly_the_spellings_the_float_loses(text: str) -> No
     assert isinstance(value, SpelledFloat) is loses, text
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("[as_text(a=1.10)]", "1.10"), ("[as_text(a=-2.50)]", "-2.50"), ("[as_text(a=1e3)]", "1e3"),
-    ("[as_text(a=100000000000000000000000.0)]", "100000000000000000000000.0"),
-    ('[as_text(b="é", a=1.10)]', None), ("[as_text(\r a=2.50)]", "2.50"), ("[as_text(\n\n a=2.50)]", "2.50"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[as_text(a=1.10)]", "1.10"),
+        ("[as_text(a=-2.50)]", "-2.50"),
+        ("[as_text(a=1e3)]", "1e3"),
+        ("[as_text(a=100000000000000000000000.0)]", "100000000000000000000000.0"),
+        ('[as_text(b="é", a=1.10)]', None),
+        ("[as_text(\r a=2.50)]", "2.50"),
+        ("[as_text(\n\n a=2.50)]", "2.50"),
+    ],
+)
 def test_pythonic_floats_keep_their_spelling_too(text: str, expected: str | None) -> None:
     registry = tr.ToolRegistry([as_text, as_int])
     (call,) = registry.salvage(text).calls

@@ -43,8 +43,10 @@ def _refused_everywhere(registry: tr.ToolRegistry, name: str, kind: str) -> None
     with pytest.raises(tr.ToolExecutionError) as ainfo:
         asyncio.run(registry.aexecute(name, arguments))
     assert ainfo.value.kind == kind
-    for outcome in (registry.run({"name": name, "arguments": arguments}),
-                    asyncio.run(registry.arun({"name": name, "arguments": json.dumps(arguments)}))):
+    for outcome in (
+        registry.run({"name": name, "arguments": arguments}),
+        asyncio.run(registry.arun({"name": name, "arguments": json.dumps(arguments)})),
+    ):
         assert not outcome.ok and outcome.error is not None and outcome.error.kind == kind
     repair = tr.repair_call({"name": name, "arguments": arguments}, registry)
     assert repair.call is None and repair.error.kind == kind
@@ -57,13 +59,33 @@ def _refused_everywhere(registry: tr.ToolRegistry, name: str, kind: str) -> None
 # -- A: deny and allow entries ----------------------------------------------------------------
 # Every spelling of `delete_file` a user may write in a deny list.
 DENY_SPELLINGS = [
-    "delete_file", "DeleteFile", "deleteFile", "delete-file", "Delete File", "DELETE_FILE", "delete__file",
-    "functions.delete_file", "FUNCTIONS.DeleteFile", "default_api:delete_file", "tools/delete-file",
-    "multi_tool_use__delete_file", "ｄｅｌｅｔｅ＿ｆｉｌｅ", "delete\u200bfile", "\ufeffdelete_file",
+    "delete_file",
+    "DeleteFile",
+    "deleteFile",
+    "delete-file",
+    "Delete File",
+    "DELETE_FILE",
+    "delete__file",
+    "functions.delete_file",
+    "FUNCTIONS.DeleteFile",
+    "default_api:delete_file",
+    "tools/delete-file",
+    "multi_tool_use__delete_file",
+    "ｄｅｌｅｔｅ＿ｆｉｌｅ",
+    "delete\u200bfile",
+    "\ufeffdelete_file",
 ]
 # Every way a model may call it.
-CALL_SPELLINGS = ["delete_file", "DeleteFile", "delete-file", "functions.delete_file", "default_api.DeleteFile",
-                  "tools:delete_file", "multi_tool_use/delete_file", "ＤｅｌｅｔｅＦｉｌｅ"]
+CALL_SPELLINGS = [
+    "delete_file",
+    "DeleteFile",
+    "delete-file",
+    "functions.delete_file",
+    "default_api.DeleteFile",
+    "tools:delete_file",
+    "multi_tool_use/delete_file",
+    "ＤｅｌｅｔｅＦｉｌｅ",
+]
 
 
 @pytest.mark.parametrize("entry", DENY_SPELLINGS)
@@ -77,8 +99,7 @@ def test_every_spelling_of_a_deny_entry_denies_the_tool(entry: str) -> None:
 
 @pytest.mark.parametrize("entry", DENY_SPELLINGS)
 def test_every_spelling_of_an_allow_entry_allows_only_that_tool(entry: str) -> None:
-    registry = tr.ToolRegistry([web_search, delete_file], allow=[entry, "web_search"], max_repairs=100,
-                               strict=True)
+    registry = tr.ToolRegistry([web_search, delete_file], allow=[entry, "web_search"], max_repairs=100, strict=True)
     assert registry.allow == frozenset({"delete_file", "web_search"})
     assert registry.execute("DeleteFile", {"path": "p"}) == "deleted"
     assert RAN == ["p"]
@@ -110,8 +131,7 @@ def test_an_unmatched_entry_is_an_error_in_strict_mode(entry: str, message: str)
 
 
 @pytest.mark.parametrize(("entry", "message"), UNMATCHED)
-def test_an_unmatched_entry_is_a_warning_otherwise(entry: str, message: str,
-                                                    caplog: pytest.LogCaptureFixture) -> None:
+def test_an_unmatched_entry_is_a_warning_otherwise(entry: str, message: str, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="toolrepair"):
         registry = tr.ToolRegistry([web_search, delete_file], deny=[entry, "delete_file", entry], strict=False)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -171,9 +191,29 @@ def test_no_list_is_no_policy() -> None:
 
 
 # -- B: namespaces ----------------------------------------------------------------------------
-UNKNOWN_PREFIXES = ["dry_run", "simulate", "never", "mock", "undo", "test", "sandbox", "fake", "preview", "not",
-                    "mcp", "server", "myserver", "x", "DRY_RUN", "Dry-Run", "function", "tool", "api",
-                    "functionsx", "functions_dry_run"]
+UNKNOWN_PREFIXES = [
+    "dry_run",
+    "simulate",
+    "never",
+    "mock",
+    "undo",
+    "test",
+    "sandbox",
+    "fake",
+    "preview",
+    "not",
+    "mcp",
+    "server",
+    "myserver",
+    "x",
+    "DRY_RUN",
+    "Dry-Run",
+    "function",
+    "tool",
+    "api",
+    "functionsx",
+    "functions_dry_run",
+]
 
 
 def _all_forms(prefix: str, name: str) -> list[str]:
@@ -189,14 +229,16 @@ def test_an_unknown_prefix_is_an_unknown_tool(prefix: str) -> None:
         _refused_everywhere(registry, name, "not-found")
         with pytest.raises(tr.ToolExecutionError) as info:
             registry.execute(name, {"path": "/"})
-        assert str(info.value) == (f"Tool {name!r} not found. Did you mean 'delete_file'? "
-                                   "Available tools: ['delete_file', 'web_search']")
+        assert str(info.value) == (
+            f"Tool {name!r} not found. Did you mean 'delete_file'? Available tools: ['delete_file', 'web_search']"
+        )
         assert info.value.suggestion == "delete_file"
         assert info.value.available_tools == ["delete_file", "web_search"]
 
 
-@pytest.mark.parametrize("namespace", [*MODEL_NAMESPACES, "Functions", "FUNCTIONS", "Default-Api", "DefaultApi",
-                                       "multi-tool-use", "TOOLS"])
+@pytest.mark.parametrize(
+    "namespace", [*MODEL_NAMESPACES, "Functions", "FUNCTIONS", "Default-Api", "DefaultApi", "multi-tool-use", "TOOLS"]
+)
 @pytest.mark.parametrize("sep", NAMESPACE_SEPARATORS)
 def test_documented_namespaces_resolve(namespace: str, sep: str) -> None:
     registry = tr.ToolRegistry([web_search, delete_file], max_repairs=100)
@@ -208,35 +250,41 @@ def test_documented_namespaces_resolve(namespace: str, sep: str) -> None:
 
 
 # A configured server: a registered name carries its prefix.
-SERVER_TOOLS = [tr.ToolSpec("github__create_issue", fn=lambda **kw: "issue"), tr.ToolSpec("read_file", fn=read_file),
-                tr.ToolSpec("mcp__files__rm", fn=lambda **kw: "rm")]
+SERVER_TOOLS = [
+    tr.ToolSpec("github__create_issue", fn=lambda **kw: "issue"),
+    tr.ToolSpec("read_file", fn=read_file),
+    tr.ToolSpec("mcp__files__rm", fn=lambda **kw: "rm"),
+]
 
 
-@pytest.mark.parametrize(("name", "expected"), [
-    ("github__create_issue", "github__create_issue"),
-    ("github.create_issue", "github__create_issue"),
-    ("github/create_issue", "github__create_issue"),
-    ("github:CreateIssue", "github__create_issue"),
-    ("GitHub__create-issue", "github__create_issue"),
-    ("mcp__github__create_issue", "github__create_issue"),
-    ("functions.github.create_issue", "github__create_issue"),
-    ("functions.mcp__github__create_issue", "github__create_issue"),
-    ("files__rm", "mcp__files__rm"),
-    ("files.rm", "mcp__files__rm"),
-    ("mcp.files.rm", "mcp__files__rm"),
-    ("github__read_file", None),  # a server's prefix reaches only its own tools
-    ("files__read_file", None),
-    ("gitlab__create_issue", None),  # not a configured server
-    ("mcp__gitlab__create_issue", None),
-    ("dry_run.github__create_issue", None),
-    ("github.dry_run.create_issue", None),
-    ("mcp__create_issue", None),
-    ("github__files__rm", None),
-    ("a.b.c.d.e.f", None),
-    ("__init__", None),
-    ("functions.", None),
-    (".delete_file", None),
-])
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("github__create_issue", "github__create_issue"),
+        ("github.create_issue", "github__create_issue"),
+        ("github/create_issue", "github__create_issue"),
+        ("github:CreateIssue", "github__create_issue"),
+        ("GitHub__create-issue", "github__create_issue"),
+        ("mcp__github__create_issue", "github__create_issue"),
+        ("functions.github.create_issue", "github__create_issue"),
+        ("functions.mcp__github__create_issue", "github__create_issue"),
+        ("files__rm", "mcp__files__rm"),
+        ("files.rm", "mcp__files__rm"),
+        ("mcp.files.rm", "mcp__files__rm"),
+        ("github__read_file", None),  # a server's prefix reaches only its own tools
+        ("files__read_file", None),
+        ("gitlab__create_issue", None),  # not a configured server
+        ("mcp__gitlab__create_issue", None),
+        ("dry_run.github__create_issue", None),
+        ("github.dry_run.create_issue", None),
+        ("mcp__create_issue", None),
+        ("github__files__rm", None),
+        ("a.b.c.d.e.f", None),
+        ("__init__", None),
+        ("functions.", None),
+        (".delete_file", None),
+    ],
+)
 def test_configured_server_prefixes(name: str, expected: str | None) -> None:
     table = NameTable(t.name for t in SERVER_TOOLS)
     assert table.resolve(name)[0] == expected
@@ -248,15 +296,24 @@ def test_configured_server_prefixes(name: str, expected: str | None) -> None:
         assert outcome.call.name == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ('<|start|>assistant<|channel|>commentary to=functions.dry_run.delete_file <|constrain|>json'
-     '<|message|>{"path": "/"}<|call|>', "not-offered"),
-    ('<|tool_calls_section_begin|><|tool_call_begin|>functions.dry_run.delete_file:0'
-     '<|tool_call_argument_begin|>{"path": "/"}<|tool_call_end|><|tool_calls_section_end|>', "not-offered"),
-    ('<tool_call>{"name": "simulate/delete_file", "arguments": {"path": "/"}}</tool_call>', "not-offered"),
-    ("[never.delete_file(path='/')]", None),
-    ('<function=mock__delete_file>{"path": "/"}</function>', None),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "<|start|>assistant<|channel|>commentary to=functions.dry_run.delete_file <|constrain|>json"
+            '<|message|>{"path": "/"}<|call|>',
+            "not-offered",
+        ),
+        (
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.dry_run.delete_file:0"
+            '<|tool_call_argument_begin|>{"path": "/"}<|tool_call_end|><|tool_calls_section_end|>',
+            "not-offered",
+        ),
+        ('<tool_call>{"name": "simulate/delete_file", "arguments": {"path": "/"}}</tool_call>', "not-offered"),
+        ("[never.delete_file(path='/')]", None),
+        ('<function=mock__delete_file>{"path": "/"}</function>', None),
+    ],
+)
 def test_salvage_readers_strip_no_other_prefix(text: str, expected: str | None) -> None:
     registry = tr.ToolRegistry([delete_file], max_repairs=100)
     result = registry.salvage(text)
@@ -268,7 +325,8 @@ def test_salvage_readers_strip_no_other_prefix(text: str, expected: str | None) 
 
 
 _PREFIX = st.from_regex(r"[A-Za-z][A-Za-z0-9_\-]{0,12}", fullmatch=True).filter(
-    lambda p: tr.normalize_name(p) not in {n.replace("_", "") for n in MODEL_NAMESPACES})
+    lambda p: tr.normalize_name(p) not in {n.replace("_", "") for n in MODEL_NAMESPACES}
+)
 _TOOL = st.from_regex(r"[a-z][a-z0-9]{0,6}(_[a-z0-9]{1,6}){0,2}", fullmatch=True)
 
 
@@ -295,13 +353,16 @@ def test_a_documented_namespace_always_resolves(namespace: str, sep: str, tool: 
     assert table.resolve(namespace + sep + tool) == (tool, True)
 
 
-@pytest.mark.parametrize(("offered", "name", "expected"), [
-    (["functions.lookup", "lookup_b"], "functions.lookup", "functions.lookup"),  # exact always wins
-    (["functions.lookup"], "Functions.Lookup", "functions.lookup"),  # its own spelling, normalised
-    (["functions.lookup"], "functions__lookup", None),  # `functions` names no server
-    (["a.b.c"], "a/b/c", None),  # three parts: no server prefix to read
-    (["a.b.c"], "A.B.C", "a.b.c"),  # its own spelling, normalised
-])
+@pytest.mark.parametrize(
+    ("offered", "name", "expected"),
+    [
+        (["functions.lookup", "lookup_b"], "functions.lookup", "functions.lookup"),  # exact always wins
+        (["functions.lookup"], "Functions.Lookup", "functions.lookup"),  # its own spelling, normalised
+        (["functions.lookup"], "functions__lookup", None),  # `functions` names no server
+        (["a.b.c"], "a/b/c", None),  # three parts: no server prefix to read
+        (["a.b.c"], "A.B.C", "a.b.c"),  # its own spelling, normalised
+    ],
+)
 def test_offered_names_that_only_look_namespaced(offered: list[str], name: str, expected: str | None) -> None:
     table = NameTable(offered)
     assert table.resolve(name)[0] == expected

@@ -17,7 +17,7 @@ def web_search(query: str) -> str:
 
 
 def test_the_strict_resolution_message_is_quoted_exactly() -> None:
-    quoted = re.search(r'strict=True\)\n# ToolResolutionError: (.+)\n', README)
+    quoted = re.search(r"strict=True\)\n# ToolResolutionError: (.+)\n", README)
     assert quoted is not None
     with pytest.raises(tr.ToolResolutionError) as raised:
         tr.resolve_tool_names(["web_serch"], {"web_search": web_search}, strict=True)

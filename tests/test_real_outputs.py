@@ -44,8 +44,9 @@ def test_real_output(row: dict[str, Any]) -> None:
         assert call.name in row["allowed"]
 
 
-@pytest.mark.parametrize("row", [r for r in ROWS if "not_salvaged" not in r],
-                         ids=lambda r: r["source"].split("github.com/")[1])
+@pytest.mark.parametrize(
+    "row", [r for r in ROWS if "not_salvaged" not in r], ids=lambda r: r["source"].split("github.com/")[1]
+)
 def test_real_output_streamed_one_character_at_a_time(row: dict[str, Any]) -> None:
     stream = tr.StreamSalvager(row["allowed"])
     events = [e for ch in row["text"] for e in stream.feed(ch)] + stream.close()

@@ -35,13 +35,23 @@ CONVENTIONS: list[tuple[str, dict[str, Any], str, str, list[str]]] = [
     ("[THINK]p[/THINK]ok", {}, "ok", "p", []),
     ("<seed:think>p</seed:think>ok", {}, "ok", "p", []),
     ("<|channel>thought\np\n<channel|>ok", {}, "ok", "p", []),
-    ("<|channel|>analysis<|message|>p<|end|><|start|>assistant<|channel|>final<|message|>ok<|return|>", {},
-     "ok", "p", []),
-    ("<|channel|>analysis<|message|>p<|end|><|start|>assistant to=functions.a<|channel|>commentary"
-     '<|constrain|>json<|message|>{"x": 1}<|call|>', {}, "", "p", ["a"]),
+    (
+        "<|channel|>analysis<|message|>p<|end|><|start|>assistant<|channel|>final<|message|>ok<|return|>",
+        {},
+        "ok",
+        "p",
+        [],
+    ),
+    (
+        "<|channel|>analysis<|message|>p<|end|><|start|>assistant to=functions.a<|channel|>commentary"
+        '<|constrain|>json<|message|>{"x": 1}<|call|>',
+        {},
+        "",
+        "p",
+        ["a"],
+    ),
     ("<|channel|>commentary<|message|>Let me look.<|end|>", {}, "Let me look.", "", []),
-    ("<|open|>think<|sep|>p<|close|>think<|sep|><|open|>response<|sep|>ok<|close|>response<|sep|>", {},
-     "ok", "p", []),
+    ("<|open|>think<|sep|>p<|close|>think<|sep|><|open|>response<|sep|>ok<|close|>response<|sep|>", {}, "ok", "p", []),
     ("p<|close|>think<|sep|><|open|>response<|sep|>ok", {"model": "kimi-k3"}, "ok", "p", []),
     ("<think>a</think> mid <think>b</think> end", {}, "mid end", "a\n\nb", []),
     # The reply began inside reasoning (the template opened it): to the first close.
@@ -60,21 +70,23 @@ CONVENTIONS: list[tuple[str, dict[str, Any], str, str, list[str]]] = [
 
 
 @pytest.mark.parametrize(("text", "kw", "content", "reasoning", "calls"), CONVENTIONS)
-def test_reasoning_conventions(text: str, kw: dict[str, Any], content: str, reasoning: str,
-                               calls: list[str]) -> None:
+def test_reasoning_conventions(text: str, kw: dict[str, Any], content: str, reasoning: str, calls: list[str]) -> None:
     result = tr.salvage_text(text, ["a"], **kw)
     assert (result.content, result.reasoning, names(result)) == (content, reasoning, calls)
 
 
 @pytest.mark.parametrize(("text", "kw", "content", "reasoning", "calls"), CONVENTIONS)
-def test_reasoning_conventions_streamed(text: str, kw: dict[str, Any], content: str, reasoning: str,
-                                        calls: list[str]) -> None:
+def test_reasoning_conventions_streamed(
+    text: str, kw: dict[str, Any], content: str, reasoning: str, calls: list[str]
+) -> None:
     for step in (1, 3, len(text) or 1):
         s = tr.StreamSalvager(["a"], **kw)
         events = [e for i in range(0, len(text), step) for e in s.feed(text[i : i + step])] + s.close()
-        got = ("".join(e.text for e in events if isinstance(e, tr.TextDelta)),
-               "".join(e.text for e in events if isinstance(e, tr.ReasoningDelta)),
-               [e.call.name for e in events if isinstance(e, tr.ToolCallReady)])
+        got = (
+            "".join(e.text for e in events if isinstance(e, tr.TextDelta)),
+            "".join(e.text for e in events if isinstance(e, tr.ReasoningDelta)),
+            [e.call.name for e in events if isinstance(e, tr.ToolCallReady)],
+        )
         assert got == (content, reasoning, calls), step
 
 
@@ -82,29 +94,46 @@ def test_reasoning_conventions_streamed(text: str, kw: dict[str, Any], content: 
 IN_REASONING: list[tuple[str, dict[str, Any], list[str], list[str], str, str]] = [
     ("<think>I will call " + CALL, {}, [], ["in-reasoning"], "", "I will call " + CALL),
     ("<think>I will call " + CALL, {"reasoning_calls": "take"}, ["a"], [], "", "I will call"),
-    ("<think>I will call " + CALL + " then stop", {"reasoning_calls": "take"}, ["a"], [], "then stop",
-     "I will call"),
+    ("<think>I will call " + CALL + " then stop", {"reasoning_calls": "take"}, ["a"], [], "then stop", "I will call"),
     # Closed reasoning: a quoted call, never taken nor reported.
     ("<think>" + CALL + "</think>ok", {"reasoning_calls": "take"}, [], [], "ok", CALL),
     ("<think>" + CALL + "</think>ok", {}, [], [], "ok", CALL),
     # A not-offered call and a truncated one inside unterminated reasoning are reported too.
-    ('<think><tool_call>{"name": "b", "arguments": {}}</tool_call>', {}, [], ["in-reasoning"], "",
-     '<tool_call>{"name": "b", "arguments": {}}</tool_call>'),
-    ('<think><tool_call>{"name": "b", "arguments": {}}</tool_call>', {"reasoning_calls": "take"}, [],
-     ["in-reasoning"], "", '<tool_call>{"name": "b", "arguments": {}}</tool_call>'),
-    ('<think>x <tool_call>{"name": "a", "arguments": {"x": ', {}, [], ["truncated"], "",
-     'x <tool_call>{"name": "a", "arguments": {"x":'),
+    (
+        '<think><tool_call>{"name": "b", "arguments": {}}</tool_call>',
+        {},
+        [],
+        ["in-reasoning"],
+        "",
+        '<tool_call>{"name": "b", "arguments": {}}</tool_call>',
+    ),
+    (
+        '<think><tool_call>{"name": "b", "arguments": {}}</tool_call>',
+        {"reasoning_calls": "take"},
+        [],
+        ["in-reasoning"],
+        "",
+        '<tool_call>{"name": "b", "arguments": {}}</tool_call>',
+    ),
+    (
+        '<think>x <tool_call>{"name": "a", "arguments": {"x": ',
+        {},
+        [],
+        ["truncated"],
+        "",
+        'x <tool_call>{"name": "a", "arguments": {"x":',
+    ),
     # The template opened reasoning (Qwen3.5): the call before any close.
     ("Need to look.\n" + XML_CALL, {"model": "qwen3.5"}, [], ["in-reasoning"], "", "Need to look.\n" + XML_CALL),
     ("Need to look.\n" + XML_CALL, {"model": "qwen3.5", "reasoning_calls": "take"}, ["a"], [], "", "Need to look."),
-    ("Two " + CALL + " " + CALL, {"model": "qwen3-thinking", "reasoning_calls": "take"}, ["a", "a"], [], "",
-     "Two"),
+    ("Two " + CALL + " " + CALL, {"model": "qwen3-thinking", "reasoning_calls": "take"}, ["a", "a"], [], "", "Two"),
 ]
 
 
 @pytest.mark.parametrize(("text", "kw", "calls", "reasons", "content", "reasoning"), IN_REASONING)
-def test_calls_inside_unterminated_reasoning(text: str, kw: dict[str, Any], calls: list[str], reasons: list[str],
-                                             content: str, reasoning: str) -> None:
+def test_calls_inside_unterminated_reasoning(
+    text: str, kw: dict[str, Any], calls: list[str], reasons: list[str], content: str, reasoning: str
+) -> None:
     result = tr.salvage_text(text, ["a"], **kw)
     assert names(result) == calls
     assert [r.reason for r in result.rejected] == reasons
@@ -125,8 +154,22 @@ def test_reasoning_calls_is_checked() -> None:
 
 # -- model profiles ---------------------------------------------------------------------------
 
-REQUIRED = ["qwen3", "qwen3-coder", "qwen2.5", "deepseek-r1", "deepseek-v3", "gpt-oss", "gemma4", "kimi-k2",
-            "glm", "mistral", "llama3", "llama4", "hermes", "minimax"]
+REQUIRED = [
+    "qwen3",
+    "qwen3-coder",
+    "qwen2.5",
+    "deepseek-r1",
+    "deepseek-v3",
+    "gpt-oss",
+    "gemma4",
+    "kimi-k2",
+    "glm",
+    "mistral",
+    "llama3",
+    "llama4",
+    "hermes",
+    "minimax",
+]
 
 
 @pytest.mark.parametrize("name", REQUIRED)
@@ -199,6 +242,7 @@ def test_registry_takes_a_model_profile() -> None:
 
 
 # -- the builders -------------------------------------------------------------------------------
+
 
 def old_build_content(text: str, cuts: list[tuple[int, int]]) -> str:
     """The content rule as it was written before the builders: the reference they keep."""
@@ -273,14 +317,16 @@ def test_builder_examples() -> None:
 
 # -- integrations with a place for reasoning ------------------------------------------------------
 
+
 def test_openai_message_gets_reasoning_content() -> None:
     from toolrepair.integrations.openai import repair_chat_message
 
     def a(x: int) -> int:
         return x
 
-    out = repair_chat_message({"role": "assistant", "content": "<think>Need a.</think>Sure. " + CALL},
-                              tr.ToolRegistry([a]))
+    out = repair_chat_message(
+        {"role": "assistant", "content": "<think>Need a.</think>Sure. " + CALL}, tr.ToolRegistry([a])
+    )
     assert (out["content"], out["reasoning_content"]) == ("Sure.", "Need a.")
     assert [c["function"]["name"] for c in out["tool_calls"]] == ["a"]
 

@@ -48,9 +48,22 @@ AVAILABLE = "['calculator', 'fetch', 'get_item', 'web_search', 'wiki_lookup']"
 
 @pytest.mark.parametrize(
     "name",
-    ["web_search", "WebSearch", "web-search", "Web Search", "WEB_SEARCH", "webSearch", "ｗｅｂ＿ｓｅａｒｃｈ",
-     "web\u200bsearch", "\u2066web_search\u2069", "functions.web_search", "default_api.web_search",
-     "tools.web_search", "multi_tool_use.WebSearch", "functions.WebSearch"],
+    [
+        "web_search",
+        "WebSearch",
+        "web-search",
+        "Web Search",
+        "WEB_SEARCH",
+        "webSearch",
+        "ｗｅｂ＿ｓｅａｒｃｈ",
+        "web\u200bsearch",
+        "\u2066web_search\u2069",
+        "functions.web_search",
+        "default_api.web_search",
+        "tools.web_search",
+        "multi_tool_use.WebSearch",
+        "functions.WebSearch",
+    ],
 )
 def test_drift_dispatches(registry: tr.ToolRegistry, name: str) -> None:
     assert registry.execute(name, {"query": "cats"}) == "results for cats (5)"
@@ -59,10 +72,16 @@ def test_drift_dispatches(registry: tr.ToolRegistry, name: str) -> None:
 @pytest.mark.parametrize(
     ("name", "message", "suggestion"),
     [
-        ("wеb_search", f"Tool 'wеb_search' not found. Did you mean 'web_search'? Available tools: {AVAILABLE}",
-         "web_search"),  # Cyrillic е
-        ("web_serch", f"Tool 'web_serch' not found. Did you mean 'web_search'? Available tools: {AVAILABLE}",
-         "web_search"),
+        (
+            "wеb_search",
+            f"Tool 'wеb_search' not found. Did you mean 'web_search'? Available tools: {AVAILABLE}",
+            "web_search",
+        ),  # Cyrillic е
+        (
+            "web_serch",
+            f"Tool 'web_serch' not found. Did you mean 'web_search'? Available tools: {AVAILABLE}",
+            "web_search",
+        ),
         ("translate", f"Tool 'translate' not found. Available tools: {AVAILABLE}", None),
         ("", f"Tool '' not found. Available tools: {AVAILABLE}", None),
     ],
@@ -89,8 +108,9 @@ def test_ambiguous_drift_never_dispatches_but_exact_names_do() -> None:
     assert registry.execute("readFile", {"path": "p"}) == "camel"
     with pytest.raises(tr.ToolExecutionError) as info:
         registry.execute("READ_FILE", {"path": "p"})
-    assert str(info.value) == ("Tool 'READ_FILE' not found. Did you mean 'read_file'? "
-                               "Available tools: ['readFile', 'read_file']")
+    assert str(info.value) == (
+        "Tool 'READ_FILE' not found. Did you mean 'read_file'? Available tools: ['readFile', 'read_file']"
+    )
 
 
 @pytest.mark.parametrize(
@@ -102,16 +122,16 @@ def test_ambiguous_drift_never_dispatches_but_exact_names_do() -> None:
         ("get_item", {"id": 1}, {"required": ["key"], "optional": []}),
     ],
 )
-def test_expected_parameters(registry: tr.ToolRegistry, name: str, arguments: dict[str, Any],
-                             expected: dict[str, list[str]]) -> None:
+def test_expected_parameters(
+    registry: tr.ToolRegistry, name: str, arguments: dict[str, Any], expected: dict[str, list[str]]
+) -> None:
     with pytest.raises(tr.ToolExecutionError) as info:
         registry.execute(name, arguments)
     err = info.value
     assert err.kind == "arguments"
     assert err.expected_parameters == expected
     assert str(err).endswith(
-        f"Expected parameters for {name!r} — required: {expected['required']!r}, "
-        f"optional: {expected['optional']!r}."
+        f"Expected parameters for {name!r} — required: {expected['required']!r}, optional: {expected['optional']!r}."
     )
 
 
@@ -160,13 +180,13 @@ def test_budget_is_spent_per_turn_and_resets() -> None:
 
 
 def test_zero_budget_and_hosted_never_repair_silently() -> None:
-    for registry in (tr.ToolRegistry([web_search], profile="hosted"),
-                     tr.ToolRegistry([web_search], max_repairs=0)):
+    for registry in (tr.ToolRegistry([web_search], profile="hosted"), tr.ToolRegistry([web_search], max_repairs=0)):
         assert registry.max_repairs == 0
         with pytest.raises(tr.ToolExecutionError) as info:
             registry.execute("WebSearch", {"query": "x"})
-        assert str(info.value) == ("Tool 'WebSearch' not found. Did you mean 'web_search'? "
-                                   "Available tools: ['web_search']")
+        assert str(info.value) == (
+            "Tool 'WebSearch' not found. Did you mean 'web_search'? Available tools: ['web_search']"
+        )
         with pytest.raises(tr.ToolExecutionError) as info2:
             registry.execute("web_search", '{"query": "x",}')
         assert "need correcting: Removed trailing comma" in str(info2.value)
@@ -190,8 +210,9 @@ def test_run_never_raises_for_tool_failures(registry: tr.ToolRegistry) -> None:
     bad = registry.run(tr.ToolCall("nope", {}))
     assert not bad.ok and bad.content.startswith("Tool 'nope' not found.")
     assert isinstance(bad.error, tr.ToolExecutionError)
-    boom = registry.run({"type": "function", "id": "c2",
-                         "function": {"name": "calculator", "arguments": '{"expression": "1/0"}'}})
+    boom = registry.run(
+        {"type": "function", "id": "c2", "function": {"name": "calculator", "arguments": '{"expression": "1/0"}'}}
+    )
     assert not boom.ok and boom.content == "division by zero" and boom.call.id == "c2"
 
 

@@ -40,8 +40,10 @@ def _clear() -> None:
     RUNS.clear()
 
 
-MESSAGE = ("Call 'web_search' with the same arguments has already run 3 times; its result will not change. "
-           "Use the earlier result or change the arguments.")
+MESSAGE = (
+    "Call 'web_search' with the same arguments has already run 3 times; its result will not change. "
+    "Use the earlier result or change the arguments."
+)
 
 
 def test_the_fourth_identical_call_is_answered_not_run() -> None:
@@ -81,12 +83,15 @@ def test_spellings_of_one_call_count_as_one_call() -> None:
     assert len(RUNS) == 9
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    ({"query": "x"}, {"query": "x "}),
-    ({"query": "1"}, {"query": 1}),
-    ({"query": "x", "limit": 1}, {"query": "x", "limit": True}),
-    ({"query": "x"}, {"query": "X"}),
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ({"query": "x"}, {"query": "x "}),
+        ({"query": "1"}, {"query": 1}),
+        ({"query": "x", "limit": 1}, {"query": "x", "limit": True}),
+        ({"query": "x"}, {"query": "X"}),
+    ],
+)
 def test_different_arguments_are_different_calls(a: dict[str, Any], b: dict[str, Any]) -> None:
     assert call_key("f", a) != call_key("f", b)
     assert call_key("f", a) != call_key("g", a)
@@ -98,7 +103,8 @@ def test_every_entry_point_answers_a_repeat() -> None:
     with pytest.raises(tr.ToolExecutionError) as info:
         registry.execute("web_search", {"query": "q"})
     assert info.value.kind == "repeat" and str(info.value).startswith(
-        "Call 'web_search' with the same arguments has already run once;")
+        "Call 'web_search' with the same arguments has already run once;"
+    )
     with pytest.raises(tr.ToolExecutionError, match="already run once"):
         asyncio.run(registry.aexecute("web_search", {"query": "q"}))
     assert not asyncio.run(registry.arun({"name": "web_search", "arguments": {"query": "q"}})).ok
@@ -166,8 +172,10 @@ def test_on_repair_sees_the_repeat() -> None:
 
 @pytest.mark.parametrize(("runs", "phrase"), [(1, "once"), (2, "twice"), (3, "3 times"), (10, "10 times")])
 def test_repeat_message(runs: int, phrase: str) -> None:
-    assert repeat_message("f", runs) == (f"Call 'f' with the same arguments has already run {phrase}; its result "
-                                         "will not change. Use the earlier result or change the arguments.")
+    assert repeat_message("f", runs) == (
+        f"Call 'f' with the same arguments has already run {phrase}; its result "
+        "will not change. Use the earlier result or change the arguments."
+    )
 
 
 def test_call_key_survives_unsortable_and_odd_arguments() -> None:
@@ -202,16 +210,20 @@ def test_tasks_of_one_turn_share_the_count() -> None:
 
     async def main() -> list[bool]:
         with registry.turn():
-            outs = await asyncio.gather(*(registry.arun({"name": "async_search", "arguments": {"query": "q"}})
-                                          for _ in range(10)))
+            outs = await asyncio.gather(
+                *(registry.arun({"name": "async_search", "arguments": {"query": "q"}}) for _ in range(10))
+            )
         return [o.ok for o in outs]
 
     assert sorted(asyncio.run(main())) == [False] * 8 + [True] * 2
 
 
 @settings(max_examples=60, deadline=None)
-@given(max_repeats=st.integers(1, 5), plan=st.lists(st.sampled_from(["a", "b", "A", "c"]), max_size=30),
-       threads=st.integers(1, 4))
+@given(
+    max_repeats=st.integers(1, 5),
+    plan=st.lists(st.sampled_from(["a", "b", "A", "c"]), max_size=30),
+    threads=st.integers(1, 4),
+)
 def test_a_call_never_runs_more_than_max_repeats_times(max_repeats: int, plan: list[str], threads: int) -> None:
     ran: list[str] = []
     lock = threading.Lock()
@@ -221,8 +233,10 @@ def test_a_call_never_runs_more_than_max_repeats_times(max_repeats: int, plan: l
             ran.append(q.lower())
         return q
 
-    registry = tr.ToolRegistry([tr.ToolSpec("t", {"type": "object", "properties": {"q": {"type": "string"}}},
-                                            fn=tool)], max_repeats=max_repeats)
+    registry = tr.ToolRegistry(
+        [tr.ToolSpec("t", {"type": "object", "properties": {"q": {"type": "string"}}}, fn=tool)],
+        max_repeats=max_repeats,
+    )
     calls = [{"name": "t", "arguments": {"q": q.lower()}} for q in plan]
     with registry.turn(), ThreadPoolExecutor(threads) as pool:
         ctx = contextvars.copy_context()
@@ -236,24 +250,31 @@ def test_a_call_never_runs_more_than_max_repeats_times(max_repeats: int, plan: l
 
 # -- audit: repeated calls within one record --------------------------------------------------
 def _native_turn(*arguments: str, name: str = "f") -> dict[str, Any]:
-    return {"role": "assistant", "tool_calls": [
-        {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": a}}
-        for i, a in enumerate(arguments)]}
+    return {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": a}}
+            for i, a in enumerate(arguments)
+        ],
+    }
 
 
 def _text_turn(arguments: str, name: str = "f") -> dict[str, Any]:
     return {"role": "assistant", "content": f'<tool_call>{{"name": "{name}", "arguments": {arguments}}}</tool_call>'}
 
 
-@pytest.mark.parametrize(("messages", "repeated"), [
-    ([_native_turn('{"q": 1}', '{"q": 1}', '{"q": 1}')], 0),  # three: within the default
-    ([_native_turn(*['{"q": 1}'] * 5)], 2),
-    ([_native_turn('{"q": 1}', '{"q": 1}'), _native_turn('{"q": 1}', '{"q": 1}')], 1),  # across turns
-    ([_native_turn('{"q": 1}', '{"q": 1,}', "{'q': 1}", '{"q": 1}', name="F")], 1),  # spellings, one call
-    ([_native_turn('{"q": 1}', '{"q": 2}', '{"q": 3}', '{"q": 4}')], 0),  # different arguments
-    ([_text_turn('{"q": 1}')] * 6, 3),  # salvaged calls count alike
-    ([_native_turn('{"q": 1}', '{"q": 1}'), _text_turn('{"q": 1}'), _text_turn('{"q": 1}')], 1),
-])
+@pytest.mark.parametrize(
+    ("messages", "repeated"),
+    [
+        ([_native_turn('{"q": 1}', '{"q": 1}', '{"q": 1}')], 0),  # three: within the default
+        ([_native_turn(*['{"q": 1}'] * 5)], 2),
+        ([_native_turn('{"q": 1}', '{"q": 1}'), _native_turn('{"q": 1}', '{"q": 1}')], 1),  # across turns
+        ([_native_turn('{"q": 1}', '{"q": 1,}', "{'q': 1}", '{"q": 1}', name="F")], 1),  # spellings, one call
+        ([_native_turn('{"q": 1}', '{"q": 2}', '{"q": 3}', '{"q": 4}')], 0),  # different arguments
+        ([_text_turn('{"q": 1}')] * 6, 3),  # salvaged calls count alike
+        ([_native_turn('{"q": 1}', '{"q": 1}'), _text_turn('{"q": 1}'), _text_turn('{"q": 1}')], 1),
+    ],
+)
 def test_audit_counts_calls_repeated_past_the_default(messages: list[Any], repeated: int) -> None:
     report = tr.audit_records([{"messages": messages}], tools=["f"])
     assert report.repeated_calls == repeated

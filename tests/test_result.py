@@ -133,5 +133,5 @@ def test_max_chars(text: str, limit: int | None, expected: str) -> None:
 
 
 def test_json_output_is_valid_json_for_json_values() -> None:
-    value = {"a": [1, {"b": "ü\n\"q\""}], "c": None}
+    value = {"a": [1, {"b": 'ü\n"q"'}], "c": None}
     assert json.loads(tr.serialize_result(value)) == value

@@ -65,10 +65,21 @@ class HostileStrStr(Exception):
 
 
 # -- the helpers -------------------------------------------------------------------------------
-@pytest.mark.parametrize(("value", "fits"), [
-    (0, True), (-1, True), (10**4299, True), (10**4299 * -1, True), (2**1999, True),
-    (10**4300, False), (-(10**4300), False), (BIG, False), (int(HEX_4000, 16), False),
-], ids=lambda v: str(v)[:20] if not isinstance(v, int) or int_fits_text(v) else f"{v.bit_length()}-bits")
+@pytest.mark.parametrize(
+    ("value", "fits"),
+    [
+        (0, True),
+        (-1, True),
+        (10**4299, True),
+        (10**4299 * -1, True),
+        (2**1999, True),
+        (10**4300, False),
+        (-(10**4300), False),
+        (BIG, False),
+        (int(HEX_4000, 16), False),
+    ],
+    ids=lambda v: str(v)[:20] if not isinstance(v, int) or int_fits_text(v) else f"{v.bit_length()}-bits",
+)
 def test_int_fits_text(value: int, fits: bool) -> None:
     assert int_fits_text(value) is fits
     assert safe_int(value) == (value if fits else hex(value))
@@ -86,14 +97,18 @@ def test_int_fits_text_follows_the_interpreters_limit() -> None:
         sys.set_int_max_str_digits(old)
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ({"a": 1}, '{"a": 1}'),
-    ({"a": "é"}, '{"a": "é"}'),
-    ({"a": BIG}, json.dumps({"a": hex(BIG)})),
-    ({"a": [1, -BIG, {"b": BIG}]}, json.dumps({"a": [1, hex(-BIG), {"b": hex(BIG)}]})),
-    ({BIG: True}, json.dumps({hex(BIG): True})),
-    ((BIG,), json.dumps([hex(BIG)])),
-], ids=range(6))
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"a": 1}, '{"a": 1}'),
+        ({"a": "é"}, '{"a": "é"}'),
+        ({"a": BIG}, json.dumps({"a": hex(BIG)})),
+        ({"a": [1, -BIG, {"b": BIG}]}, json.dumps({"a": [1, hex(-BIG), {"b": hex(BIG)}]})),
+        ({BIG: True}, json.dumps({hex(BIG): True})),
+        ((BIG,), json.dumps([hex(BIG)])),
+    ],
+    ids=range(6),
+)
 def test_json_text(value: Any, expected: str) -> None:
     assert json_text(value) == expected
 
@@ -105,12 +120,15 @@ def test_json_text_still_refuses_a_cycle() -> None:
         json_text(cycle)
 
 
-@pytest.mark.parametrize(("exc", "expected"), [
-    (ValueError("bad value"), "bad value"),
-    (RaisingStr(), "RaisingStr (its message could not be read)"),
-    (NonStrStr(), "NonStrStr (its message could not be read)"),
-    (HostileStrStr(), "boom"),
-])
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [
+        (ValueError("bad value"), "bad value"),
+        (RaisingStr(), "RaisingStr (its message could not be read)"),
+        (NonStrStr(), "NonStrStr (its message could not be read)"),
+        (HostileStrStr(), "boom"),
+    ],
+)
 def test_exception_message(exc: Exception, expected: str) -> None:
     message = exception_message(exc)
     assert type(message) is str
@@ -135,8 +153,9 @@ def echo(a: Any = None) -> Any:
     return a
 
 
-@pytest.mark.parametrize("text", [f"[f(a={HEX_4000})]", f"[f(a=-{HEX_4000})]", f"[f(a=[1, {HEX_4000}])]",
-                                  f"[f(a={{'k': {HEX_4000}}})]"])
+@pytest.mark.parametrize(
+    "text", [f"[f(a={HEX_4000})]", f"[f(a=-{HEX_4000})]", f"[f(a=[1, {HEX_4000}])]", f"[f(a={{'k': {HEX_4000}}})]"]
+)
 def test_a_number_past_the_limit_is_refused_where_it_is_decoded(text: str) -> None:
     result = tr.salvage_text(text, ["f"])
     assert result.calls == ()
@@ -149,8 +168,12 @@ def test_a_number_past_the_limit_is_refused_where_it_is_decoded(text: str) -> No
 def test_the_cli_refuses_it_too(tmp_path: Path) -> None:
     path = tmp_path / "reply.txt"
     path.write_text(f"[f(a={HEX_4000})]")
-    out = subprocess.run([sys.executable, "-m", "toolrepair", "salvage", str(path), "--tools", "f"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "toolrepair", "salvage", str(path), "--tools", "f"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     report = json.loads(out.stdout)
     assert report["calls"] == []
     assert [r["reason"] for r in report["rejected"]] == ["undecodable-arguments"]
@@ -165,7 +188,8 @@ def test_the_openai_integration_refuses_it() -> None:
 def test_big_native_ints_are_written_safely() -> None:
     registry = tr.ToolRegistry([echo])
     assert tr.ToolCall("f", {"a": BIG, "b": [-BIG]}).to_openai()["function"]["arguments"] == json.dumps(
-        {"a": hex(BIG), "b": [hex(-BIG)]})
+        {"a": hex(BIG), "b": [hex(-BIG)]}
+    )
     assert tr.serialize_result(BIG) == hex(BIG)
     assert tr.serialize_result({"n": [BIG]}) == json.dumps({"n": [hex(BIG)]})
     assert tr.serialize_result({BIG: 1}) == json.dumps({hex(BIG): 1})
@@ -175,11 +199,14 @@ def test_big_native_ints_are_written_safely() -> None:
 
 
 # -- tools whose exceptions cannot be printed ------------------------------------------------
-@pytest.mark.parametrize(("error", "message"), [
-    (RaisingStr, "RaisingStr (its message could not be read)"),
-    (NonStrStr, "NonStrStr (its message could not be read)"),
-    (HostileStrStr, "boom"),
-])
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (RaisingStr, "RaisingStr (its message could not be read)"),
+        (NonStrStr, "NonStrStr (its message could not be read)"),
+        (HostileStrStr, "boom"),
+    ],
+)
 def test_a_tool_raising_an_unprintable_exception(error: type[Exception], message: str) -> None:
     def broken() -> None:
         raise error()
@@ -210,10 +237,16 @@ def test_serialize_result_of_a_hostile_str(max_chars: int | None) -> None:
     assert text == tr.serialize_result("abcdefghij", max_chars=max_chars)
 
 
-@pytest.mark.parametrize("value", [
-    {"error": Hostile("disk full")}, [{"error": Hostile("x")}], {"k": Hostile("v")}, [Hostile("a")],
-    {"k": {1, 2}, "s": Hostile("v")},
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"error": Hostile("disk full")},
+        [{"error": Hostile("x")}],
+        {"k": Hostile("v")},
+        [Hostile("a")],
+        {"k": {1, 2}, "s": Hostile("v")},
+    ],
+)
 def test_serialize_result_of_containers_of_hostile_strs(value: Any) -> None:
     text = tr.serialize_result(value, max_chars=8)
     assert type(text) is str and len(text) <= 40
@@ -243,9 +276,15 @@ def as_flag(a: bool = False) -> bool:
     return a
 
 
-@pytest.mark.parametrize(("tool", "arguments"), [
-    ("as_text", {"a": BIG}), ("as_flag", {"a": BIG}), ("As_Text", {"a": -BIG}), ("as_text", {"a": [1, [BIG]]}),
-])
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("as_text", {"a": BIG}),
+        ("as_flag", {"a": BIG}),
+        ("As_Text", {"a": -BIG}),
+        ("as_text", {"a": [1, [BIG]]}),
+    ],
+)
 def test_native_arguments_with_a_long_int_are_refused_clearly(tool: str, arguments: dict[str, Any]) -> None:
     registry = tr.ToolRegistry([as_text, as_flag, f])
     with pytest.raises(tr.ToolExecutionError, match="too many digits") as info:

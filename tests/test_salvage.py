@@ -37,38 +37,61 @@ WS = ("web_search", {"query": "cats"})
         ("Sure, let me check." + CALL, [WS], "Sure, let me check."),
         ("Sure.\n\n" + CALL + "\n\nDone.", [WS], "Sure.\n\nDone."),
         (CALL + "\n" + CALL, [WS, WS], ""),  # duplicates are both returned
-        ("<TOOL_CALL>" + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + "</Tool_Call>",
-         [WS], ""),
-        ("<tool_call>\n" + json.dumps({"tool": "web_search", "parameters": {"query": "cats"}}) + "\n</tool_call>",
-         [WS], ""),
+        ("<TOOL_CALL>" + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + "</Tool_Call>", [WS], ""),
+        (
+            "<tool_call>\n" + json.dumps({"tool": "web_search", "parameters": {"query": "cats"}}) + "\n</tool_call>",
+            [WS],
+            "",
+        ),
         (hermes("web_search", json.dumps({"query": "cats"})), [WS], ""),  # arguments as a JSON string
         ("<tool_call>" + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}), [WS], ""),  # EOS ate it
         ("<tool_call>\n" + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + "\n", [WS], ""),
-        (hermes("web_search", {"query": "echo '</tool_call>'"}), [("web_search", {"query": "echo '</tool_call>'"})],
-         ""),
-        (hermes("web_search", {"query": "a\nb", "deep": {"x": [1, {"y": "}{]["}]}}),
-         [("web_search", {"query": "a\nb", "deep": {"x": [1, {"y": "}{]["}]}})], ""),
-        ("<tool_call>[" + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + ","
-         + json.dumps({"name": "calculator", "arguments": {"expression": "1+1"}}) + "]</tool_call>",
-         [WS, ("calculator", {"expression": "1+1"})], ""),
+        (
+            hermes("web_search", {"query": "echo '</tool_call>'"}),
+            [("web_search", {"query": "echo '</tool_call>'"})],
+            "",
+        ),
+        (
+            hermes("web_search", {"query": "a\nb", "deep": {"x": [1, {"y": "}{]["}]}}),
+            [("web_search", {"query": "a\nb", "deep": {"x": [1, {"y": "}{]["}]}})],
+            "",
+        ),
+        (
+            "<tool_call>["
+            + json.dumps({"name": "web_search", "arguments": {"query": "cats"}})
+            + ","
+            + json.dumps({"name": "calculator", "arguments": {"expression": "1+1"}})
+            + "]</tool_call>",
+            [WS, ("calculator", {"expression": "1+1"})],
+            "",
+        ),
         ("<tool_call>\n" + json.dumps({"name": "get_time"}) + "\n</tool_call>", [], None),  # not offered
         # function_tag
         ('<function=web_search>{"query": "cats"}</function>', [WS], ""),
         ('Use it: <FUNCTION=web_search>{"query": "cats"}</FUNCTION> ok', [WS], "Use it: ok"),
         ('<function=web_search>{"query": "cats"}', [WS], ""),
-        ('<function=web_search>\n{"query": "</function>"}\n</function>', [("web_search", {"query": "</function>"})],
-         ""),
+        (
+            '<function=web_search>\n{"query": "</function>"}\n</function>',
+            [("web_search", {"query": "</function>"})],
+            "",
+        ),
         # json
         (json.dumps({"name": "web_search", "arguments": {"query": "cats"}}), [WS], ""),
         ("  " + json.dumps({"name": "web_search", "parameters": {"query": "cats"}}) + "\n", [WS], ""),
         ("[" + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + "]", [WS], ""),
-        ("I will call " + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + " now",
-         [WS], "I will call now"),
+        (
+            "I will call " + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + " now",
+            [WS],
+            "I will call now",
+        ),
         (json.dumps({"name": "Alice", "age": 30}), [], None),
         (json.dumps({"name": "web_search"}), [], None),  # a bare object needs arguments
         ('Braces {like this} and {"a": 1} are prose', [], None),
-        ('{"name": "web_search", "arguments": {"query": "cats"}};{"name": "web_search", "arguments": {"query": "cats"}}',
-         [WS, WS], ""),
+        (
+            '{"name": "web_search", "arguments": {"query": "cats"}};{"name": "web_search", "arguments": {"query": "cats"}}',
+            [WS, WS],
+            "",
+        ),
         ("a [list] at [start]", [], None),
     ],
 )
@@ -106,8 +129,11 @@ def test_masked_calls_are_never_calls(text: str) -> None:
         ("<THINK>\nplanning " + CALL + "\n</THINK>", "planning " + CALL, ()),
         ("<think>unclosed reasoning " + CALL, "unclosed reasoning " + CALL, ("in-reasoning",)),
         ("forced-open reasoning " + CALL + "</think>", "forced-open reasoning " + CALL, ()),
-        ("<think>" + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + "</think>",
-         json.dumps({"name": "web_search", "arguments": {"query": "cats"}}), ()),
+        (
+            "<think>" + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + "</think>",
+            json.dumps({"name": "web_search", "arguments": {"query": "cats"}}),
+            (),
+        ),
     ],
 )
 def test_calls_in_reasoning_are_never_calls(text: str, reasoning: str, rejected: tuple[str, ...]) -> None:
@@ -165,13 +191,19 @@ def test_names_outside_the_allowlist(name: str, reason: str) -> None:
     result = tr.salvage_text(text, ALLOWED, dialects=SEED)
     assert result.calls == ()
     assert result.content == text
-    assert [(r.reason, r.name, r.dialect, r.span) for r in result.rejected] == [(reason, name, "hermes", (3, len(text)))]
+    assert [(r.reason, r.name, r.dialect, r.span) for r in result.rejected] == [
+        (reason, name, "hermes", (3, len(text)))
+    ]
 
 
 @pytest.mark.parametrize(
     ("name", "offered"),
-    [("WebSearch", "web_search"), ("web-search", "web_search"), ("functions.web_search", "web_search"),
-     ("ＷｅｂＳｅａｒｃｈ", "web_search")],
+    [
+        ("WebSearch", "web_search"),
+        ("web-search", "web_search"),
+        ("functions.web_search", "web_search"),
+        ("ＷｅｂＳｅａｒｃｈ", "web_search"),
+    ],
 )
 def test_drifted_names_carry_the_offered_name(name: str, offered: str) -> None:
     assert calls_of(hermes(name, {"query": "x"})) == [(offered, {"query": "x"})]
@@ -208,7 +240,7 @@ def test_any_tool_is_an_explicit_opt_out() -> None:
         # Not finite: the same rule as argument decoding, never a silent inf.
         ('<tool_call>{"name": "web_search", "arguments": {"x": 1e999}}</tool_call>', "undecodable"),
         ('<tool_call>{"name": "web_search", "arguments": {"x": [-1E+400]}}</tool_call>', "undecodable"),
-        ('<function=web_search>{"limit": ' + "9" * 400 + '.5}</function>', "undecodable"),
+        ('<function=web_search>{"limit": ' + "9" * 400 + ".5}</function>", "undecodable"),
         ('<function=web_search>{"query": "ca', "truncated"),
         ('<function=web_search>{"query": }</function>', "undecodable"),
     ],
@@ -236,11 +268,14 @@ def test_interleaved_dialects_come_back_in_text_order() -> None:
     )
     result = tr.salvage_text(text, ALLOWED, dialects=SEED)
     assert [(c.name, c.dialect) for c in result.calls] == [
-        ("calculator", "function_tag"), ("web_search", "hermes"), ("calculator", "json"), ("web_search", "function_tag")
+        ("calculator", "function_tag"),
+        ("web_search", "hermes"),
+        ("calculator", "json"),
+        ("web_search", "function_tag"),
     ]
     spans = [c.span for c in result.calls]
     assert spans == sorted(spans)
-    assert all(s is not None and text[s[0]:s[1]].strip() for s in spans)
+    assert all(s is not None and text[s[0] : s[1]].strip() for s in spans)
     assert result.content == "First then and and"
 
 
@@ -248,8 +283,11 @@ def test_spans_and_openai_shape() -> None:
     text = "x " + CALL
     call = tr.salvage_text(text, ALLOWED, dialects=SEED).calls[0]
     assert call.span == (2, len(text))
-    assert call.to_openai() == {"id": None, "type": "function",
-                                "function": {"name": "web_search", "arguments": '{"query": "cats"}'}}
+    assert call.to_openai() == {
+        "id": None,
+        "type": "function",
+        "function": {"name": "web_search", "arguments": '{"query": "cats"}'},
+    }
 
 
 def test_only_the_dialects_asked_for_are_used() -> None:
@@ -282,11 +320,20 @@ def test_limits() -> None:
 _ONE_CALL = '<tool_call>{"name": "a", "arguments": {}}</tool_call>'
 
 
-@pytest.mark.parametrize(("allowed", "names"), [
-    (["a"], ["a"]), (("a",), ["a"]), ({"a"}, ["a"]), (frozenset(["a", "b"]), ["a"]), ("a", ["a"]),
-    ("ab", []),  # one name, not the collection of its letters
-    (["A"], ["A"]), ([], []), (tr.ANY_TOOL, ["a"]),
-])
+@pytest.mark.parametrize(
+    ("allowed", "names"),
+    [
+        (["a"], ["a"]),
+        (("a",), ["a"]),
+        ({"a"}, ["a"]),
+        (frozenset(["a", "b"]), ["a"]),
+        ("a", ["a"]),
+        ("ab", []),  # one name, not the collection of its letters
+        (["A"], ["A"]),
+        ([], []),
+        (tr.ANY_TOOL, ["a"]),
+    ],
+)
 def test_allowlist_shapes(allowed: Any, names: list[str]) -> None:
     assert [c.name for c in tr.salvage_text(_ONE_CALL, allowed).calls] == names
 
@@ -358,10 +405,10 @@ def test_a_refused_candidate_does_not_swallow_the_call_after_it(text: str) -> No
     "text",
     [
         '<function name=<think><function name="web_search"></function>',
-        '<|python_start|> x\n```\n<|python_start|>[web_search()]<|python_end|>\n```\n',
-        '<|tool_call_start|> x\n```\n<|tool_call_start|>[web_search()]<|tool_call_end|>\n```\n',
+        "<|python_start|> x\n```\n<|python_start|>[web_search()]<|python_end|>\n```\n",
+        "<|tool_call_start|> x\n```\n<|tool_call_start|>[web_search()]<|tool_call_end|>\n```\n",
         '<tool_calls> {\n```\n<tool_calls>[{"name": "web_search", "arguments": {}}]</tool_calls>\n```\n',
-        '<function_calls> x\n```\n<function_calls>\nweb_search()\n</function_calls>\n```\n',
+        "<function_calls> x\n```\n<function_calls>\nweb_search()\n</function_calls>\n```\n",
         '{"broken": \n```\n' + CALL + "\n```\n",
         '<tool_call>{"name": "nope", "arguments": {"x": "\n```\n"}}</tool_call>\n' + CALL,
     ],
@@ -373,8 +420,10 @@ def test_a_mask_opened_inside_text_a_refused_candidate_read_still_masks(text: st
 
 
 def test_harmony_end_is_not_forced_open_reasoning() -> None:
-    text = ('<|start|>assistant<|channel|>commentary to=functions.web_search <|constrain|>json<|message|>'
-            '{"query": "cats"}<|call|><|start|>functions.web_search to=assistant<|message|>{"ok": true}<|end|>')
+    text = (
+        "<|start|>assistant<|channel|>commentary to=functions.web_search <|constrain|>json<|message|>"
+        '{"query": "cats"}<|call|><|start|>functions.web_search to=assistant<|message|>{"ok": true}<|end|>'
+    )
     assert [(c.name, c.arguments) for c in tr.salvage_text(text, ALLOWED).calls] == [WS]
 
 

@@ -19,79 +19,189 @@ W = ["get_weather", "web_search"]
 Row = tuple[str, Any, list[tuple[str, dict[str, Any]]], list[str], list[tuple[str, str]]]
 
 LENIENT: list[Row] = [
-    ('<tool_call>{"name": "get_weather", "arguments": {"city": "Madrid",}}</tool_call>', W,
-     [("get_weather", {"city": "Madrid"})], [], [("decode", "Removed trailing comma")]),
-    ('<tool_call>{"name": "get_weather", "arguments": {"city": "Madrid", "now": True, "unit": None}}</tool_call>', W,
-     [("get_weather", {"city": "Madrid", "now": True, "unit": None})], [],
-     [("decode", "Replaced Python literal True"), ("decode", "Replaced Python literal None")]),
-    ("<tool_call>{'name': 'get_weather', 'arguments': {'city': 'Madrid'}}</tool_call>", W,
-     [("get_weather", {"city": "Madrid"})], [], [("decode", "Replaced single quotes")]),
+    (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Madrid",}}</tool_call>',
+        W,
+        [("get_weather", {"city": "Madrid"})],
+        [],
+        [("decode", "Removed trailing comma")],
+    ),
+    (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Madrid", "now": True, "unit": None}}</tool_call>',
+        W,
+        [("get_weather", {"city": "Madrid", "now": True, "unit": None})],
+        [],
+        [("decode", "Replaced Python literal True"), ("decode", "Replaced Python literal None")],
+    ),
+    (
+        "<tool_call>{'name': 'get_weather', 'arguments': {'city': 'Madrid'}}</tool_call>",
+        W,
+        [("get_weather", {"city": "Madrid"})],
+        [],
+        [("decode", "Replaced single quotes")],
+    ),
     # The closing marker lost at the end of the reply: the payload is whole, so it is a call.
-    ('<tool_call>{"name": "get_weather", "arguments": {"city": "Madrid",}}', W,
-     [("get_weather", {"city": "Madrid"})], [], [("decode", "Removed trailing comma")]),
-    ('[TOOL_CALLS]get_weather[ARGS]{"city": "Madrid",}', W, [("get_weather", {"city": "Madrid"})], [],
-     [("decode", "Removed trailing comma")]),
-    ('<function=get_weather>{"city": "Madrid",}</function>', W, [("get_weather", {"city": "Madrid"})], [],
-     [("decode", "Removed trailing comma")]),
+    (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Madrid",}}',
+        W,
+        [("get_weather", {"city": "Madrid"})],
+        [],
+        [("decode", "Removed trailing comma")],
+    ),
+    (
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Madrid",}',
+        W,
+        [("get_weather", {"city": "Madrid"})],
+        [],
+        [("decode", "Removed trailing comma")],
+    ),
+    (
+        '<function=get_weather>{"city": "Madrid",}</function>',
+        W,
+        [("get_weather", {"city": "Madrid"})],
+        [],
+        [("decode", "Removed trailing comma")],
+    ),
     # Near misses: truncation is never completed, an ambiguity never guessed.
     ('<tool_call>{"name": "get_weather", "arguments": {"city": "Madrid",', W, [], ["truncated"], []),
     ('<tool_call>{"name": "get_weather", "arguments": {"days": [1 2]}}</tool_call>', W, [], ["undecodable"], []),
-    ('<tool_call>{"name": "get_weather", "arguments": {"city": "Madrid",}}</tool_call>', ["web_search"], [],
-     ["not-offered"], []),
+    (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Madrid",}}</tool_call>',
+        ["web_search"],
+        [],
+        ["not-offered"],
+        [],
+    ),
     # A broken payload does not swallow the call after it.
-    ('<tool_call>{/* <tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>', W,
-     [("get_weather", {"city": "Oslo"})], ["truncated"], []),
+    (
+        '<tool_call>{/* <tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>',
+        W,
+        [("get_weather", {"city": "Oslo"})],
+        ["truncated"],
+        [],
+    ),
 ]
 
 DOUBLE: list[Row] = [
-    ('<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>'
-     '"{\\"city\\": \\"Tokyo\\"}"<|tool_call_end|><|tool_calls_section_end|>', W,
-     [("get_weather", {"city": "Tokyo"})], [], [("decode", "Decoded double-encoded JSON string")]),
-    ('[TOOL_CALLS]get_weather[ARGS]"{\\"city\\": \\"Tokyo\\"}"', W, [("get_weather", {"city": "Tokyo"})], [],
-     [("decode", "Decoded double-encoded JSON string")]),
-    ('<tool_call>{"name": "get_weather", "arguments": "{\\"city\\": \\"Tokyo\\",}"}</tool_call>', W,
-     [("get_weather", {"city": "Tokyo"})], [],
-     [("decode", "Decoded double-encoded JSON string"), ("decode", "Removed trailing comma")]),
-    ('<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>'
-     '"{\\"city\\": \\"Tokyo\\"}"<|call|>', W, [("get_weather", {"city": "Tokyo"})], [],
-     [("decode", "Decoded double-encoded JSON string")]),
+    (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+        '"{\\"city\\": \\"Tokyo\\"}"<|tool_call_end|><|tool_calls_section_end|>',
+        W,
+        [("get_weather", {"city": "Tokyo"})],
+        [],
+        [("decode", "Decoded double-encoded JSON string")],
+    ),
+    (
+        '[TOOL_CALLS]get_weather[ARGS]"{\\"city\\": \\"Tokyo\\"}"',
+        W,
+        [("get_weather", {"city": "Tokyo"})],
+        [],
+        [("decode", "Decoded double-encoded JSON string")],
+    ),
+    (
+        '<tool_call>{"name": "get_weather", "arguments": "{\\"city\\": \\"Tokyo\\",}"}</tool_call>',
+        W,
+        [("get_weather", {"city": "Tokyo"})],
+        [],
+        [("decode", "Decoded double-encoded JSON string"), ("decode", "Removed trailing comma")],
+    ),
+    (
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+        '"{\\"city\\": \\"Tokyo\\"}"<|call|>',
+        W,
+        [("get_weather", {"city": "Tokyo"})],
+        [],
+        [("decode", "Decoded double-encoded JSON string")],
+    ),
     # A JSON string that holds no object is not arguments.
     ('[TOOL_CALLS]get_weather[ARGS]"Tokyo"', W, [], ["undecodable-arguments"], []),
-    ('<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>'
-     '"Tokyo"<|tool_call_end|><|tool_calls_section_end|>', W, [], ["undecodable-arguments"], []),
-    ('<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>'
-     'Tokyo<|tool_call_end|><|tool_calls_section_end|>', W, [], ["undecodable-arguments"], []),
+    (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+        '"Tokyo"<|tool_call_end|><|tool_calls_section_end|>',
+        W,
+        [],
+        ["undecodable-arguments"],
+        [],
+    ),
+    (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+        "Tokyo<|tool_call_end|><|tool_calls_section_end|>",
+        W,
+        [],
+        ["undecodable-arguments"],
+        [],
+    ),
     ('<tool_call>{"name": "get_weather", "arguments": null}</tool_call>', W, [("get_weather", {})], [], []),
-    ('<tool_call>{"name": "get_weather", "arguments": "{\\"city\\": "}</tool_call>', W, [],
-     ["undecodable-arguments"], []),
+    (
+        '<tool_call>{"name": "get_weather", "arguments": "{\\"city\\": "}</tool_call>',
+        W,
+        [],
+        ["undecodable-arguments"],
+        [],
+    ),
 ]
 
 NAMES: list[Row] = [
-    ('<|start|>assistant<|channel|>commentary to=functions.Web Search <|constrain|>json<|message|>'
-     '{"query": "cats"}<|call|>', W, [("web_search", {"query": "cats"})], [],
-     [("name", "Self-repaired tool name 'Web Search' -> 'web_search'")]),
-    ('<|channel|>commentary to=functions.get_weather json<|message|>{"city": "Oslo"}<|call|>', W,
-     [("get_weather", {"city": "Oslo"})], [], []),
-    ('<tool_call>{"name": "functions.web_search", "arguments": {"query": "cats"}}</tool_call>', W,
-     [("web_search", {"query": "cats"})], [], [("name", "Self-repaired tool name 'functions.web_search'")]),
-    ('<|start|>assistant<|channel|>commentary to=functions.Web Crawl <|constrain|>json<|message|>{}<|call|>', W,
-     [], ["not-offered"], []),
+    (
+        "<|start|>assistant<|channel|>commentary to=functions.Web Search <|constrain|>json<|message|>"
+        '{"query": "cats"}<|call|>',
+        W,
+        [("web_search", {"query": "cats"})],
+        [],
+        [("name", "Self-repaired tool name 'Web Search' -> 'web_search'")],
+    ),
+    (
+        '<|channel|>commentary to=functions.get_weather json<|message|>{"city": "Oslo"}<|call|>',
+        W,
+        [("get_weather", {"city": "Oslo"})],
+        [],
+        [],
+    ),
+    (
+        '<tool_call>{"name": "functions.web_search", "arguments": {"query": "cats"}}</tool_call>',
+        W,
+        [("web_search", {"query": "cats"})],
+        [],
+        [("name", "Self-repaired tool name 'functions.web_search'")],
+    ),
+    (
+        "<|start|>assistant<|channel|>commentary to=functions.Web Crawl <|constrain|>json<|message|>{}<|call|>",
+        W,
+        [],
+        ["not-offered"],
+        [],
+    ),
 ]
 
 QUIRKS: list[Row] = [
     ('<function=web_search={"query": "groq"}</function>', W, [("web_search", {"query": "groq"})], [], []),
-    ('<function=web_search={"query": "groq",}</function>', W, [("web_search", {"query": "groq"})], [],
-     [("decode", "Removed trailing comma")]),
+    (
+        '<function=web_search={"query": "groq",}</function>',
+        W,
+        [("web_search", {"query": "groq"})],
+        [],
+        [("decode", "Removed trailing comma")],
+    ),
     ('<function=web_search={"query": "gr', W, [], ["truncated"], []),
     ('<function=drop_db={"x": 1}</function>', W, [], ["not-offered"], []),
 ]
 
 ALIASES: list[Row] = [
-    ('{\n"function": "send_message",\n"params": {\n    "message": "Hello!"\n}\n}', ["send_message"],
-     [("send_message", {"message": "Hello!"})], [], []),
+    (
+        '{\n"function": "send_message",\n"params": {\n    "message": "Hello!"\n}\n}',
+        ["send_message"],
+        [("send_message", {"message": "Hello!"})],
+        [],
+        [],
+    ),
     ('{"tool_name": "get_weather", "tool_input": {"city": "Oslo"}}', W, [("get_weather", {"city": "Oslo"})], [], []),
-    ('Action:\n{\n  "tool_name": "get_weather",\n  "tool_arguments": {"city": "Oslo"}\n}', W,
-     [("get_weather", {"city": "Oslo"})], [], []),
+    (
+        'Action:\n{\n  "tool_name": "get_weather",\n  "tool_arguments": {"city": "Oslo"}\n}',
+        W,
+        [("get_weather", {"city": "Oslo"})],
+        [],
+        [],
+    ),
     ('{"action": "web_search", "action_input": {"query": "cats"}}', W, [("web_search", {"query": "cats"})], [], []),
     # Prose-shaped JSON stays prose; a ReAct final answer is no tool.
     ('{"name": "Alice", "age": 30}', W, [], [], []),
@@ -100,40 +210,79 @@ ALIASES: list[Row] = [
 ]
 
 DAMAGED: list[Row] = [
-    ('web_search{"query": "SPFMV", "filter_year": 2016}</function>', W,
-     [("web_search", {"query": "SPFMV", "filter_year": 2016})], [], []),
+    (
+        'web_search{"query": "SPFMV", "filter_year": 2016}</function>',
+        W,
+        [("web_search", {"query": "SPFMV", "filter_year": 2016})],
+        [],
+        [],
+    ),
     ('Searching.\nweb_search{"query": "x"}</function>', W, [("web_search", {"query": "x"})], [], []),
     # Without the intact closing marker, or not at a line start, a name before a brace is prose.
     ('web_search{"query": "x"} is the syntax', W, [], [], []),
     ('call web_search{"query": "x"}</function>', W, [], [], []),
     ('commentary to=functions.get_weather json{"city": "Tokyo"}', W, [("get_weather", {"city": "Tokyo"})], [], []),
-    ('assistantcommentary to=functions.get_weather {"city": "Tokyo"}', W, [("get_weather", {"city": "Tokyo"})],
-     [], []),
+    ('assistantcommentary to=functions.get_weather {"city": "Tokyo"}', W, [("get_weather", {"city": "Tokyo"})], [], []),
     ('commentary to=functions.get_weather json{"city": "Tok', W, [], ["truncated"], []),
-    ('commentary to=functions.rm_rf json{}', W, [], ["not-offered"], []),
-    ('<|channel>thought\nCheck it.<channel|>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>', W,
-     [("get_weather", {"city": "Paris"})], [], []),
-    ('<|channel>thought\ncall:get_weather{city:<|"|>Rome<|"|>}<channel|>call:get_weather{city:<|"|>Paris<|"|>}', W,
-     [("get_weather", {"city": "Paris"})], [], []),
+    ("commentary to=functions.rm_rf json{}", W, [], ["not-offered"], []),
+    (
+        '<|channel>thought\nCheck it.<channel|>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>',
+        W,
+        [("get_weather", {"city": "Paris"})],
+        [],
+        [],
+    ),
+    (
+        '<|channel>thought\ncall:get_weather{city:<|"|>Rome<|"|>}<channel|>call:get_weather{city:<|"|>Paris<|"|>}',
+        W,
+        [("get_weather", {"city": "Paris"})],
+        [],
+        [],
+    ),
     ('Make a call:get_weather{city:<|"|>Paris<|"|>}', W, [], [], []),
-    ('<tool_call name="get_weather" id="call_1">{"city": "Paris"}</tool_call>', W,
-     [("get_weather", {"city": "Paris"})], [], []),
-    ("<tool_call name='get_weather'>{'city': 'Paris'}</tool_call>", W, [("get_weather", {"city": "Paris"})], [],
-     [("decode", "Replaced single quotes")]),
+    (
+        '<tool_call name="get_weather" id="call_1">{"city": "Paris"}</tool_call>',
+        W,
+        [("get_weather", {"city": "Paris"})],
+        [],
+        [],
+    ),
+    (
+        "<tool_call name='get_weather'>{'city': 'Paris'}</tool_call>",
+        W,
+        [("get_weather", {"city": "Paris"})],
+        [],
+        [("decode", "Replaced single quotes")],
+    ),
     ('<tool_call id="c1">{"city": "Paris"}</tool_call>', W, [], [], []),  # no name: not this shape
     ('<tool_call name="rm">{}</tool_call>', W, [], ["not-offered"], []),
     ('<tool_call name="get_weather">Paris</tool_call>', W, [], [], []),  # a body that is no object
     ('<tool_call name="get_weather">', W, [], [], []),
     ('<tool_call name="get_weather"', W, [], [], []),
-    ('<tool_call name="get_weather" ' + " ".join(f'a{i}="{i}"' for i in range(8)) + '>{"city": "Oslo"}</tool_call>',
-     W, [], [], []),  # more attributes than a call tag has
+    (
+        '<tool_call name="get_weather" ' + " ".join(f'a{i}="{i}"' for i in range(8)) + '>{"city": "Oslo"}</tool_call>',
+        W,
+        [],
+        [],
+        [],
+    ),  # more attributes than a call tag has
     ('<tool_call name="get_weather">{"city": "Oslo"', W, [], ["truncated"], []),
     # A `<` ends an attribute tag that is not a call at once; the call tag after it is read.
-    ('<tool_call name="f" <tool_call name="get_weather">{"city": "Oslo"}</tool_call>', W,
-     [("get_weather", {"city": "Oslo"})], [], []),
+    (
+        '<tool_call name="f" <tool_call name="get_weather">{"city": "Oslo"}</tool_call>',
+        W,
+        [("get_weather", {"city": "Oslo"})],
+        [],
+        [],
+    ),
     # Mistral's lenient reading stops before the next `[TOOL_CALLS]` as written (upper case).
-    ("[TOOL_CALLS]get_weather{'city': 'Oslo', [TOOL_CALLS]get_weather{\"city\": \"Rome\"}", W,
-     [("get_weather", {"city": "Rome"})], ["truncated"], []),
+    (
+        "[TOOL_CALLS]get_weather{'city': 'Oslo', [TOOL_CALLS]get_weather{\"city\": \"Rome\"}",
+        W,
+        [("get_weather", {"city": "Rome"})],
+        ["truncated"],
+        [],
+    ),
     ("[TOOL_CALLS]get_weather{'city': '[TOOL_CALLS]'}", W, [], ["truncated", "not-a-call"], []),
     ('[TOOL_CALLS]get_weather{"city": "[TOOL_CALLS]"}', W, [("get_weather", {"city": "[TOOL_CALLS]"})], [], []),
 ]
@@ -142,8 +291,9 @@ TABLE = [*LENIENT, *DOUBLE, *NAMES, *QUIRKS, *ALIASES, *DAMAGED]
 
 
 @pytest.mark.parametrize(("text", "allowed", "calls", "reasons", "repairs"), TABLE, ids=[r[0][:50] for r in TABLE])
-def test_salvage_table(text: str, allowed: Any, calls: list[tuple[str, dict[str, Any]]], reasons: list[str],
-                       repairs: list[tuple[str, str]]) -> None:
+def test_salvage_table(
+    text: str, allowed: Any, calls: list[tuple[str, dict[str, Any]]], reasons: list[str], repairs: list[tuple[str, str]]
+) -> None:
     result = tr.salvage_text(text, allowed)
     assert [(c.name, c.arguments) for c in result.calls] == calls
     assert [r.reason for r in result.rejected] == reasons
@@ -156,8 +306,9 @@ def test_salvage_table(text: str, allowed: Any, calls: list[tuple[str, dict[str,
 
 
 @pytest.mark.parametrize(("text", "allowed", "calls", "reasons", "repairs"), TABLE, ids=[r[0][:50] for r in TABLE])
-def test_salvage_table_streamed(text: str, allowed: Any, calls: list[tuple[str, dict[str, Any]]],
-                                reasons: list[str], repairs: list[tuple[str, str]]) -> None:
+def test_salvage_table_streamed(
+    text: str, allowed: Any, calls: list[tuple[str, dict[str, Any]]], reasons: list[str], repairs: list[tuple[str, str]]
+) -> None:
     stream = tr.StreamSalvager(allowed)
     events = [e for ch in text for e in stream.feed(ch)] + stream.close()
     got = [e.call for e in events if isinstance(e, tr.ToolCallReady)]
@@ -166,6 +317,7 @@ def test_salvage_table_streamed(text: str, allowed: Any, calls: list[tuple[str, 
 
 
 # -- every repair visible and budgeted ------------------------------------------------------
+
 
 def web_search(query: str) -> str:
     return f"results for {query}"
@@ -189,8 +341,16 @@ def test_a_salvaged_drift_past_the_budget_gets_the_corrective_message() -> None:
         ran.append(query)
         return query
 
-    registry = tr.ToolRegistry([tr.ToolSpec("web_search", {"type": "object", "properties": {
-        "query": {"type": "string"}}, "required": ["query"]}, fn=tracked)], max_repairs=0)
+    registry = tr.ToolRegistry(
+        [
+            tr.ToolSpec(
+                "web_search",
+                {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+                fn=tracked,
+            )
+        ],
+        max_repairs=0,
+    )
     with registry.turn():
         (call,) = registry.calls(DRIFT)
         outcome = registry.run(call)
@@ -213,8 +373,9 @@ def test_salvaged_repairs_are_logged_recorded_and_passed_on(caplog: pytest.LogCa
     with caplog.at_level(logging.DEBUG, logger="toolrepair"), registry.turn():
         outcome = registry.run(registry.calls(DRIFT)[0])
     assert outcome.ok and outcome.content == "results for cats"
-    event = tr.RepairEvent("name", "Self-repaired tool name 'WebSearch' -> 'web_search'", "web_search",
-                           "WebSearch", "web_search")
+    event = tr.RepairEvent(
+        "name", "Self-repaired tool name 'WebSearch' -> 'web_search'", "web_search", "WebSearch", "web_search"
+    )
     assert outcome.events == (event,) and registry.events == [event] and seen == [event]
     assert "Self-repaired tool name 'WebSearch' -> 'web_search'" in [r.getMessage() for r in caplog.records]
 
@@ -260,8 +421,7 @@ def test_an_exact_salvaged_call_needs_no_budget() -> None:
 
 def test_tool_call_constructor_and_equality_are_unchanged_by_repairs() -> None:
     plain = tr.ToolCall("web_search", {"query": "x"}, "c1", "hermes", (0, 5))
-    carried = tr.ToolCall("web_search", {"query": "x"}, "c1", "hermes", (0, 5),
-                          repairs=(tr.RepairEvent("name", "m"),))
+    carried = tr.ToolCall("web_search", {"query": "x"}, "c1", "hermes", (0, 5), repairs=(tr.RepairEvent("name", "m"),))
     assert plain.repairs == () and carried.repairs and plain == carried
     assert carried.to_openai() == plain.to_openai()
 
@@ -272,12 +432,12 @@ LOST_END = [
     '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}',
     '<function=get_weather>{"city": "Oslo"}',
     '<|tool_call>call:get_weather{city:<|"|>Oslo<|"|>}',
-    '<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>',
-    '<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>',
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>",
+    "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>",
     '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Oslo</parameter>',
-    '<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>get_weather<\uff5ctool\u2581sep\uff5c>'
+    "<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>get_weather<\uff5ctool\u2581sep\uff5c>"
     '{"city": "Oslo"}',
-    '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>'
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
     '{"city": "Oslo"}',
     '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Oslo"}',
     '<|python_start|>[get_weather(city="Oslo")]',

@@ -30,31 +30,38 @@ def _full_pass(text: str, allowed: Any) -> tr.SalvageResult:
     return run.result()
 
 
-@pytest.mark.parametrize("text", [
-    "", "   ", "plain prose, with commas; and a full stop.",
-    "The answer depends on the period you look at; here is a summary of the main points.",
-    "tool_call name web_search arguments query cats",  # markers' words, none of their anchors
-    "caf\u00e9 \u2014 \u00fcber (parentheses) \"quotes\" 'single'",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "plain prose, with commas; and a full stop.",
+        "The answer depends on the period you look at; here is a summary of the main points.",
+        "tool_call name web_search arguments query cats",  # markers' words, none of their anchors
+        "caf\u00e9 \u2014 \u00fcber (parentheses) \"quotes\" 'single'",
+    ],
+)
 def test_text_without_anchors_returns_at_once_with_the_full_pass_result(text: str) -> None:
     assert CONFIG.finder.anchor_re.search(text) is None
     fast = run_whole(text, CONFIG, ["web_search"], 64, 1 << 20)
     assert fast == _full_pass(text, ["web_search"]) == tr.SalvageResult((), text, ())
 
 
-@pytest.mark.parametrize("text", [
-    '<tool_call>{"name": "web_search", "arguments": {"q": "x"}}</tool_call>',
-    '[web_search(q="x")]',
-    "```\n<tool_call>{}</tool_call>\n```",
-    "thinking</think>after",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "web_search", "arguments": {"q": "x"}}</tool_call>',
+        '[web_search(q="x")]',
+        "```\n<tool_call>{}</tool_call>\n```",
+        "thinking</think>after",
+    ],
+)
 def test_text_with_an_anchor_takes_the_full_pass(text: str) -> None:
     assert CONFIG.finder.anchor_re.search(text) is not None
     assert run_whole(text, CONFIG, ["web_search"], 64, 1 << 20) == _full_pass(text, ["web_search"])
 
 
-@given(st.text(alphabet=st.characters(blacklist_characters=ANCHORS), max_size=200)
-       | st.text(max_size=200))
+@given(st.text(alphabet=st.characters(blacklist_characters=ANCHORS), max_size=200) | st.text(max_size=200))
 def test_run_whole_equals_the_full_pass(text: str) -> None:
     assert run_whole(text, CONFIG, ["web_search"], 64, 1 << 20) == _full_pass(text, ["web_search"])
 
@@ -64,35 +71,44 @@ def test_a_bad_allowlist_fails_on_text_without_anchors_too() -> None:
         tr.salvage_text("plain prose", 42)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("schema", "vacuous"), [
-    ({}, True),
-    ({"type": "object"}, True),
-    ({"type": ["object"]}, True),
-    ({"type": "object", "properties": {}, "required": []}, True),
-    ({"type": "object", "title": "t", "description": "d", "additionalProperties": True}, True),
-    ({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}, True),
-    ({"type": "object", "properties": {"q": {"type": "string"}}}, False),
-    ({"type": "object", "required": ["q"]}, False),
-    ({"type": "object", "additionalProperties": False}, False),
-    ({"type": "object", "maxProperties": 1}, False),
-    ({"type": "object", "minProperties": 1}, False),
-    ({"type": "object", "patternProperties": {"^x": {"type": "integer"}}}, False),
-    ({"type": "object", "propertyNames": {"maxLength": 1}}, False),
-    ({"type": "string"}, False),
-    ({"type": ["object", "null"]}, False),
-    ({"not": {}}, False),
-    ({"$ref": "#/$defs/a", "$defs": {"a": {"type": "object"}}}, False),
-    ({"type": "object", "additionalProperties": {"type": "integer"}}, False),
-])
+@pytest.mark.parametrize(
+    ("schema", "vacuous"),
+    [
+        ({}, True),
+        ({"type": "object"}, True),
+        ({"type": ["object"]}, True),
+        ({"type": "object", "properties": {}, "required": []}, True),
+        ({"type": "object", "title": "t", "description": "d", "additionalProperties": True}, True),
+        ({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}, True),
+        ({"type": "object", "properties": {"q": {"type": "string"}}}, False),
+        ({"type": "object", "required": ["q"]}, False),
+        ({"type": "object", "additionalProperties": False}, False),
+        ({"type": "object", "maxProperties": 1}, False),
+        ({"type": "object", "minProperties": 1}, False),
+        ({"type": "object", "patternProperties": {"^x": {"type": "integer"}}}, False),
+        ({"type": "object", "propertyNames": {"maxLength": 1}}, False),
+        ({"type": "string"}, False),
+        ({"type": ["object", "null"]}, False),
+        ({"not": {}}, False),
+        ({"$ref": "#/$defs/a", "$defs": {"a": {"type": "object"}}}, False),
+        ({"type": "object", "additionalProperties": {"type": "integer"}}, False),
+    ],
+)
 def test_vacuous_schemas(schema: dict[str, Any], vacuous: bool) -> None:
     assert _vacuous(schema) is vacuous
 
 
-VACUOUS = [{}, {"type": "object"}, {"type": "object", "properties": {}, "required": []},
-           {"type": ["object"], "additionalProperties": True}]
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                    max_leaves=10)
+VACUOUS = [
+    {},
+    {"type": "object"},
+    {"type": "object", "properties": {}, "required": []},
+    {"type": ["object"], "additionalProperties": True},
+]
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=10,
+)
 
 
 @given(st.sampled_from(VACUOUS), st.dictionaries(st.text(max_size=8), JSON, max_size=4))

@@ -124,9 +124,14 @@ def test_class_style_tool_dispatches_through_run_with_a_dict() -> None:
 
 
 def test_toolspec_schema_only() -> None:
-    spec = tr.ToolSpec("web_search", {"type": "object", "properties": {"query": {"type": "string"},
-                                                                      "limit": {"type": "integer"}},
-                                      "required": ["query"]})
+    spec = tr.ToolSpec(
+        "web_search",
+        {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["query"],
+        },
+    )
     info = inspect_tool(spec)
     assert info.target is None and info.call_style == "none"
     assert info.expected == {"required": ["query"], "optional": ["limit"]}
@@ -182,27 +187,75 @@ def t_tuples(a: tuple[int, str], b: tuple[float], c: tuple) -> None: ...  # type
 @pytest.mark.parametrize(
     ("fn", "props"),
     [
-        (t_primitives, {"a": {"type": "integer"}, "b": {"type": "number"}, "c": {"type": "string"},
-                        "d": {"type": "boolean"}, "e": {"type": "string"}, "f": {"type": "null"}}),
-        (t_containers, {"a": {"type": "array", "items": {"type": "integer"}},
-                        "b": {"type": "object", "additionalProperties": {"type": "number"}},
-                        "c": {"type": "array", "items": {"type": "integer"}},
-                        "d": {"type": "array", "items": {"type": "string"}}, "e": {"type": "array"}}),
-        (t_tuples, {"a": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}],
-                          "minItems": 2, "maxItems": 2},
-                    "b": {"type": "array", "prefixItems": [{"type": "number"}], "minItems": 1, "maxItems": 1},
-                    "c": {"type": "array"}}),
-        (t_unions, {"a": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-                    "b": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
-                    "c": {"anyOf": [{"type": "integer"}, {"type": "null"}]}, "d": {}}),
-        (t_special, {"a": {"enum": ["x", "y"]}, "b": {"enum": ["red", "blue"]},
-                     "c": {"type": "string", "format": "date-time"}, "d": {"type": "string", "format": "date"},
-                     "e": {"type": "string"}}),
-        (t_structured, {"a": {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
-                              "required": ["x"]},
-                        "b": {"type": "object", "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
-                              "required": ["title", "year"]},
-                        "c": {"type": "integer", "description": "how many"}}),
+        (
+            t_primitives,
+            {
+                "a": {"type": "integer"},
+                "b": {"type": "number"},
+                "c": {"type": "string"},
+                "d": {"type": "boolean"},
+                "e": {"type": "string"},
+                "f": {"type": "null"},
+            },
+        ),
+        (
+            t_containers,
+            {
+                "a": {"type": "array", "items": {"type": "integer"}},
+                "b": {"type": "object", "additionalProperties": {"type": "number"}},
+                "c": {"type": "array", "items": {"type": "integer"}},
+                "d": {"type": "array", "items": {"type": "string"}},
+                "e": {"type": "array"},
+            },
+        ),
+        (
+            t_tuples,
+            {
+                "a": {
+                    "type": "array",
+                    "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                    "minItems": 2,
+                    "maxItems": 2,
+                },
+                "b": {"type": "array", "prefixItems": [{"type": "number"}], "minItems": 1, "maxItems": 1},
+                "c": {"type": "array"},
+            },
+        ),
+        (
+            t_unions,
+            {
+                "a": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "b": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+                "c": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "d": {},
+            },
+        ),
+        (
+            t_special,
+            {
+                "a": {"enum": ["x", "y"]},
+                "b": {"enum": ["red", "blue"]},
+                "c": {"type": "string", "format": "date-time"},
+                "d": {"type": "string", "format": "date"},
+                "e": {"type": "string"},
+            },
+        ),
+        (
+            t_structured,
+            {
+                "a": {
+                    "type": "object",
+                    "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+                    "required": ["x"],
+                },
+                "b": {
+                    "type": "object",
+                    "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
+                    "required": ["title", "year"],
+                },
+                "c": {"type": "integer", "description": "how many"},
+            },
+        ),
         (t_untyped, {"a": {}, "b": {}}),
     ],
 )

@@ -36,23 +36,44 @@ def test_the_documents_are_json() -> None:
 
 
 # -- the issue's table -------------------------------------------------------------------------
-@pytest.mark.parametrize("kept", [
-    '1e400', '-1E400', '12345678901234567890.5', '1.10', '2.50e0', '-0.0', '1E+2', '123.456e-789',
-    '-237462374673276894279832749832423479823246327846', '"\\u00e9\\/"', '"\\ud800"',
-])
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "1e400",
+        "-1E400",
+        "12345678901234567890.5",
+        "1.10",
+        "2.50e0",
+        "-0.0",
+        "1E+2",
+        "123.456e-789",
+        "-237462374673276894279832749832423479823246327846",
+        '"\\u00e9\\/"',
+        '"\\ud800"',
+    ],
+)
 def test_values_beside_a_repair_keep_their_spelling(kept: str) -> None:
-    line = ('{"id": ' + kept + ', "messages": [{"role": "assistant", "content": ' + CALL_JSON + ', "score": ' + kept
-            + ', "score": 2}], "tail" :' + kept + '}\n')
+    line = (
+        '{"id": '
+        + kept
+        + ', "messages": [{"role": "assistant", "content": '
+        + CALL_JSON
+        + ', "score": '
+        + kept
+        + ', "score": 2}], "tail" :'
+        + kept
+        + "}\n"
+    )
     fixed, report = tr.fix_record(line, tools=TOOLS)
     assert report.records_changed == 1
     assert fixed.startswith('{"id": ' + kept + ', "messages": [{"role": "assistant", "content": ')
     assert ', "score": ' + kept + ', "score": 2' in fixed  # the duplicate key too
-    assert fixed.endswith('], "tail" :' + kept + '}\n')
+    assert fixed.endswith('], "tail" :' + kept + "}\n")
     assert same_value(json.loads(fixed), tr.fix_record(json.loads(line), tools=TOOLS)[0])
 
 
 def test_bytes_lines_are_spliced_as_bytes() -> None:
-    line = ('{"n": 1.10, "é": "\\u00e9", "messages": [{"role": "assistant", "content": ' + CALL_JSON + '}]}\r\n')
+    line = '{"n": 1.10, "é": "\\u00e9", "messages": [{"role": "assistant", "content": ' + CALL_JSON + "}]}\r\n"
     fixed, _ = tr.fix_record(line.encode(), tools=TOOLS)
     assert isinstance(fixed, bytes) and fixed.endswith(b"}]}\r\n")
     assert fixed.startswith('{"n": 1.10, "é": "\\u00e9", "messages": '.encode())
@@ -63,19 +84,24 @@ def test_bytes_lines_are_spliced_as_bytes() -> None:
 def records(doc: str) -> list[str]:
     """Records in every shape ``fix`` rewrites, with ``doc`` beside the repair at each level."""
     return [
-        '{"meta": ' + doc + ', "messages": [{"role": "user", "content": "q", "x": ' + doc + '}, '
-        '{"role": "assistant", "content": ' + CALL_JSON + ', "extra": ' + doc + '}, '
-        '{"role": "tool", "y": ' + doc + ', "content": "r"}], "tail": ' + doc + '}',
+        '{"meta": ' + doc + ', "messages": [{"role": "user", "content": "q", "x": ' + doc + "}, "
+        '{"role": "assistant", "content": ' + CALL_JSON + ', "extra": ' + doc + "}, "
+        '{"role": "tool", "y": ' + doc + ', "content": "r"}], "tail": ' + doc + "}",
         '{"choices": [{"index": 0, "logprobs": ' + doc + ', "finish_reason": "stop", "message": '
-        '{"role": "assistant", "content": ' + CALL_JSON + '}}], "usage": ' + doc + '}',
-        '{"role": "assistant", "stop_reason": "end_turn", "content": [{"type": "image", "source": ' + doc + '}, '
-        '{"type": "text", "text": ' + CALL_JSON + '}], "z": ' + doc + '}',
-        '{"conversations": [{"from": "human", "value": "q", "x": ' + doc + '}, {"from": "gpt", "value": '
-        + json.dumps("Let me look. " + CALL) + ', "w": ' + doc + '}, {"from": "observation", "value": "r"}], '
-        '"meta": ' + doc + '}',
+        '{"role": "assistant", "content": ' + CALL_JSON + '}}], "usage": ' + doc + "}",
+        '{"role": "assistant", "stop_reason": "end_turn", "content": [{"type": "image", "source": ' + doc + "}, "
+        '{"type": "text", "text": ' + CALL_JSON + '}], "z": ' + doc + "}",
+        '{"conversations": [{"from": "human", "value": "q", "x": '
+        + doc
+        + '}, {"from": "gpt", "value": '
+        + json.dumps("Let me look. " + CALL)
+        + ', "w": '
+        + doc
+        + '}, {"from": "observation", "value": "r"}], '
+        '"meta": ' + doc + "}",
         '{"tools": [{"type": "function", "function": {"name": "web_search", "parameters": {"type": "object"}}}], '
-        '"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "extra": ' + doc + ', '
-        '"function": {"name": "WebSearch", "arguments": "{\\"query\\": \\"x\\"}"}}]}], "m": ' + doc + '}',
+        '"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "extra": ' + doc + ", "
+        '"function": {"name": "WebSearch", "arguments": "{\\"query\\": \\"x\\"}"}}]}], "m": ' + doc + "}",
     ]
 
 
@@ -124,9 +150,12 @@ def test_documents_mixed_in_records_are_byte_identical(first: str, second: str, 
 
 
 # -- splice itself: any old value, any new value -----------------------------------------------------
-scalars = st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats(allow_nan=True) | st.text(max_size=8)
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5)
-                      | st.dictionaries(st.text(max_size=4), inner, max_size=5), max_leaves=25)
+scalars = st.none() | st.booleans() | st.integers(-(10**30), 10**30) | st.floats(allow_nan=True) | st.text(max_size=8)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=4), inner, max_size=5),
+    max_leaves=25,
+)
 
 
 @st.composite
@@ -139,8 +168,11 @@ def edited(draw: st.DrawFn) -> tuple[Any, Any]:
         if action == 0:
             return draw(values)
         if type(value) is dict:
-            out = {k: change(v) if draw(st.booleans()) else v for k, v in value.items()
-                   if action != 1 or draw(st.booleans())}
+            out = {
+                k: change(v) if draw(st.booleans()) else v
+                for k, v in value.items()
+                if action != 1 or draw(st.booleans())
+            }
             for key in draw(st.lists(st.text(max_size=4), max_size=2)) if action == 2 else []:
                 out[key] = draw(values)
             return out
@@ -180,8 +212,15 @@ def test_splice_decodes_to_the_new_value(pair: tuple[Any, Any], data: st.DataObj
 
 def test_same_value_is_strict() -> None:
     assert same_value(math.nan, math.nan) and same_value([1, {"a": 2.0}], [1, {"a": 2.0}])
-    for a, b in [(1, 1.0), (1, True), (0.0, -0.0), ({"a": 1}, {"b": 1}), ([1], [1, 2]), ([1], {"a": 1}),
-                 ({"a": 1, "b": [1]}, {"b": [1.0], "a": 1})]:
+    for a, b in [
+        (1, 1.0),
+        (1, True),
+        (0.0, -0.0),
+        ({"a": 1}, {"b": 1}),
+        ([1], [1, 2]),
+        ([1], {"a": 1}),
+        ({"a": 1, "b": [1]}, {"b": [1.0], "a": 1}),
+    ]:
         assert not same_value(a, b)
     assert same_value({"a": 1, "b": 2}, {"b": 2, "a": 1})  # key order is no difference
     deep_a: Any = []
@@ -193,7 +232,10 @@ def test_same_value_is_strict() -> None:
 
 
 def test_text_that_is_not_the_old_value_is_refused() -> None:
-    for text, old, new in [('[1, 2]', [1, 2, 3], [1]), ('{"a": [1]}', {"b": [1]}, {"b": [2]}),
-                           ('{"a": [1, 2]}', {"a": [1]}, {"a": [3]})]:
+    for text, old, new in [
+        ("[1, 2]", [1, 2, 3], [1]),
+        ('{"a": [1]}', {"b": [1]}, {"b": [2]}),
+        ('{"a": [1, 2]}', {"a": [1]}, {"a": [3]}),
+    ]:
         with pytest.raises(ValueError, match="not the JSON of the old value"):
             splice(text, old, new)

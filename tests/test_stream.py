@@ -19,7 +19,7 @@ SEED = ["hermes", "function_tag", "json"]
 
 
 def hermes(name: str, args: dict[str, Any]) -> str:
-    return f'<tool_call>{json.dumps({"name": name, "arguments": args})}</tool_call>'
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': args})}</tool_call>"
 
 
 def stream(text: str, allowed: Any, cuts: Iterable[int], **kw: Any) -> tuple[str, tuple[tr.ToolCall, ...]]:
@@ -45,9 +45,11 @@ def fields(text: str, allowed: Any, cuts: Iterable[int], **kw: Any) -> tuple[str
         prev = cut
     events += salvager.close()
     assert all(e.text for e in events if not isinstance(e, ToolCallReady))  # no empty text event
-    return ("".join(e.text for e in events if isinstance(e, TextDelta)),
-            "".join(e.text for e in events if isinstance(e, ReasoningDelta)),
-            tuple(e.call for e in events if isinstance(e, ToolCallReady)))
+    return (
+        "".join(e.text for e in events if isinstance(e, TextDelta)),
+        "".join(e.text for e in events if isinstance(e, ReasoningDelta)),
+        tuple(e.call for e in events if isinstance(e, ToolCallReady)),
+    )
 
 
 def assert_equivalent(text: str, allowed: Any, **kw: Any) -> None:
@@ -87,7 +89,10 @@ CASES: list[tuple[str, Sequence[str] | tr.AnyTool]] = [
     (hermes("a", {}) + " [BEGIN FINAL RESPONSE] answer", ["a"]),
     ("<tool_call><tool_call>" + hermes("a", {}), ["a"]),
     ('[TOOL_CALLS][{"name": "a", "arguments": {"x": 1}}]', ["a"]),
-    ("<TOOL_CALL>\n" + json.dumps({"name": "WebSearch", "arguments": {"q": 1}}) + "\n</TOOL_CALL>\nDone", ["web_search"]),
+    (
+        "<TOOL_CALL>\n" + json.dumps({"name": "WebSearch", "arguments": {"q": 1}}) + "\n</TOOL_CALL>\nDone",
+        ["web_search"],
+    ),
     ("<tool_", ["a"]),
     ("ends with a partial <functio", ["a"]),
     ("{" * 10 + " braces", ["a"]),
@@ -95,8 +100,9 @@ CASES: list[tuple[str, Sequence[str] | tr.AnyTool]] = [
 
 
 @pytest.mark.parametrize(("text", "allowed"), CASES)
-@pytest.mark.parametrize("kw", [{}, HERMES_ONLY, {"dialects": SEED, "mask_reasoning": False},
-                                {"mask_fences": False}, {"max_call_chars": 40}])
+@pytest.mark.parametrize(
+    "kw", [{}, HERMES_ONLY, {"dialects": SEED, "mask_reasoning": False}, {"mask_fences": False}, {"max_call_chars": 40}]
+)
 def test_equivalent_to_salvage_text(text: str, allowed: Any, kw: dict[str, Any]) -> None:
     assert_equivalent(text, allowed, **kw)
 

@@ -40,13 +40,13 @@ def assert_split_everywhere(text: str, allowed: Any, **kw: Any) -> None:
         assert streamed(text, allowed, cuts, **kw) == want, i
 
 
-TEMPLATE = 'Here is the plan, which we act upon. {call} That was the call'
+TEMPLATE = "Here is the plan, which we act upon. {call} That was the call"
 ALLOWED = ["get_weather", "a"]
 REPLIES = [
     # markers with a prefix that holds no anchor, after prose ending in that prefix
     "Here's a tool call: [get_weather(location='New York', unit='celsius')] done",
-    'We use functools' + ' functools[{"name": "get_weather", "arguments": {"city": "Tokyo"}}] ok',
-    "I act. Action:\n```json\n[{\"tool_name\": \"get_weather\", \"parameters\": {\"city\": 1}}]\n```\nfun",
+    "We use functools" + ' functools[{"name": "get_weather", "arguments": {"city": "Tokyo"}}] ok',
+    'I act. Action:\n```json\n[{"tool_name": "get_weather", "parameters": {"city": 1}}]\n```\nfun',
     "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
     '<|message|>{"location":"SF"}<|call|> then to',
     'Go <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city":"S"}\n```'

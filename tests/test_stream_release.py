@@ -24,10 +24,16 @@ TRAIL = " and then some text after the call."
 CALLS = [
     ("qwen3", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'),
     ("hermes", '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2]}}</tool_call>'),
-    ("qwen3-coder", "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
-                    "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"),
-    ("gpt-oss", "<|channel|>analysis<|message|>Weather, then.<|end|><|start|>assistant<|channel|>commentary "
-                'to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>'),
+    (
+        "qwen3-coder",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+    ),
+    (
+        "gpt-oss",
+        "<|channel|>analysis<|message|>Weather, then.<|end|><|start|>assistant<|channel|>commentary "
+        'to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+    ),
     ("llama4", '[get_weather(city="Paris", days=3)]'),
     ("mistral", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "days": {"from": 1, "to": 3}}'),
     ("mistral", '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]'),
@@ -83,7 +89,9 @@ def test_releasing_at_once_stays_linear(filler: str) -> None:
     # Re-reads triggered by characters a call may end with are budgeted: a candidate full of
     # them costs a constant factor of its length, never its length squared.
     def reply(n: int) -> str:
-        return "Sure. " + '<tool_call>{"name": "a", "arguments": {"q": "' + filler * (n // len(filler)) + '"}}</tool_call>'
+        return (
+            "Sure. " + '<tool_call>{"name": "a", "arguments": {"q": "' + filler * (n // len(filler)) + '"}}</tool_call>'
+        )
 
     small, large = work(reply(20_000)), work(reply(40_000))
     assert large / small < 2.5
@@ -109,9 +117,11 @@ def test_readme_streaming_snippet_runs_its_tool_before_close() -> None:
         log.append(f"ran {query}")
         return "results"
 
-    reply = ("<think>The user wants cats.</think>\n\nLet me look. <tool_call>\n"
-             + json.dumps({"name": "web_search", "arguments": {"query": "cats"}})
-             + "\n</tool_call>\nDone.")
+    reply = (
+        "<think>The user wants cats.</think>\n\nLet me look. <tool_call>\n"
+        + json.dumps({"name": "web_search", "arguments": {"query": "cats"}})
+        + "\n</tool_call>\nDone."
+    )
 
     async def model_stream_of(text: str) -> AsyncIterator[str]:
         for i in range(0, len(text), 4):
@@ -137,7 +147,8 @@ def test_readme_streaming_snippet_runs_its_tool_before_close() -> None:
 CORPUS = pathlib.Path(__file__).resolve().parents[1] / ".." / "shared" / "conformance" / "corpus.jsonl"
 CASES: list[dict[str, Any]] = (
     [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
-    if CORPUS.exists() else []
+    if CORPUS.exists()
+    else []
 )
 SUFFIXES = ["", " ", "  \n", ";", "; ", "x", "\n{", "<", "}", "]", "<|call|>", "\n\nDone."]
 
@@ -162,7 +173,9 @@ def test_end_stable_readers_never_take_in_what_follows_a_call(name: str) -> None
                 continue
             for suffix in SUFFIXES:
                 assert dialect.read(text[:e] + suffix, s, s + len(marker), ReadContext(final=False)) == first, (
-                    text, suffix)
+                    text,
+                    suffix,
+                )
             checked += 1
     # python_tag reads on to the next non-space itself (a `;` may follow): nothing to check.
     family = name.partition("_")[0]

@@ -66,6 +66,7 @@ def __getattr__(name: str) -> Any:
         return getattr(_audit, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = (
     "ANY_TOOL",
     "DIALECTS",

@@ -53,8 +53,7 @@ def _bad(tally: Tally, error: LineError) -> LineError:
 
 
 def _too_large(limits: Limits) -> LineError:
-    return LineError(f"longer than Limits.max_input_chars ({limits.max_input_chars:,} characters)",
-                     kind="too-large")
+    return LineError(f"longer than Limits.max_input_chars ({limits.max_input_chars:,} characters)", kind="too-large")
 
 
 def fixer_for(tools: Any) -> RecordFixer:
@@ -81,8 +80,7 @@ def _json_error(exc: ValueError | RecursionError) -> LineError:
         msg = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
         return LineError(f"not valid JSON: {msg}", exc.colno)
     if isinstance(exc, UnicodeDecodeError):
-        return LineError(f"not valid UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start})",
-                         kind="not-utf8")
+        return LineError(f"not valid UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start})", kind="not-utf8")
     return LineError("not valid JSON: nested too deeply", kind="nested-too-deeply")
 
 
@@ -142,8 +140,7 @@ def _spliced(body: str | bytes, fixed: Any, binary: bool) -> str | bytes:
 def _failed(exc: Exception) -> LineError:
     """A record the walk could not finish (a RecursionError deep in a validator, say): it is
     bad, not fatal. Counts the walk made before failing stay in the tally."""
-    return LineError(f"cannot be audited ({type(exc).__name__}: {str(exc)[:160]})".replace(": )", ")"),
-                     kind="failed")
+    return LineError(f"cannot be audited ({type(exc).__name__}: {str(exc)[:160]})".replace(": )", ")"), kind="failed")
 
 
 def process_lines(

@@ -20,10 +20,7 @@ def format_expected(tool: str, expected: dict[str, list[str]]) -> str:
     >>> format_expected("web_search", {"required": ["query"], "optional": ["limit"]})
     "Expected parameters for 'web_search' — required: ['query'], optional: ['limit']."
     """
-    return (
-        f"Expected parameters for {tool!r} — required: {expected['required']!r}, "
-        f"optional: {expected['optional']!r}."
-    )
+    return f"Expected parameters for {tool!r} — required: {expected['required']!r}, optional: {expected['optional']!r}."
 
 
 class ToolRepairError(Exception):
@@ -79,9 +76,7 @@ class ArgumentError(ToolRepairError, ValueError):
     ``path`` is the dotted argument path when one applies; ``position`` the offset in the text.
     """
 
-    def __init__(
-        self, message: str, *, reason: str, path: str | None = None, position: int | None = None
-    ) -> None:
+    def __init__(self, message: str, *, reason: str, path: str | None = None, position: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.reason = reason

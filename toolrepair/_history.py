@@ -37,15 +37,24 @@ from ._args import decode_arguments
 from ._errors import ArgumentError
 from ._ids import stable_id
 
-__all__ = ["PLACEHOLDER", "HistoryChange", "HistoryChangeKind", "HistoryReport", "pair_history",
-           "repair_history", "resolve_shape"]
+__all__ = [
+    "PLACEHOLDER",
+    "HistoryChange",
+    "HistoryChangeKind",
+    "HistoryReport",
+    "pair_history",
+    "repair_history",
+    "resolve_shape",
+]
 
 Shape = Literal["openai", "anthropic"]
 
 #: The result given to a call that has none. It says what happened, so the next model turn
 #: neither trusts a result that never came nor repeats the call blindly.
-PLACEHOLDER: Final = ("Error: this tool call has no result in the conversation "
-                      "(it was cancelled or its result was lost). Call the tool again if it is still needed.")
+PLACEHOLDER: Final = (
+    "Error: this tool call has no result in the conversation "
+    "(it was cancelled or its result was lost). Call the tool again if it is still needed."
+)
 
 
 class HistoryChangeKind(StrEnum):
@@ -220,8 +229,14 @@ class _Pairing:
     that may claim it is bounded by the next turn calling the same id (``calls_at``), so the
     pass is O(messages + calls + results * log(turns))."""
 
-    def __init__(self, msgs: list[dict[str, Any]], anthropic: bool, unanswered: str,
-                 changes: list[HistoryChange], answer_last: bool) -> None:
+    def __init__(
+        self,
+        msgs: list[dict[str, Any]],
+        anthropic: bool,
+        unanswered: str,
+        changes: list[HistoryChange],
+        answer_last: bool,
+    ) -> None:
         self.msgs, self.anthropic, self.drop = msgs, anthropic, unanswered == "drop"
         self.answer_last = answer_last
         self.changes = changes
@@ -402,7 +417,7 @@ class _Pairing:
             answered[ident] = item
             kept.append((j, item))
             self.note(K.RESULT_LINKED, j, ident, "a result without an id given its call's")
-        for j, _ in unlinked[len(open_ids):]:
+        for j, _ in unlinked[len(open_ids) :]:
             self.note(K.ORPHAN_RESULT_DROPPED, j, None, "a result without an id, and no call left to answer")
         for ident in ids:
             if ident not in answered:
@@ -536,13 +551,16 @@ class _Pairing:
             return self._plain_user(j, msg) if self.anthropic and msg.get("role") == "user" else msg
         if not self.anthropic:
             if (j, 0) not in self.claimed:
-                self.note(K.ORPHAN_RESULT_DROPPED, j, _str_or_none(self._result_id(msg)),
-                          "answers no call before it")
+                self.note(K.ORPHAN_RESULT_DROPPED, j, _str_or_none(self._result_id(msg)), "answers no call before it")
             return None
         for k, item in enumerate(items):
             if (j, k) not in self.claimed:
-                self.note(K.ORPHAN_RESULT_DROPPED, j, _str_or_none(self._result_id(item)),
-                          "answers no call in the message before it")
+                self.note(
+                    K.ORPHAN_RESULT_DROPPED,
+                    j,
+                    _str_or_none(self._result_id(item)),
+                    "answers no call in the message before it",
+                )
         content = [b for b in msg["content"] if not _is_block(b, "tool_result")]
         content = self._without_blank_text(j, content)
         if not content:
@@ -566,8 +584,14 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def pair_history(msgs: list[dict[str, Any]], shape: Shape, *, unanswered: str = "placeholder",
-                 changes: list[HistoryChange] | None = None, answer_last: bool = True) -> list[dict[str, Any]]:
+def pair_history(
+    msgs: list[dict[str, Any]],
+    shape: Shape,
+    *,
+    unanswered: str = "placeholder",
+    changes: list[HistoryChange] | None = None,
+    answer_last: bool = True,
+) -> list[dict[str, Any]]:
     """The pairing rules over ``msgs``, which it may change in place (pass a copy you own); the
     repaired list, its changes appended to ``changes``. ``answer_last=False`` leaves the calls of
     a closing assistant message unanswered (a record's label, not a lost result).

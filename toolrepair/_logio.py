@@ -13,8 +13,19 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, TextIO
 
-__all__ = ["Line", "LongLine", "OutputError", "Progress", "bounded_lines", "char_count", "counted", "isatty",
-           "open_log", "open_output", "same_file"]
+__all__ = [
+    "Line",
+    "LongLine",
+    "OutputError",
+    "Progress",
+    "bounded_lines",
+    "char_count",
+    "counted",
+    "isatty",
+    "open_log",
+    "open_output",
+    "same_file",
+]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -140,8 +151,16 @@ class Progress:
     step. Steps are counted in records and bytes read (stdin's too), never by the clock, so a
     log's progress lines are the same on every run."""
 
-    def __init__(self, out: TextIO, raw: IO[bytes] | None, total: int | None, *, tty: bool,
-                 every: tuple[int, int] | None = None, label: str = "") -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        raw: IO[bytes] | None,
+        total: int | None,
+        *,
+        tty: bool,
+        every: tuple[int, int] | None = None,
+        label: str = "",
+    ) -> None:
         self.out, self.raw, self.total, self.tty, self.label = out, raw, total, tty, label
         self.every_lines, self.every_bytes = every or (TTY_EVERY if tty else LOG_EVERY)
         self.lines = self.bytes = 0
@@ -223,15 +242,22 @@ def _refuse_unless_regular(path: str) -> int | None:
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise OutputError(f"refusing to write {path}: it is {_kind(st.st_mode)}, not a regular file "
-                          "(give a regular file or - for stdout)")
+        raise OutputError(
+            f"refusing to write {path}: it is {_kind(st.st_mode)}, not a regular file "
+            "(give a regular file or - for stdout)"
+        )
     return stat.S_IMODE(st.st_mode)
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a regular file"  # pragma: no cover - every file type POSIX knows is listed above
@@ -269,8 +295,11 @@ class _Output:
             os.close(fd)
             os.unlink(self.tmp)
             raise
-        self.stream: IO[bytes] = (gzip.GzipFile(fileobj=self.raw, mode="wb", mtime=0)  # type: ignore[assignment]
-                                  if path.endswith(".gz") else self.raw)
+        self.stream: IO[bytes] = (
+            gzip.GzipFile(fileobj=self.raw, mode="wb", mtime=0)  # type: ignore[assignment]
+            if path.endswith(".gz")
+            else self.raw
+        )
 
     def write(self, line: bytes | str) -> None:
         try:

@@ -97,7 +97,7 @@ def split_namespace(name: str) -> str | None:
     """
     # O(len(name)): one rfind per separator, no regex over the name.
     cut = max(name.rfind(sep) + len(sep) if name.rfind(sep) > 0 else -1 for sep in _SEPARATORS)
-    if cut <= 0 or cut >= len(name) or not name[: cut].strip("._/:"):
+    if cut <= 0 or cut >= len(name) or not name[:cut].strip("._/:"):
         return None
     return name[cut:]
 
@@ -225,14 +225,14 @@ def resolve_tool_names(
     return resolved
 
 
-def _resolution_error(unknown: list[str], suggestions: dict[str, list[str]],
-                      table: Mapping[str, Any]) -> ToolResolutionError:
+def _resolution_error(
+    unknown: list[str], suggestions: dict[str, list[str]], table: Mapping[str, Any]
+) -> ToolResolutionError:
     """The strict refusal: the first three unknown names, each with its best suggestion."""
     shown = unknown[:3]
     more = f" And {len(unknown) - 3} more." if len(unknown) > 3 else ""
     return ToolResolutionError(
-        " ".join(_unknown_sentence(u, suggestions[u]) for u in shown) + more
-        + f" Available tools: {sorted(table)!r}",
+        " ".join(_unknown_sentence(u, suggestions[u]) for u in shown) + more + f" Available tools: {sorted(table)!r}",
         unknown=unknown,
         suggestions={u: suggestions[u][:3] for u in shown},
     )
@@ -347,8 +347,9 @@ def resolve_policy_names(
             continue
         unknown.append(entry)
         if match:
-            problems.append(f"{kind} entry {entry!r} matches several tools ({sorted(match)!r}): "
-                            "write the one meant exactly.")
+            problems.append(
+                f"{kind} entry {entry!r} matches several tools ({sorted(match)!r}): write the one meant exactly."
+            )
         else:
             hints = suggest_names(entry, table.names, n=1)
             hint = f" Did you mean {hints[0]!r}?" if hints else ""

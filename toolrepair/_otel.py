@@ -72,8 +72,11 @@ def tool_span(tracer: Tracer, name: str, call_id: str | None, arguments: Any, co
     """The ``execute_tool {name}`` span around one run, current while it is open."""
     from opentelemetry.trace import SpanKind
 
-    attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
-                                  "gen_ai.tool.type": "function"}
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.type": "function",
+    }
     if call_id is not None:
         attributes["gen_ai.tool.call.id"] = call_id
     if content:
@@ -126,4 +129,3 @@ def add_repair_events(events: Sequence[RepairEvent], dialect: str, content: bool
             if event.after is not None:
                 attributes["toolrepair.to"] = _text(event.after)
         span.add_event("toolrepair.repair", attributes)
-

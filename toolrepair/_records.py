@@ -120,8 +120,9 @@ def _check_schema_depth(name: str, schema: Mapping[str, Any], limits: Limits) ->
     try:
         check_nesting(schema, allowed, finite=False)
     except ArgumentError:
-        raise ValueError(f"tool {name!r}: parameters nest deeper than {allowed} levels "
-                         f"(2 * Limits.max_depth + 1)") from None
+        raise ValueError(
+            f"tool {name!r}: parameters nest deeper than {allowed} levels (2 * Limits.max_depth + 1)"
+        ) from None
 
 
 class _Tables:
@@ -245,8 +246,16 @@ class _Turn:
 
     __slots__ = ("after", "choice", "kind", "msg", "owner", "pos")
 
-    def __init__(self, kind: str, msg: Any, *, owner: Any = None, pos: int = 0, choice: Any = None,
-                 after: list[Any] | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        msg: Any,
+        *,
+        owner: Any = None,
+        pos: int = 0,
+        choice: Any = None,
+        after: list[Any] | None = None,
+    ) -> None:
         # kind: "openai", "ollama", "anthropic", "sharegpt", "sharegpt_call", "text".
         self.kind, self.msg, self.owner, self.pos, self.choice, self.after = kind, msg, owner, pos, choice, after
 
@@ -309,8 +318,9 @@ _RECORD_SHAPES: tuple[tuple[str, Callable[[Any], bool], Callable[[Mapping[str, A
 
 
 def _json_type(obj: Any) -> str:
-    return {list: "array", dict: "object", int: "number", float: "number", bool: "boolean",
-            type(None): "null"}.get(type(obj), type(obj).__name__)
+    return {list: "array", dict: "object", int: "number", float: "number", bool: "boolean", type(None): "null"}.get(
+        type(obj), type(obj).__name__
+    )
 
 
 def _check_assistant(msg: Mapping[str, Any]) -> None:
@@ -331,8 +341,7 @@ def _conversation(messages: list[Any]) -> list[_Turn]:
     for pos, msg in enumerate(messages):
         if msg.get("role") in _ASSISTANT:
             is_anthropic = _is_anthropic(msg) if anthropic is None else anthropic
-            out.append(_Turn("anthropic" if is_anthropic else "openai", msg, owner=messages, pos=pos,
-                             after=messages))
+            out.append(_Turn("anthropic" if is_anthropic else "openai", msg, owner=messages, pos=pos, after=messages))
     return out
 
 
@@ -382,8 +391,12 @@ def _read_text(msg: Any) -> tuple[list[Any], str]:
     """A bare text, or a Responses object, whose items are messages and function calls."""
     if not _is_map(msg):
         return [], msg
-    blocks = [b for item in msg["output"] if _is_map(item) and item.get("type") == "message"
-              for b in (item.get("content") or [])]
+    blocks = [
+        b
+        for item in msg["output"]
+        if _is_map(item) and item.get("type") == "message"
+        for b in (item.get("content") or [])
+    ]
     text = _text_of_content(blocks, None)
     return [i for i in msg["output"] if _is_map(i) and i.get("type") == "function_call"], text
 
@@ -486,7 +499,7 @@ class _Job:
         if self.write:
             _write_salvaged(turn, repaired, ids, result.content.strip())
         if turn.after is not None:
-            tally.results_linked += _link_results(turn, ids[len(kept):], write=self.write)
+            tally.results_linked += _link_results(turn, ids[len(kept) :], write=self.write)
 
     def _count_rejections(self, rejected: Iterable[Any]) -> None:
         tally = self.tally
@@ -588,8 +601,9 @@ def _sharegpt_calls(calls: list[Any]) -> str:
 def _write_native(turn: _Turn, calls: list[Any], fixed: list[ToolCall | None]) -> None:
     if turn.kind == "sharegpt_call":
         # ShareGPT's function_call value holds arguments as an object.
-        turn.msg["value"] = _sharegpt_calls([c if f is None else {"name": f.name, "arguments": f.arguments}
-                                             for c, f in zip(calls, fixed, strict=True)])
+        turn.msg["value"] = _sharegpt_calls(
+            [c if f is None else {"name": f.name, "arguments": f.arguments} for c, f in zip(calls, fixed, strict=True)]
+        )
         return
     for call, repaired in zip(calls, fixed, strict=True):
         if repaired is not None:
@@ -605,8 +619,10 @@ def _write_salvaged(turn: _Turn, calls: list[ToolCall], ids: list[str], content:
 def _write_salvaged_sharegpt(turn: _Turn, calls: list[ToolCall], ids: list[str], content: str) -> None:
     """A ``function_call`` turn after the reply (ShareGPT has no ids), which it replaces when no text is left."""
     msg = turn.msg
-    new = {"from": "function_call", "value": _sharegpt_calls([{"name": c.name, "arguments": c.arguments}
-                                                              for c in calls])}
+    new = {
+        "from": "function_call",
+        "value": _sharegpt_calls([{"name": c.name, "arguments": c.arguments} for c in calls]),
+    }
     # Earlier turns may have grown the list: find this turn by identity.
     pos = next(i for i, t in enumerate(turn.owner) if t is msg)
     if content:
@@ -624,15 +640,17 @@ def _write_salvaged_anthropic(turn: _Turn, calls: list[ToolCall], ids: list[str]
     text_at = None
     for block in blocks if isinstance(blocks, list) else [blocks]:
         is_text = isinstance(block, str) or (
-            _is_map(block) and block.get("type") == "text" and isinstance(block.get("text"), str))
+            _is_map(block) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        )
         if not is_text:
             kept.append(block)
         elif text_at is None:
             text_at = len(kept)
             if content:
                 kept.append({"type": "text", "text": content})
-    kept.extend({"type": "tool_use", "id": i, "name": c.name, "input": c.arguments}
-                for c, i in zip(calls, ids, strict=True))
+    kept.extend(
+        {"type": "tool_use", "id": i, "name": c.name, "input": c.arguments} for c, i in zip(calls, ids, strict=True)
+    )
     msg["content"] = kept
     if msg.get("stop_reason") == "end_turn":
         msg["stop_reason"] = "tool_use"
@@ -643,9 +661,16 @@ def _write_salvaged_openai(turn: _Turn, calls: list[ToolCall], ids: list[str], c
     msg = turn.msg
     as_object = turn.kind == "ollama"
     msg["tool_calls"] = [
-        {"id": i, "type": "function", "function": {
-            "name": c.name, "arguments": c.arguments if as_object else json.dumps(c.arguments, ensure_ascii=False)}}
-        for c, i in zip(calls, ids, strict=True)]
+        {
+            "id": i,
+            "type": "function",
+            "function": {
+                "name": c.name,
+                "arguments": c.arguments if as_object else json.dumps(c.arguments, ensure_ascii=False),
+            },
+        }
+        for c, i in zip(calls, ids, strict=True)
+    ]
     old = msg.get("content")
     if isinstance(old, list):
         msg["content"] = [{"type": "text", "text": content}] if content else None
@@ -670,11 +695,18 @@ def _link_results(turn: _Turn, ids: list[str], *, write: bool) -> int:
         # Anthropic: tool_result blocks in the user message that follows.
         nxt = messages[turn.pos + 1] if turn.pos + 1 < len(messages) else None
         content = nxt.get("content") if _is_map(nxt) and nxt.get("role") == "user" else None
-        unlinked = [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"
-                    and not block.get("tool_use_id")] if isinstance(content, list) else []
+        unlinked = (
+            [
+                block
+                for block in content
+                if isinstance(block, dict) and block.get("type") == "tool_result" and not block.get("tool_use_id")
+            ]
+            if isinstance(content, list)
+            else []
+        )
         return _give_ids(unlinked, "tool_use_id", ids, write=write)
     # OpenAI: the run of tool messages that follows.
-    results = list(itertools.takewhile(lambda msg: msg.get("role") == "tool", messages[turn.pos + 1:]))
+    results = list(itertools.takewhile(lambda msg: msg.get("role") == "tool", messages[turn.pos + 1 :]))
     return _give_ids([msg for msg in results if not msg.get("tool_call_id")], "tool_call_id", ids, write=write)
 
 
@@ -685,11 +717,18 @@ def _result_ids_after(turn: _Turn) -> list[str]:
     if turn.kind == "anthropic":
         nxt = messages[turn.pos + 1] if turn.pos + 1 < len(messages) else None
         content = nxt.get("content") if _is_map(nxt) and nxt.get("role") == "user" else None
-        found = [b.get("tool_use_id") for b in content if _is_map(b) and b.get("type") == "tool_result"] if (
-            isinstance(content, list)) else []
+        found = (
+            [b.get("tool_use_id") for b in content if _is_map(b) and b.get("type") == "tool_result"]
+            if (isinstance(content, list))
+            else []
+        )
     else:
-        found = [m.get("tool_call_id") for m in itertools.takewhile(
-            lambda msg: _is_map(msg) and msg.get("role") == "tool", messages[turn.pos + 1:])]
+        found = [
+            m.get("tool_call_id")
+            for m in itertools.takewhile(
+                lambda msg: _is_map(msg) and msg.get("role") == "tool", messages[turn.pos + 1 :]
+            )
+        ]
     return list(dict.fromkeys(i for i in found if isinstance(i, str) and i))
 
 

@@ -275,8 +275,7 @@ class ToolRegistry:
         if (self.allow is not None and call.name not in self.allow) or call.name in self.deny:
             return ToolExecutionError(f"Tool {call.name!r} is not allowed.", kind="denied", tool_name=call.name)
         if self.before_call is not None and self.before_call(call) is False:
-            return ToolExecutionError(f"Tool {call.name!r} was refused by policy.", kind="denied",
-                                      tool_name=call.name)
+            return ToolExecutionError(f"Tool {call.name!r} was refused by policy.", kind="denied", tool_name=call.name)
         return None
 
     def repair(self, call: ToolCall | Mapping[str, Any]) -> Repair:
@@ -306,16 +305,21 @@ class ToolRegistry:
         entry = self._index.entry(repair.call.name)
         info = entry.info
         if info.target is None:
-            raise ToolExecutionError(f"Tool {info.name!r} has no implementation to run.",
-                                     kind="no-implementation", tool_name=info.name)
+            raise ToolExecutionError(
+                f"Tool {info.name!r} has no implementation to run.", kind="no-implementation", tool_name=info.name
+            )
         if entry.needs_bind:
             assert info.signature is not None
             positional, rest = split_positional(info.signature, repair.call.arguments)
             try:
                 info.signature.bind(*positional, **rest)
             except TypeError as exc:
-                raise ToolExecutionError(f"{exc}. {format_expected(info.name, entry.expected)}", kind="bind",
-                                         tool_name=info.name, expected_parameters=entry.expected) from None
+                raise ToolExecutionError(
+                    f"{exc}. {format_expected(info.name, entry.expected)}",
+                    kind="bind",
+                    tool_name=info.name,
+                    expected_parameters=entry.expected,
+                ) from None
         if self.max_repeats is not None:
             self._count_run(repair.call)
         return repair, entry
@@ -431,10 +435,18 @@ class ToolRegistry:
             raise _tool_error(entry.info.name, exc) from exc
         return value
 
-    def _outcome(self, call: ToolCall | Mapping[str, Any], repair: Repair | None, value: Any = None,
-                 error: ToolExecutionError | None = None) -> ToolOutcome:
-        final = repair.call if repair is not None and repair.call is not None else (
-            call if isinstance(call, ToolCall) else _to_call(call))
+    def _outcome(
+        self,
+        call: ToolCall | Mapping[str, Any],
+        repair: Repair | None,
+        value: Any = None,
+        error: ToolExecutionError | None = None,
+    ) -> ToolOutcome:
+        final = (
+            repair.call
+            if repair is not None and repair.call is not None
+            else (call if isinstance(call, ToolCall) else _to_call(call))
+        )
         events = repair.events if repair is not None else ()
         # An outcome's content (a tool's value or its error message) is attacker-controllable:
         # fed back into `salvage` by mistake it must not become a call.
@@ -571,8 +583,9 @@ class ToolRegistry:
         refuses it: its calls, which wait for ``close()``, come back as text."""
         if self.profile == "hosted" or not trusted:
             return StreamSalvager(self._index.names, dialects=())
-        return _TrustedStream(self._is_marked, self._index.names, dialects=self.dialects, model=self.model,
-                              limits=self.limits)
+        return _TrustedStream(
+            self._is_marked, self._index.names, dialects=self.dialects, model=self.model, limits=self.limits
+        )
 
 
 def _tool_error(name: str, exc: Exception) -> ToolExecutionError:

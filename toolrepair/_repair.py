@@ -38,15 +38,25 @@ class Entry:
 def _entry(info: ToolInfo) -> Entry:
     sig = info.signature
     positional_only = sig is not None and any(
-        p.kind is inspect.Parameter.POSITIONAL_ONLY for p in sig.parameters.values())
-    derived = (sig is not None and info.call_style == "kwargs" and info.target is not None
-               and dict(info.schema) == schema_for_callable(info.target, sig))
+        p.kind is inspect.Parameter.POSITIONAL_ONLY for p in sig.parameters.values()
+    )
+    derived = (
+        sig is not None
+        and info.call_style == "kwargs"
+        and info.target is not None
+        and dict(info.schema) == schema_for_callable(info.target, sig)
+    )
     try:
         schema = compile_schema(info.schema)
     except (TypeError, ValueError) as exc:  # fail at registration, naming the tool, not per call
         raise ValueError(f"tool {info.name!r}: {exc}") from exc
-    return Entry(info, schema, info.expected or {"required": [], "optional": []},
-                 positional_only, sig is not None and info.call_style == "kwargs" and not derived)
+    return Entry(
+        info,
+        schema,
+        info.expected or {"required": [], "optional": []},
+        positional_only,
+        sig is not None and info.call_style == "kwargs" and not derived,
+    )
 
 
 class ToolIndex:
@@ -97,12 +107,18 @@ def not_found_error(name: str, index: ToolIndex) -> ToolExecutionError:
     hint = f" Did you mean {suggestion!r}?" if suggestion else ""
     return ToolExecutionError(
         f"Tool {name!r} not found.{hint} Available tools: {index.sorted_names!r}",
-        kind="not-found", tool_name=name, available_tools=index.sorted_names, suggestion=suggestion,
+        kind="not-found",
+        tool_name=name,
+        available_tools=index.sorted_names,
+        suggestion=suggestion,
     )
 
 
 def coerce_call(
-    index: ToolIndex, call: ToolCall | Mapping[str, Any], *, allow_silent: bool = True,
+    index: ToolIndex,
+    call: ToolCall | Mapping[str, Any],
+    *,
+    allow_silent: bool = True,
     limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[Repair, bool]:
     """The repair, and whether it was silent (name or arguments changed). With
@@ -136,8 +152,11 @@ def coerce_call(
     except ArgumentError as exc:
         message = exc.message if exc.message.endswith(".") else exc.message + "."
         error = ToolExecutionError(
-            f"{message} {format_expected(name, expected)}", kind="arguments", tool_name=name,
-            expected_parameters=expected, path=exc.path,
+            f"{message} {format_expected(name, expected)}",
+            kind="arguments",
+            tool_name=name,
+            expected_parameters=expected,
+            path=exc.path,
         )
         error.__cause__ = exc
         return Repair(None, error, tuple(events)), False
@@ -145,10 +164,16 @@ def coerce_call(
     events.extend(schema_events)
     if events and not allow_silent:
         changes = "; ".join(e.message for e in events)
-        return Repair(None, ToolExecutionError(
-            f"Arguments for {name!r} need correcting: {changes}. {format_expected(name, expected)}",
-            kind="arguments", tool_name=name, expected_parameters=expected,
-        ), ()), False
+        return Repair(
+            None,
+            ToolExecutionError(
+                f"Arguments for {name!r} need correcting: {changes}. {format_expected(name, expected)}",
+                kind="arguments",
+                tool_name=name,
+                expected_parameters=expected,
+            ),
+            (),
+        ), False
     for event in carried:  # logged as the native name repair is, once the call is accepted
         logger.debug(event.message)
     return Repair(ToolCall(name, arguments, ident, dialect, span), None, tuple(events)), bool(events)

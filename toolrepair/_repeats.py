@@ -77,8 +77,10 @@ def repeat_message(name: str, runs: int) -> str:
     change. Use the earlier result or change the arguments.
     """
     times = "once" if runs == 1 else "twice" if runs == 2 else f"{runs} times"
-    return (f"Call {name!r} with the same arguments has already run {times}; its result will not change. "
-            "Use the earlier result or change the arguments.")
+    return (
+        f"Call {name!r} with the same arguments has already run {times}; its result will not change. "
+        "Use the earlier result or change the arguments."
+    )
 
 
 class RepeatCounter:

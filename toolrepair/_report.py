@@ -34,11 +34,25 @@ REPAIR_KINDS = ("name", "decode", "coerce", "rename")
 
 Pairs = tuple[tuple[str, int], ...]
 
-_INTS = ("records", "bad_records", "records_changed", "replies", "replies_with_native", "replies_salvaged",
-         "empty_replies", "native_calls", "clean_calls", "repaired_calls", "unrepairable_calls",
-         "salvaged_calls", "salvaged_left_as_text", "results_linked", "rejected", "repeated_calls")
-_COUNTERS = ("by_repair", "unrepairable", "by_dialect", "by_rejection_reason", "rejected_names",
-             "bad_record_reasons")
+_INTS = (
+    "records",
+    "bad_records",
+    "records_changed",
+    "replies",
+    "replies_with_native",
+    "replies_salvaged",
+    "empty_replies",
+    "native_calls",
+    "clean_calls",
+    "repaired_calls",
+    "unrepairable_calls",
+    "salvaged_calls",
+    "salvaged_left_as_text",
+    "results_linked",
+    "rejected",
+    "repeated_calls",
+)
+_COUNTERS = ("by_repair", "unrepairable", "by_dialect", "by_rejection_reason", "rejected_names", "bad_record_reasons")
 
 
 def _pairs(counter: Mapping[str, int]) -> Pairs:

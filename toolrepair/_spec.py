@@ -245,8 +245,11 @@ def _dataclass_schema(tp: type[Any], depth: int) -> dict[str, Any]:
 
 def _typeddict_schema(tp: type[Any], depth: int) -> dict[str, Any]:
     hints = _safe_hints(tp)
-    return {"type": "object", "properties": {k: _type_schema(v, depth + 1) for k, v in hints.items()},
-            "required": sorted(getattr(tp, "__required_keys__", ()))}
+    return {
+        "type": "object",
+        "properties": {k: _type_schema(v, depth + 1) for k, v in hints.items()},
+        "required": sorted(getattr(tp, "__required_keys__", ())),
+    }
 
 
 def _safe_hints(tp: Any) -> dict[str, Any]:
@@ -334,8 +337,10 @@ def is_tool(obj: Any) -> bool:
     if isinstance(obj, (str, bytes, Mapping)):
         return False
     if isinstance(getattr(obj, "name", None), str) and (
-        callable(getattr(obj, "run", None)) or callable(getattr(obj, "invoke", None))
-        or callable(getattr(obj, "call", None)) or callable(obj)
+        callable(getattr(obj, "run", None))
+        or callable(getattr(obj, "invoke", None))
+        or callable(getattr(obj, "call", None))
+        or callable(obj)
     ):
         return True
     return callable(obj)
@@ -388,8 +393,9 @@ def _spec_info(spec: ToolSpec) -> ToolInfo:
     schema = dict(spec.parameters) if spec.parameters else {"type": "object"}
     if fn is None:
         return ToolInfo(spec.name, schema, None, None, "none", False, spec, spec.description)
-    return ToolInfo(spec.name, schema, _maybe_signature(fn), fn, "kwargs", _is_async_callable(fn), spec,
-                    spec.description)
+    return ToolInfo(
+        spec.name, schema, _maybe_signature(fn), fn, "kwargs", _is_async_callable(fn), spec, spec.description
+    )
 
 
 def _langchain_info(obj: Any, name: str, given: dict[str, Any]) -> ToolInfo:
@@ -399,13 +405,23 @@ def _langchain_info(obj: Any, name: str, given: dict[str, Any]) -> ToolInfo:
     inner = getattr(obj, "_run", None)
     sig = _maybe_signature(inner) if callable(inner) else None
     if sig is not None:
-        sig = sig.replace(parameters=[p for p in sig.parameters.values()
-                                      if p.name not in ("run_manager", "callbacks", "config")])
+        sig = sig.replace(
+            parameters=[p for p in sig.parameters.values() if p.name not in ("run_manager", "callbacks", "config")]
+        )
         if not _plain_parameters(sig):
             sig = None  # StructuredTool._run(*args, **kwargs) names nothing: the schema says more.
     ainvoke = getattr(obj, "ainvoke", None)
-    return ToolInfo(name, given, sig, obj.invoke, "dict", False, obj, _description(obj),
-                    async_target=ainvoke if callable(ainvoke) else None)
+    return ToolInfo(
+        name,
+        given,
+        sig,
+        obj.invoke,
+        "dict",
+        False,
+        obj,
+        _description(obj),
+        async_target=ainvoke if callable(ainvoke) else None,
+    )
 
 
 def _run_method_info(obj: Any, name: str, given: dict[str, Any] | None) -> ToolInfo:
@@ -454,8 +470,17 @@ def _maybe_llama_index_tool(obj: Any) -> ToolInfo | None:
         return _tool_output_value(await acall(**arguments))
 
     desc = getattr(metadata, "description", None)
-    return ToolInfo(name, dict(schema), None, run, "dict", False, obj, desc if isinstance(desc, str) else "",
-                    async_target=arun if callable(acall) else None)
+    return ToolInfo(
+        name,
+        dict(schema),
+        None,
+        run,
+        "dict",
+        False,
+        obj,
+        desc if isinstance(desc, str) else "",
+        async_target=arun if callable(acall) else None,
+    )
 
 
 def _tool_output_value(output: Any) -> Any:

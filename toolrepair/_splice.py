@@ -143,7 +143,7 @@ def _array_elements(text: str, pos: int) -> tuple[list[_Member], int]:
 
 def _separator(text: str, members: list[_Member]) -> str:
     """The text between two members as this container writes it (``", "`` when it has one member or none)."""
-    return text[members[0].value_end:members[1].start] if len(members) > 1 else ", "
+    return text[members[0].value_end : members[1].start] if len(members) > 1 else ", "
 
 
 class _Edits:
@@ -214,7 +214,7 @@ class _Edits:
         added = [(k, v) for k, v in new.items() if k not in old]
         if not added:
             return
-        colon = text[members[0].key_end:members[0].value_start] if members else ": "
+        colon = text[members[0].key_end : members[0].value_start] if members else ": "
         pieces = [json.dumps(k, ensure_ascii=False) + colon + _encode(v) for k, v in added]
         if members and len(gone) == len(members):
             # Every member went: the new ones stand alone before the brace, with no separator first.
@@ -246,7 +246,7 @@ class _Edits:
             if i2 - i1 > paired:
                 self.delete_runs(elements, list(range(i1 + paired, i2)))
             if j2 - j1 > paired:
-                self.insert(elements, i1 + paired - 1, (pos + 1, close), [_encode(v) for v in new[j1 + paired:j2]])
+                self.insert(elements, i1 + paired - 1, (pos + 1, close), [_encode(v) for v in new[j1 + paired : j2]])
 
 
 def _key(value: Any) -> str:

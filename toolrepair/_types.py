@@ -52,7 +52,6 @@ class ToolCall:
         }
 
 
-
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool known by its JSON Schema alone, or a schema wrapping a callable.
@@ -131,7 +130,6 @@ class SalvageResult:
 
     def __bool__(self) -> bool:
         return bool(self.calls)
-
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,8 +84,7 @@ def _read_text(path: str, stdin: TextIO, limit: int) -> str:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read(limit + 1)
     except UnicodeDecodeError as exc:
-        raise _Fatal(f"{source} is not valid UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
-                     ) from None
+        raise _Fatal(f"{source} is not valid UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start})") from None
     except OSError as exc:
         raise _Fatal(f"cannot read {source}: {exc.strerror or exc}") from None
     if len(text) > limit:
@@ -103,8 +102,11 @@ def _count(value: str) -> int:
     return number
 
 
-_LIMIT_FLAGS = (("--max-input-chars", "max_input_chars"), ("--max-call-chars", "max_call_chars"),
-                ("--max-depth", "max_depth"))
+_LIMIT_FLAGS = (
+    ("--max-input-chars", "max_input_chars"),
+    ("--max-call-chars", "max_call_chars"),
+    ("--max-depth", "max_depth"),
+)
 
 
 def _limits(args: argparse.Namespace) -> Limits:
@@ -119,8 +121,14 @@ def _salvage(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         text = _read_text(args.file, stdin, limits.max_input_chars)
     except _Fatal as exc:
         return fail(str(exc))
-    result = salvage_text(text, allowed, dialects=args.dialects, mask_fences=not args.no_mask_fences,
-                          mask_reasoning=not args.no_mask_reasoning, limits=limits)
+    result = salvage_text(
+        text,
+        allowed,
+        dialects=args.dialects,
+        mask_fences=not args.no_mask_fences,
+        mask_reasoning=not args.no_mask_reasoning,
+        limits=limits,
+    )
     out = {
         "calls": [
             {**c.to_openai(), "id": c.id or f"call_{i}", "dialect": c.dialect, "span": list(c.span or ())}
@@ -138,8 +146,11 @@ def _salvage(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
 
 
 def add_salvage(sub: Any) -> None:
-    sal = sub.add_parser("salvage", help="recover tool calls written as text in a model reply",
-                         description="Print {calls, content, rejected} as JSON for a model reply (UTF-8).")
+    sal = sub.add_parser(
+        "salvage",
+        help="recover tool calls written as text in a model reply",
+        description="Print {calls, content, rejected} as JSON for a model reply (UTF-8).",
+    )
     sal.add_argument("file", nargs="?", default="-", help="the reply text (default: - for stdin)")
     _tool_options(sal, required=True, json_flag=False)
     sal.add_argument("--dialects", type=_dialects, default=None, help="comma-separated dialects (default: all)")
@@ -153,8 +164,9 @@ def add_salvage(sub: Any) -> None:
 def _limit_options(parser: Any) -> None:
     defaults = Limits()
     for flag, field in _LIMIT_FLAGS:
-        parser.add_argument(flag, type=_count, default=None, metavar="N",
-                            help=f"Limits.{field} (default: {getattr(defaults, field)})")
+        parser.add_argument(
+            flag, type=_count, default=None, metavar="N", help=f"Limits.{field} (default: {getattr(defaults, field)})"
+        )
 
 
 # -- audit and fix -----------------------------------------------------------------------------
@@ -232,8 +244,9 @@ def _run_log(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, *, fixing:
     return 0
 
 
-def _read_log(args: argparse.Namespace, source: str, stdin: TextIO, fixer: RecordFixer,
-              output: _Sink | None) -> tuple[AuditReport, list[int]]:
+def _read_log(
+    args: argparse.Namespace, source: str, stdin: TextIO, fixer: RecordFixer, output: _Sink | None
+) -> tuple[AuditReport, list[int]]:
     """Every record of the log through ``fixer`` (written to ``output`` when fixing, which is
     closed once complete); the report and the first bad lines' numbers, each said on stderr."""
     err = sys.stderr
@@ -255,8 +268,7 @@ def _read_log(args: argparse.Namespace, source: str, stdin: TextIO, fixer: Recor
 
     feed = counted(lines, progress)
     try:
-        tally = process_lines(feed, fixer, write=output.write if output is not None else None,
-                              on_bad_line=on_bad_line)
+        tally = process_lines(feed, fixer, write=output.write if output is not None else None, on_bad_line=on_bad_line)
     except (OSError, EOFError, zlib.error) as exc:  # unreadable or truncated gzip, I/O error
         progress.clear()
         message = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
@@ -271,8 +283,9 @@ def _read_log(args: argparse.Namespace, source: str, stdin: TextIO, fixer: Recor
     return tally.freeze(), bad_numbers
 
 
-def _write_report(args: argparse.Namespace, source: str, report: AuditReport, bad_numbers: list[int], stdout: TextIO,
-                  *, fixing: bool) -> None:
+def _write_report(
+    args: argparse.Namespace, source: str, report: AuditReport, bad_numbers: list[int], stdout: TextIO, *, fixing: bool
+) -> None:
     err = sys.stderr
     if report.bad_records > MAX_REPORTED_BAD_LINES:
         print(f"{PROG}: {source}: ... and {report.bad_records - MAX_REPORTED_BAD_LINES} more bad records", file=err)
@@ -297,8 +310,11 @@ def _fix(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
 def _tool_options(parser: Any, *, required: bool, json_flag: bool = True) -> None:
     who = parser.add_mutually_exclusive_group(required=required)
     who.add_argument("--tools", type=_names, help="comma-separated names of the tools offered to the model")
-    who.add_argument("--tools-file", metavar="FILE",
-                     help="a JSON list of OpenAI-style tool definitions (their schemas count coercions)")
+    who.add_argument(
+        "--tools-file",
+        metavar="FILE",
+        help="a JSON list of OpenAI-style tool definitions (their schemas count coercions)",
+    )
     who.add_argument("--any", action="store_true", help="accept any tool name (no allowlist)")
     if json_flag:
         parser.add_argument("--json", action="store_true", help="print the report as one JSON object, not a table")
@@ -307,10 +323,12 @@ def _tool_options(parser: Any, *, required: bool, json_flag: bool = True) -> Non
 
 def add_audit(sub: Any) -> None:
     audit = sub.add_parser(
-        "audit", help="summarise what would be repaired, salvaged and refused in a log of model replies",
+        "audit",
+        help="summarise what would be repaired, salvaged and refused in a log of model replies",
         description="Read JSON Lines of records (completions, messages, fine-tuning conversations, ShareGPT, "
-                    "Anthropic; gzip too) and count repaired, unrepairable and salvaged calls. A record's own "
-                    "`tools` field wins over the tools given here. Nothing is executed.")
+        "Anthropic; gzip too) and count repaired, unrepairable and salvaged calls. A record's own "
+        "`tools` field wins over the tools given here. Nothing is executed.",
+    )
     audit.add_argument("file", help="the log (JSON Lines, optionally gzip); - for stdin")
     _tool_options(audit, required=True)
     audit.set_defaults(handler=_audit)
@@ -318,14 +336,17 @@ def add_audit(sub: Any) -> None:
 
 def add_fix(sub: Any) -> None:
     fix = sub.add_parser(
-        "fix", help="rewrite text tool calls in a log or dataset as native calls, repaired",
+        "fix",
+        help="rewrite text tool calls in a log or dataset as native calls, repaired",
         description="Write IN to OUT with each assistant turn's text calls as native tool calls (fresh ids), "
-                    "names and arguments repaired against the record's `tools` or the tools given, tool results "
-                    "linked to the new ids. Records with nothing to fix, and bad records, are copied byte for "
-                    "byte; order is kept. Ends with the audit table (on stderr when OUT is -).")
+        "names and arguments repaired against the record's `tools` or the tools given, tool results "
+        "linked to the new ids. Records with nothing to fix, and bad records, are copied byte for "
+        "byte; order is kept. Ends with the audit table (on stderr when OUT is -).",
+    )
     fix.add_argument("file", metavar="IN", help="JSON Lines, optionally gzip; - for stdin")
-    fix.add_argument("-o", "--output", metavar="OUT", required=True,
-                     help="where to write (.gz: gzip); - for stdout; never IN itself")
+    fix.add_argument(
+        "-o", "--output", metavar="OUT", required=True, help="where to write (.gz: gzip); - for stdout; never IN itself"
+    )
     _tool_options(fix, required=True)
     fix.set_defaults(handler=_fix)
 

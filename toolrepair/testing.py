@@ -76,17 +76,63 @@ LINEAR_SLACK = 4096
 # expose as attributes (their readers spell them from token words). Collected here so that
 # argument strings carry them: a reader that stops at the first one inside a string fails.
 _KNOWN_END_MARKERS = (
-    "</tool_call>", "</function>", "</parameter>", "</arg_key>", "</arg_value>", "<arg_key>", "<arg_value>",
-    "<|call|>", "<|end|>", "<|message|>", "<|constrain|>", "<|return|>",
-    "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "<｜tool▁sep｜>", "<｜tool_call_end｜>", "<｜tool_calls_end｜>",
-    "<｜tool_sep｜>", "<|tool_call_end|>", "<|tool_calls_section_end|>", "<|tool_call_argument_begin|>",
-    "<tool_call|>", "<end_function_call>", '<|"|>', "<escape>", "</invoke>", "</minimax:tool_call>",
-    "</｜dsml｜invoke>", "</｜dsml｜parameter>", "</｜dsml｜function_calls>", "</steptml:invoke>",
-    "</steptml:parameter>", "</atem:invoke>", "</atem:parameter>", "</atem:function_calls>", "</param>",
-    "]]>", "<|close|>", "<|sep|>", "<|python_end|>", "</function_calls>", "<|tool_call_end|>",
-    "<|action_end|>", "<|plugin|>", "</toolcall>", "</longcat_tool_call>", "<|end_action|>",
-    "<|tools_suffix|>", "</s>", "<|role_sep|>", "</tool_calls>", "<|eom_id|>", "<|eot_id|>", "[args]",
-    "[call_id]", "</seed:tool_call>", "<|tool_call_end|>",
+    "</tool_call>",
+    "</function>",
+    "</parameter>",
+    "</arg_key>",
+    "</arg_value>",
+    "<arg_key>",
+    "<arg_value>",
+    "<|call|>",
+    "<|end|>",
+    "<|message|>",
+    "<|constrain|>",
+    "<|return|>",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁calls▁end｜>",
+    "<｜tool▁sep｜>",
+    "<｜tool_call_end｜>",
+    "<｜tool_calls_end｜>",
+    "<｜tool_sep｜>",
+    "<|tool_call_end|>",
+    "<|tool_calls_section_end|>",
+    "<|tool_call_argument_begin|>",
+    "<tool_call|>",
+    "<end_function_call>",
+    '<|"|>',
+    "<escape>",
+    "</invoke>",
+    "</minimax:tool_call>",
+    "</｜dsml｜invoke>",
+    "</｜dsml｜parameter>",
+    "</｜dsml｜function_calls>",
+    "</steptml:invoke>",
+    "</steptml:parameter>",
+    "</atem:invoke>",
+    "</atem:parameter>",
+    "</atem:function_calls>",
+    "</param>",
+    "]]>",
+    "<|close|>",
+    "<|sep|>",
+    "<|python_end|>",
+    "</function_calls>",
+    "<|tool_call_end|>",
+    "<|action_end|>",
+    "<|plugin|>",
+    "</toolcall>",
+    "</longcat_tool_call>",
+    "<|end_action|>",
+    "<|tools_suffix|>",
+    "</s>",
+    "<|role_sep|>",
+    "</tool_calls>",
+    "<|eom_id|>",
+    "<|eot_id|>",
+    "[args]",
+    "[call_id]",
+    "</seed:tool_call>",
+    "<|tool_call_end|>",
 )
 
 
@@ -176,14 +222,83 @@ def end_markers() -> tuple[str, ...]:
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _WORDS = (
-    "the", "tool", "call", "function", "name", "arguments", "json", "result", "Sure", "here", "is", "a",
-    "weather", "Paris", "café", "naïve", "日本語", "Привет", "emoji😀", "ok", "done", "then", "parameters",
-    "I", "will", "use", "get_weather", "search", "x", "Let", "me", "check", "all", "python", "functions",
+    "the",
+    "tool",
+    "call",
+    "function",
+    "name",
+    "arguments",
+    "json",
+    "result",
+    "Sure",
+    "here",
+    "is",
+    "a",
+    "weather",
+    "Paris",
+    "café",
+    "naïve",
+    "日本語",
+    "Привет",
+    "emoji😀",
+    "ok",
+    "done",
+    "then",
+    "parameters",
+    "I",
+    "will",
+    "use",
+    "get_weather",
+    "search",
+    "x",
+    "Let",
+    "me",
+    "check",
+    "all",
+    "python",
+    "functions",
 )
 _AWKWARD = (
-    '"', "'", "\\", '\\"', "\\n", "\\u0041", "{", "}", "[", "]", "{}", "[]", '{"name": "x"}', "\n", "\r\n",
-    "\t", "```", "~~~", "<", ">", "</", "/>", "&amp;", "<![CDATA[", "]]>", "é", "日本語", "😀", "ｆｕｌｌ",
-    "\u200b", "\u202e", "Ω", "NaN", "null", "true", "1e999", ";", ":", ",", "=",
+    '"',
+    "'",
+    "\\",
+    '\\"',
+    "\\n",
+    "\\u0041",
+    "{",
+    "}",
+    "[",
+    "]",
+    "{}",
+    "[]",
+    '{"name": "x"}',
+    "\n",
+    "\r\n",
+    "\t",
+    "```",
+    "~~~",
+    "<",
+    ">",
+    "</",
+    "/>",
+    "&amp;",
+    "<![CDATA[",
+    "]]>",
+    "é",
+    "日本語",
+    "😀",
+    "ｆｕｌｌ",
+    "\u200b",
+    "\u202e",
+    "Ω",
+    "NaN",
+    "null",
+    "true",
+    "1e999",
+    ";",
+    ":",
+    ",",
+    "=",
 )
 
 
@@ -231,8 +346,9 @@ def tool_names() -> SearchStrategy[str]:
     return (common | made).filter(lambda n: not keyword.iskeyword(n))
 
 
-def json_values(strings: SearchStrategy[str] | None = None,
-                keys: SearchStrategy[str] | None = None) -> SearchStrategy[Any]:
+def json_values(
+    strings: SearchStrategy[str] | None = None, keys: SearchStrategy[str] | None = None
+) -> SearchStrategy[Any]:
     """JSON-compatible values (finite floats, no NaN) with awkward strings, nested a little.
 
     >>> import json
@@ -246,15 +362,21 @@ def json_values(strings: SearchStrategy[str] | None = None,
 
     text = strings if strings is not None else awkward_text()
     key = keys if keys is not None else text
-    scalars = (st.none() | st.booleans() | st.integers(-(2**63), 2**63)
-               | st.floats(allow_nan=False, allow_infinity=False) | text)
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**63), 2**63)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | text
+    )
     # Two levels of nesting, spelled out: st.recursive costs several times more per example.
     flat = st.lists(scalars, max_size=3) | st.dictionaries(key, scalars, max_size=3)
     return scalars | flat | st.lists(flat, max_size=2) | st.dictionaries(key, flat, max_size=2)
 
 
-def arguments(*, keys: SearchStrategy[str] | None = None, values: SearchStrategy[Any] | None = None,
-              max_size: int = 3) -> SearchStrategy[dict[str, Any]]:
+def arguments(
+    *, keys: SearchStrategy[str] | None = None, values: SearchStrategy[Any] | None = None, max_size: int = 3
+) -> SearchStrategy[dict[str, Any]]:
     """A call's arguments: a dict of ``keys`` (default: common names and awkward strings) to
     ``values`` (default: ``json_values()``). Pass ``values=awkward_text()`` for a format whose
     values are raw text (XML-style), and ``keys=tool_names()`` where keys must be identifiers.
@@ -267,14 +389,20 @@ def arguments(*, keys: SearchStrategy[str] | None = None, values: SearchStrategy
     _require_hypothesis()
     from hypothesis import strategies as st
 
-    key = keys if keys is not None else (
-        st.sampled_from(["name", "arguments", "id", "type", "query", "parameters", "q"]) | awkward_text(max_size=12))
+    key = (
+        keys
+        if keys is not None
+        else (
+            st.sampled_from(["name", "arguments", "id", "type", "query", "parameters", "q"]) | awkward_text(max_size=12)
+        )
+    )
     value = values if values is not None else json_values()
     return st.dictionaries(key, value, max_size=max_size)
 
 
-def tool_calls(names: SearchStrategy[str] | None = None,
-               arguments: SearchStrategy[dict[str, Any]] | None = None) -> SearchStrategy[ToolCall]:
+def tool_calls(
+    names: SearchStrategy[str] | None = None, arguments: SearchStrategy[dict[str, Any]] | None = None
+) -> SearchStrategy[ToolCall]:
     """``ToolCall(name, arguments)`` drawn from ``names`` (default ``tool_names()``) and
     ``arguments`` (default ``arguments()``).
 
@@ -285,8 +413,9 @@ def tool_calls(names: SearchStrategy[str] | None = None,
     _require_hypothesis()
     from hypothesis import strategies as st
 
-    return st.builds(ToolCall, names if names is not None else tool_names(),
-                     arguments if arguments is not None else _arguments())
+    return st.builds(
+        ToolCall, names if names is not None else tool_names(), arguments if arguments is not None else _arguments()
+    )
 
 
 _arguments = arguments
@@ -317,8 +446,9 @@ def prose(*, max_fragments: int = 8) -> SearchStrategy[str]:
     lone = sorted(m for m in opening_markers() if not any(r in m or m in r for r in masks))
     pieces = [*_WORDS, "{", "}", "[", "]", "`", "<", ">", "*", "-", "#", ">>>", *lone]
     # Every fragment carries its separator: one draw per fragment keeps generation cheap.
-    parts = st.lists(st.sampled_from([p + s for p in pieces for s in (" ", "\n", ", ", ". ", " - ", "\n\n")]),
-                     max_size=max_fragments)
+    parts = st.lists(
+        st.sampled_from([p + s for p in pieces for s in (" ", "\n", ", ", ". ", " - ", "\n\n")]), max_size=max_fragments
+    )
     return parts.map(lambda ps: "".join(ps).strip()).filter(_has_no_call)
 
 
@@ -326,9 +456,13 @@ _prose = prose
 _SEPARATORS = (" ", "\n", "\n\n", " \n")
 
 
-def replies(render: Callable[[ToolCall], str], *, calls: SearchStrategy[ToolCall] | None = None,
-            prose: SearchStrategy[str] | None = None,
-            max_calls: int = 3) -> SearchStrategy[tuple[str, list[ToolCall]]]:
+def replies(
+    render: Callable[[ToolCall], str],
+    *,
+    calls: SearchStrategy[ToolCall] | None = None,
+    prose: SearchStrategy[str] | None = None,
+    max_calls: int = 3,
+) -> SearchStrategy[tuple[str, list[ToolCall]]]:
     """A reply mixing ``prose`` with up to ``max_calls`` rendered calls: ``(text, calls)``.
 
     >>> import json
@@ -459,11 +593,26 @@ def _whole(method: str) -> Callable[..., Any]:
     def counted(self: _LookedAt, *args: Any, **kwargs: Any) -> Any:
         self._add(len(self))
         return getattr(str, method)(self, *args, **kwargs)
+
     return counted
 
 
-for _method in ("lower", "upper", "casefold", "strip", "lstrip", "rstrip", "split", "splitlines", "partition",
-                "rpartition", "replace", "encode", "expandtabs", "translate"):
+for _method in (
+    "lower",
+    "upper",
+    "casefold",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "split",
+    "splitlines",
+    "partition",
+    "rpartition",
+    "replace",
+    "encode",
+    "expandtabs",
+    "translate",
+):
     setattr(_LookedAt, _method, _whole(_method))
 
 
@@ -537,15 +686,20 @@ def _prose_with_markers(dialect: Dialect) -> SearchStrategy[str]:
 
     stray = [m + s for m in dict.fromkeys(m.lower() for m in dialect.markers) for s in (" ", "\n", " x ")]
     own_prose = st.lists(st.sampled_from([*stray, "ok ", "{ ", "} ", "` "]), max_size=4).map(
-        lambda ps: "".join(ps).strip())
+        lambda ps: "".join(ps).strip()
+    )
     return _prose() | own_prose
 
 
 # Masks a call inside must stay masked in: (open, close, what the rendered call must not hold,
 # as it would end the mask early).
 _MASK_WRAPPERS: Final[tuple[tuple[str, str, str], ...]] = (
-    ("\n```\n", "\n```\n", "```"), ("\n~~~~\n", "\n~~~~\n", "~~~"), ("\n```json\n", "\n```\n", "```"),
-    ("\n```\n", "", "```"), ("<think>", "</think>", "</think>"), ("<think>", "", "</think>"),
+    ("\n```\n", "\n```\n", "```"),
+    ("\n~~~~\n", "\n~~~~\n", "~~~"),
+    ("\n```json\n", "\n```\n", "```"),
+    ("\n```\n", "", "```"),
+    ("<think>", "</think>", "</think>"),
+    ("<think>", "", "</think>"),
 )
 
 
@@ -605,8 +759,13 @@ def check_dialect(
     from hypothesis import strategies as st
 
     label = f"check_dialect({dialect.name})"
-    config = settings(max_examples=max_examples, deadline=None, database=None, report_multiple_bugs=False,
-                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    config = settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        report_multiple_bugs=False,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     names_s = names if names is not None else tool_names()
     calls_s = tool_calls(names_s, arguments if arguments is not None else _arguments())
     sep = st.sampled_from(_SEPARATORS)
@@ -620,9 +779,34 @@ def check_dialect(
 
     prose_s = (prose if prose is not None else _prose_with_markers(dialect)).filter(no_call_in)
     own = [*dialect.markers, *_attribute_strings(dialect), *(m for p in pairs for m in p if m)]
-    soup = st.lists(st.sampled_from([*own, *end_markers(), "{", "}", "[", "]", '"', "\\", "\n", " ", ":", ",",
-                                     "<", ">", "=", "```", "~~~", "<think>", "</think>", "null"])
-                    | st.text(max_size=8), max_size=40).map("".join)
+    soup = st.lists(
+        st.sampled_from(
+            [
+                *own,
+                *end_markers(),
+                "{",
+                "}",
+                "[",
+                "]",
+                '"',
+                "\\",
+                "\n",
+                " ",
+                ":",
+                ",",
+                "<",
+                ">",
+                "=",
+                "```",
+                "~~~",
+                "<think>",
+                "</think>",
+                "null",
+            ]
+        )
+        | st.text(max_size=8),
+        max_size=40,
+    ).map("".join)
 
     @config
     @given(call=calls_s, before=prose_s, after=prose_s, s1=sep, s2=sep)
@@ -633,10 +817,11 @@ def check_dialect(
         assume("`" not in before)
         text = before + s1 + render(call) + s2 + after
         got = salvage_text(text, [call.name], dialects=[dialect])
-        ok = (len(got.calls) == 1 and got.calls[0].name == call.name
-              and _same(got.calls[0].arguments, call.arguments))
-        assert ok, (f"{text!r} salvaged to {_shown(got.calls)}, expected {_shown([call])}"
-                    f" (rejected: {[(r.reason, r.text) for r in got.rejected]})")
+        ok = len(got.calls) == 1 and got.calls[0].name == call.name and _same(got.calls[0].arguments, call.arguments)
+        assert ok, (
+            f"{text!r} salvaged to {_shown(got.calls)}, expected {_shown([call])}"
+            f" (rejected: {[(r.reason, r.text) for r in got.rejected]})"
+        )
 
     # The fixed masks, and each reasoning block the dialect declares.
     wrappers = [*_MASK_WRAPPERS, *((o, c, c) for o, c in pairs if o is not None)]
@@ -667,8 +852,12 @@ def check_dialect(
         assert not got, f"{text!r} offered {offered!r} salvaged to {_shown(got)}; the call was named {call.name!r}"
 
     @config
-    @given(text=st.text() | soup | st.tuples(calls_s, st.integers(0, 400), soup).map(
-        lambda t: render(t[0])[: t[1]] + t[2]), name=names_s)
+    @given(
+        text=st.text()
+        | soup
+        | st.tuples(calls_s, st.integers(0, 400), soup).map(lambda t: render(t[0])[: t[1]] + t[2]),
+        name=names_s,
+    )
     def robustness(text: str, name: str) -> None:
         for allowed in (ANY_TOOL, [name]):
             _check_result(salvage_text(text, allowed, dialects=[dialect]), text)
@@ -690,8 +879,13 @@ def check_dialect(
         assert content == whole.content, f"{text!r} in chunks of {sizes}: text {content!r} != {whole.content!r}"
         assert calls == whole.calls, f"{text!r} in chunks of {sizes}: calls {calls} != {whole.calls}"
 
-    for what, prop in (("round trip", round_trip), ("masks", masks), ("allowlist", allowlist),
-                       ("robustness", robustness), ("streaming", streaming)):
+    for what, prop in (
+        ("round trip", round_trip),
+        ("masks", masks),
+        ("allowlist", allowlist),
+        ("robustness", robustness),
+        ("streaming", streaming),
+    ):
         try:
             prop()
         except Exception as e:  # hypothesis re-raises the shrunk example's error, with notes

@@ -12,11 +12,18 @@ from anthropic.types import Message  # noqa: E402
 
 
 def _message(content: list[dict], stop_reason: str = "tool_use") -> Message:
-    return Message.model_validate({
-        "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-        "content": content, "stop_reason": stop_reason, "stop_sequence": None,
-        "usage": {"input_tokens": 120, "output_tokens": 40},
-    })
+    return Message.model_validate(
+        {
+            "id": "msg_01",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 120, "output_tokens": 40},
+        }
+    )
 
 
 def _tool_use(ident: str, name: str, arguments: object) -> dict:
@@ -24,15 +31,26 @@ def _tool_use(ident: str, name: str, arguments: object) -> dict:
 
 
 def test_name_drift_and_coercion_ids_kept(registry: tr.ToolRegistry) -> None:
-    msg = _message([{"type": "text", "text": "Searching."}, _tool_use("toolu_01", "WebSearch", {"query": "cats", "limit": "5"})])
+    msg = _message(
+        [{"type": "text", "text": "Searching."}, _tool_use("toolu_01", "WebSearch", {"query": "cats", "limit": "5"})]
+    )
     out = repair_message(msg, registry)
     assert out["content"][0] == {"type": "text", "text": "Searching."}
-    assert out["content"][1] == {"type": "tool_use", "id": "toolu_01", "name": "web_search",
-                                 "input": {"query": "cats", "limit": 5}}
+    assert out["content"][1] == {
+        "type": "tool_use",
+        "id": "toolu_01",
+        "name": "web_search",
+        "input": {"query": "cats", "limit": 5},
+    }
     assert "toolrepair_errors" not in out
     assert Message.model_validate(out).content[1].name == "web_search"  # still the SDK's shape
     block = tool_result_block(registry.run(tool_calls(out)[0]))
-    assert block == {"type": "tool_result", "tool_use_id": "toolu_01", "content": "5 results for cats", "is_error": False}
+    assert block == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_01",
+        "content": "5 results for cats",
+        "is_error": False,
+    }
 
 
 def test_text_calls_become_tool_use_blocks(registry: tr.ToolRegistry, hermes) -> None:
@@ -59,8 +77,12 @@ def test_unknown_name_is_kept_with_its_tool_result_ready(registry: tr.ToolRegist
     [error] = out["toolrepair_errors"]
     assert error["tool_use_id"] == "toolu_02"
     assert error["message"] == "Tool 'send_email' not found. Available tools: ['read_file', 'web_search']"
-    assert error["tool_result"] == {"type": "tool_result", "tool_use_id": "toolu_02", "content": error["message"],
-                                    "is_error": True}
+    assert error["tool_result"] == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_02",
+        "content": error["message"],
+        "is_error": True,
+    }
 
 
 def test_bad_arguments_are_kept_with_their_tool_result_ready(registry: tr.ToolRegistry) -> None:
@@ -71,18 +93,23 @@ def test_bad_arguments_are_kept_with_their_tool_result_ready(registry: tr.ToolRe
     assert error["message"].endswith("Expected parameters for 'web_search' — required: ['query'], optional: ['limit'].")
 
 
-@pytest.mark.parametrize(("content", "expected"), [
-    ("Plain words.", "Plain words."),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("Plain words.", "Plain words."),
+        ("", ""),
+    ],
+)
 def test_string_content_without_calls_is_kept(registry: tr.ToolRegistry, content: str, expected: str) -> None:
     out = repair_message({"role": "assistant", "content": content}, registry)
     assert out == {"role": "assistant", "content": expected}
 
 
 def test_string_content_with_a_text_call(registry: tr.ToolRegistry, hermes) -> None:
-    out = repair_message({"role": "assistant", "content": "On it. " + hermes("WebSearch", '{"query": "x"}'),
-                          "stop_reason": "end_turn"}, registry)
+    out = repair_message(
+        {"role": "assistant", "content": "On it. " + hermes("WebSearch", '{"query": "x"}'), "stop_reason": "end_turn"},
+        registry,
+    )
     text, call = out["content"]
     assert text == {"type": "text", "text": "On it."}
     assert call["type"] == "tool_use" and call["name"] == "web_search" and call["id"].startswith("toolu_")
@@ -110,8 +137,12 @@ def test_policy_refuses_native_and_text_calls(spelling: str, hermes) -> None:
 def test_tool_error_is_an_error_result(registry: tr.ToolRegistry) -> None:
     out = repair_message(_message([_tool_use("toolu_04", "read_file", {"path": "/etc/none"})]), registry)
     block = tool_result_block(registry.run(out["content"][0]))
-    assert block == {"type": "tool_result", "tool_use_id": "toolu_04", "content": "No such file: /etc/none",
-                     "is_error": True}
+    assert block == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_04",
+        "content": "No such file: /etc/none",
+        "is_error": True,
+    }
 
 
 def test_an_outcome_without_an_id_is_refused(registry: tr.ToolRegistry) -> None:

@@ -22,8 +22,11 @@ def delete_file(path: str) -> str:
 
 
 def test_require_names_the_extra() -> None:
-    with pytest.raises(ImportError, match=r"needs smolagents \(missing module 'toolrepair_no_such_module'\): "
-                                          r"pip install 'toolrepair\[smolagents\]'"):
+    with pytest.raises(
+        ImportError,
+        match=r"needs smolagents \(missing module 'toolrepair_no_such_module'\): "
+        r"pip install 'toolrepair\[smolagents\]'",
+    ):
         require("toolrepair_no_such_module", "smolagents")
 
 
@@ -33,13 +36,28 @@ def test_as_dict_refuses_what_is_not_a_payload() -> None:
         as_dict(3)
 
 
-@pytest.mark.parametrize(("call", "ok", "name", "arguments", "message"), [
-    (("WebSearch", '{"query": "x",}', "c1"), True, "web_search", {"query": "x"}, ""),
-    (("delete_file", {"path": "/"}, "c2"), False, "delete_file", {"path": "/"}, "Tool 'delete_file' is not allowed."),
-    (("nope", "[1, 2]", "c3"), False, "nope", {}, "Tool 'nope' not found. Available tools: ['delete_file', 'web_search']"),
-    (("web_search", '{"query": ', "c4"), False, "web_search", {}, None),
-    ((None, None, 7), False, "", {}, None),
-])
+@pytest.mark.parametrize(
+    ("call", "ok", "name", "arguments", "message"),
+    [
+        (("WebSearch", '{"query": "x",}', "c1"), True, "web_search", {"query": "x"}, ""),
+        (
+            ("delete_file", {"path": "/"}, "c2"),
+            False,
+            "delete_file",
+            {"path": "/"},
+            "Tool 'delete_file' is not allowed.",
+        ),
+        (
+            ("nope", "[1, 2]", "c3"),
+            False,
+            "nope",
+            {},
+            "Tool 'nope' not found. Available tools: ['delete_file', 'web_search']",
+        ),
+        (("web_search", '{"query": ', "c4"), False, "web_search", {}, None),
+        ((None, None, 7), False, "", {}, None),
+    ],
+)
 def test_vet_keeps_the_id_and_the_model_spelling_of_a_refused_call(call, ok, name, arguments, message) -> None:
     registry = tr.ToolRegistry([web_search, delete_file], deny=["delete_file"])
     vetted = vet(registry, call)
@@ -52,8 +70,12 @@ def test_vet_keeps_the_id_and_the_model_spelling_of_a_refused_call(call, ok, nam
 
 def test_vet_text_and_the_stream_agree_on_calls_and_refusals() -> None:
     registry = tr.ToolRegistry([web_search, delete_file], deny=["delete_file"])
-    text = "Sure. " + HERMES.format(name="web_search", arguments='{"query": "x"}') + \
-        HERMES.format(name="DeleteFile", arguments='{"path": "/"}') + HERMES.format(name="nope", arguments="{}")
+    text = (
+        "Sure. "
+        + HERMES.format(name="web_search", arguments='{"query": "x"}')
+        + HERMES.format(name="DeleteFile", arguments='{"path": "/"}')
+        + HERMES.format(name="nope", arguments="{}")
+    )
     whole = vet_text(registry, text, "call_")
     assert whole.content == 'Sure.<tool_call>{"name": "nope", "arguments": {}}</tool_call>'  # refused: stays text
     assert [v.ok for v in whole.calls] == [True, False]
@@ -68,10 +90,14 @@ def test_vet_text_and_the_stream_agree_on_calls_and_refusals() -> None:
 
 def test_rejection_errors_name_the_refused_text_calls() -> None:
     registry = tr.ToolRegistry([web_search])
-    result = registry.salvage(HERMES.format(name="web_serch", arguments="{}") + "<tool_call>{\"name\": ")
+    result = registry.salvage(HERMES.format(name="web_serch", arguments="{}") + '<tool_call>{"name": ')
     errors = rejection_errors(result, registry, "tool_call_id")
-    assert errors[0] == {"tool_call_id": None, "name": "web_serch", "reason": "not-offered",
-                         "message": "Tool 'web_serch' not found. Did you mean 'web_search'? Available tools: ['web_search']"}
+    assert errors[0] == {
+        "tool_call_id": None,
+        "name": "web_serch",
+        "reason": "not-offered",
+        "message": "Tool 'web_serch' not found. Did you mean 'web_search'? Available tools: ['web_search']",
+    }
     assert all(e["message"] for e in errors)
 
 

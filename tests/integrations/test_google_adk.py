@@ -62,22 +62,26 @@ class ScriptedLlm(BaseLlm):
         if stream and all(p.text for p in parts):
             text = "".join(p.text for p in parts)
             for start in range(0, len(text), 6):
-                yield LlmResponse(content=types.Content(role="model", parts=[_text(text[start:start + 6])]), partial=True)
+                yield LlmResponse(
+                    content=types.Content(role="model", parts=[_text(text[start : start + 6])]), partial=True
+                )
         yield LlmResponse(content=types.Content(role="model", parts=parts), turn_complete=True)
 
 
 SCRIPT = [
-    [_call("WebSearch", {"query": "cats", "limit": "2"}, "c_drift")],      # drifted name, a string for an int
+    [_call("WebSearch", {"query": "cats", "limit": "2"}, "c_drift")],  # drifted name, a string for an int
     [_text("Again. " + HERMES.format(name="web_search", arguments='{"query": "dogs"}'))],  # a text call
-    [_call("image_search", {"query": "otters"}, "c_unknown")],              # a tool never offered
-    [_call("web_search", {"query": "otters"}, "c_next")],                   # ... the next turn succeeds
+    [_call("image_search", {"query": "otters"}, "c_unknown")],  # a tool never offered
+    [_call("web_search", {"query": "otters"}, "c_next")],  # ... the next turn succeeds
     [_call("delete_file", {"path": "/"}, "c_denied"), _call("read_file", {"path": "/x"}, "c_fail")],
-    [_call("web_search", {"limit": 2})],                                    # no id, bad arguments
+    [_call("web_search", {"limit": 2})],  # no id, bad arguments
     [_text("Done.")],
 ]
 
 
-def _run(script: list[list[types.Part]], registry: tr.ToolRegistry, *, stream: bool = False) -> tuple[ScriptedLlm, list[Any]]:
+def _run(
+    script: list[list[types.Part]], registry: tr.ToolRegistry, *, stream: bool = False
+) -> tuple[ScriptedLlm, list[Any]]:
     RAN.clear()
     llm = ScriptedLlm(model="scripted", script=list(script), seen=[])
     agent = LlmAgent(name="scripted", model=llm, tools=[web_search, delete_file, read_file])
@@ -86,8 +90,15 @@ def _run(script: list[list[types.Part]], registry: tr.ToolRegistry, *, stream: b
     async def main() -> list[Any]:
         session = await runner.session_service.create_session(app_name="t", user_id="u")
         config = RunConfig(streaming_mode=StreamingMode.SSE if stream else StreamingMode.NONE)
-        events = [e async for e in runner.run_async(user_id="u", session_id=session.id, run_config=config,
-                                                    new_message=types.Content(role="user", parts=[_text("go")]))]
+        events = [
+            e
+            async for e in runner.run_async(
+                user_id="u",
+                session_id=session.id,
+                run_config=config,
+                new_message=types.Content(role="user", parts=[_text("go")]),
+            )
+        ]
         await runner.close()
         return events
 
@@ -95,8 +106,12 @@ def _run(script: list[list[types.Part]], registry: tr.ToolRegistry, *, stream: b
 
 
 def _responses(llm: ScriptedLlm) -> dict[str, Any]:
-    return {p.function_response.id: p.function_response.response for c in llm.seen for p in c.parts or []
-            if p.function_response is not None}
+    return {
+        p.function_response.id: p.function_response.response
+        for c in llm.seen
+        for p in c.parts or []
+        if p.function_response is not None
+    }
 
 
 def _registry() -> tr.ToolRegistry:
@@ -107,8 +122,10 @@ def _check(llm: ScriptedLlm, events: list[Any]) -> None:
     assert RAN == [("web_search", ("cats", 2)), ("web_search", ("dogs", 3)), ("web_search", ("otters", 3))]
     got = _responses(llm)
     assert got["c_drift"] == {"result": "2 results for cats"}
-    assert got["c_unknown"] == {"error": "Tool 'image_search' not found. Did you mean 'web_search'? "
-                                         "Available tools: ['delete_file', 'read_file', 'web_search']"}
+    assert got["c_unknown"] == {
+        "error": "Tool 'image_search' not found. Did you mean 'web_search'? "
+        "Available tools: ['delete_file', 'read_file', 'web_search']"
+    }
     assert got["c_next"] == {"result": "3 results for otters"}
     assert got["c_denied"] == {"error": "Tool 'delete_file' is not allowed."}
     assert got["c_fail"] == {"error": "No such file: /x"}
@@ -133,8 +150,9 @@ def test_a_streamed_run_never_shows_the_markup() -> None:
     assert shown.startswith("Again.") and shown.endswith("Done.")
 
 
-@pytest.mark.parametrize("policy", [{"allow": ["web_search", "read_file"]},
-                                    {"before_call": lambda call: call.name != "delete_file"}])
+@pytest.mark.parametrize(
+    "policy", [{"allow": ["web_search", "read_file"]}, {"before_call": lambda call: call.name != "delete_file"}]
+)
 def test_a_denied_text_call_never_runs(policy: dict) -> None:
     script = [[_text(HERMES.format(name="DeleteFile", arguments='{"path": "/"}'))], [_text("OK.")]]
     llm, events = _run(script, tr.ToolRegistry([web_search, delete_file, read_file], **policy))
@@ -152,18 +170,25 @@ def test_the_hooks_on_calls_no_response_carried() -> None:
 
     async def main() -> None:
         args = {"query": "x", "limit": "4"}
-        assert await plugin.before_tool_callback(tool=SimpleNamespace(name="web_search"), tool_args=args,
-                                                 tool_context=context) is None
+        assert (
+            await plugin.before_tool_callback(
+                tool=SimpleNamespace(name="web_search"), tool_args=args, tool_context=context
+            )
+            is None
+        )
         assert args == {"query": "x", "limit": 4}  # repaired in place, for the tool ADK runs next
-        refused = await plugin.before_tool_callback(tool=SimpleNamespace(name="delete_file"), tool_args={"path": "/"},
-                                                    tool_context=context)
+        refused = await plugin.before_tool_callback(
+            tool=SimpleNamespace(name="delete_file"), tool_args={"path": "/"}, tool_context=context
+        )
         assert refused == {"error": "Tool 'delete_file' is not allowed."}
         ghost = SimpleNamespace(name="web_serch")
         assert await plugin.before_tool_callback(tool=ghost, tool_args={}, tool_context=context) is None
-        assert await plugin.on_tool_error_callback(tool=ghost, tool_args={}, tool_context=context,
-                                                   error=ValueError("lookup")) == {
+        assert await plugin.on_tool_error_callback(
+            tool=ghost, tool_args={}, tool_context=context, error=ValueError("lookup")
+        ) == {
             "error": "Tool 'web_serch' not found. Did you mean 'web_search'? "
-                     "Available tools: ['delete_file', 'read_file', 'web_search']"}
+            "Available tools: ['delete_file', 'read_file', 'web_search']"
+        }
         empty = LlmResponse(content=types.Content(role="model", parts=[]))
         assert await plugin.after_model_callback(callback_context=None, llm_response=empty) is None
         thought = LlmResponse(content=types.Content(role="model", parts=[types.Part(text="hmm", thought=True)]))

@@ -18,8 +18,10 @@ pytest.importorskip("datasets")
 
 from scale_data import TOOLS, mixed_lines
 
-pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-              pytest.mark.filterwarnings("ignore::ResourceWarning")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hf_datasets_fix.py"
 
@@ -39,10 +41,11 @@ def test_map_with_two_processes_equals_the_cli(tmp_path: Path) -> None:
     parts = []
     for k in range(2):
         part = tmp_path / f"part-{k}.jsonl"
-        part.write_text("".join(line + "\n" for line in lines[k * 200:(k + 1) * 200]), encoding="utf-8")
+        part.write_text("".join(line + "\n" for line in lines[k * 200 : (k + 1) * 200]), encoding="utf-8")
         parts.append(str(part))
-    report = example.fix_files(parts, str(tmp_path / "hf.jsonl"), tools=TOOLS, num_proc=2,
-                               cache_dir=str(tmp_path / "cache"))
+    report = example.fix_files(
+        parts, str(tmp_path / "hf.jsonl"), tools=TOOLS, num_proc=2, cache_dir=str(tmp_path / "cache")
+    )
 
     whole, tools, out = tmp_path / "all.jsonl", tmp_path / "tools.json", tmp_path / "cli.jsonl"
     whole.write_text("".join(line + "\n" for line in lines), encoding="utf-8")

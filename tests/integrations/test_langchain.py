@@ -69,8 +69,10 @@ def _check_mixed(messages: list[Any]) -> None:
     assert by_id["c_drift"].name == "web_search"
     unknown = by_id["c_unknown"]
     assert unknown.status == "error"
-    assert unknown.content == ("Tool 'web_serch_v2' not found. Did you mean 'web_search'? "
-                               "Available tools: ['read_file', 'take_note', 'web_search']")
+    assert unknown.content == (
+        "Tool 'web_serch_v2' not found. Did you mean 'web_search'? "
+        "Available tools: ['read_file', 'take_note', 'web_search']"
+    )
     assert by_id["c_bad"].status == "error" and "limit" in by_id["c_bad"].content
     assert "Expected parameters for 'web_search'" in by_id["c_bad"].content
     assert by_id["c_fail"].status == "error" and by_id["c_fail"].content == "No such file: /nope"
@@ -88,20 +90,29 @@ def test_registry_takes_base_tools_with_their_schema(lc_registry: tr.ToolRegistr
 
 # -- repair_ai_message ------------------------------------------------------------------------
 def test_repair_ai_message_fixes_names_and_arguments(lc_registry: tr.ToolRegistry) -> None:
-    message = AIMessage(content="", tool_calls=[_call("WebSearch", {"query": "cats", "limit": "5"}, "c1"),
-                                                _call("nope", {}, "c2")])
+    message = AIMessage(
+        content="", tool_calls=[_call("WebSearch", {"query": "cats", "limit": "5"}, "c1"), _call("nope", {}, "c2")]
+    )
     fixed = repair_ai_message(message, lc_registry)
     assert fixed.tool_calls == [_call("web_search", {"query": "cats", "limit": 5}, "c1")]
     # Never a tool_call a plain ToolNode would run: an invalid one, with the corrective message.
-    assert fixed.invalid_tool_calls == [{"name": "nope", "args": "{}", "id": "c2", "type": "invalid_tool_call",
-                                         "error": "Tool 'nope' not found. Available tools: "
-                                                  "['read_file', 'take_note', 'web_search']"}]
+    assert fixed.invalid_tool_calls == [
+        {
+            "name": "nope",
+            "args": "{}",
+            "id": "c2",
+            "type": "invalid_tool_call",
+            "error": "Tool 'nope' not found. Available tools: ['read_file', 'take_note', 'web_search']",
+        }
+    ]
     assert message.tool_calls[0]["name"] == "WebSearch"  # the original is untouched
 
 
 def test_repair_ai_message_recovers_invalid_tool_calls(lc_registry: tr.ToolRegistry) -> None:
-    raw = [{"id": "c1", "type": "function", "function": {"name": "web_search", "arguments": "{'query': 'cats',}"}},
-           {"id": "c2", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "ca'}}]
+    raw = [
+        {"id": "c1", "type": "function", "function": {"name": "web_search", "arguments": "{'query': 'cats',}"}},
+        {"id": "c2", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "ca'}},
+    ]
     message = AIMessage(content="", additional_kwargs={"tool_calls": raw})
     assert [c["id"] for c in message.invalid_tool_calls] == ["c1", "c2"]  # what LangChain made of them
     fixed = repair_ai_message(message, lc_registry)
@@ -118,7 +129,9 @@ def test_repair_ai_message_salvages_text_calls(lc_registry: tr.ToolRegistry, her
     assert call["name"] == "web_search" and call["args"] == {"query": "otters"} and call["id"].startswith("call_")
     assert repair_ai_message(AIMessage(content=text), lc_registry).tool_calls[0]["id"] == call["id"]
     blocks = [{"type": "text", "text": text}]
-    assert repair_ai_message(AIMessage(content=blocks), lc_registry).content == [{"type": "text", "text": "Let me search."}]
+    assert repair_ai_message(AIMessage(content=blocks), lc_registry).content == [
+        {"type": "text", "text": "Let me search."}
+    ]
 
 
 def test_a_message_with_nothing_to_repair_is_returned_as_is(lc_registry: tr.ToolRegistry) -> None:
@@ -128,7 +141,9 @@ def test_a_message_with_nothing_to_repair_is_returned_as_is(lc_registry: tr.Tool
 
 # -- LangGraph ToolNode -----------------------------------------------------------------------
 def _tool_node(registry: tr.ToolRegistry) -> ToolNode:
-    return ToolNode(TOOLS, wrap_tool_call=tool_call_wrapper(registry), awrap_tool_call=async_tool_call_wrapper(registry))
+    return ToolNode(
+        TOOLS, wrap_tool_call=tool_call_wrapper(registry), awrap_tool_call=async_tool_call_wrapper(registry)
+    )
 
 
 def _tools_only(registry: tr.ToolRegistry) -> Any:
@@ -149,8 +164,9 @@ def test_tool_node_answers_every_case(lc_registry: tr.ToolRegistry) -> None:
 
 
 def test_tool_node_injects_into_a_repaired_call(lc_registry: tr.ToolRegistry) -> None:
-    out = _tools_only(lc_registry).invoke({"messages": [AIMessage(content="", tool_calls=[
-        _call("TakeNote", {"text": "hi"}, "c_note")])]})
+    out = _tools_only(lc_registry).invoke(
+        {"messages": [AIMessage(content="", tool_calls=[_call("TakeNote", {"text": "hi"}, "c_note")])]}
+    )
     assert out["messages"][-1].content == "noted 'hi' in c_note"
 
 
@@ -222,7 +238,9 @@ def _check_agent(messages: list[Any]) -> None:
     by_id = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
     # A call too broken to run is answered too, instead of silently ending the loop.
     assert by_id["c_cut"].status == "error" and "Expected parameters for 'web_search'" in by_id["c_cut"].content
-    salvaged = [m for m in messages if isinstance(m, AIMessage) and m.tool_calls and m.tool_calls[0]["id"].startswith("call_")]
+    salvaged = [
+        m for m in messages if isinstance(m, AIMessage) and m.tool_calls and m.tool_calls[0]["id"].startswith("call_")
+    ]
     [reply] = salvaged
     assert reply.tool_calls[0]["args"] == {"query": "dogs", "limit": 1}
     assert by_id[reply.tool_calls[0]["id"]].content == "1 results for dogs"
@@ -268,15 +286,19 @@ def _plain_graph(registry: tr.ToolRegistry, script: list[AIMessage], *, repair: 
 
     graph = StateGraph(MessagesState)
     graph.add_node("model", model)
-    graph.add_node("tools", repair.tool_node([web_search, delete_file]) if repair else ToolNode([web_search, delete_file]))
+    graph.add_node(
+        "tools", repair.tool_node([web_search, delete_file]) if repair else ToolNode([web_search, delete_file])
+    )
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", tools_condition)
     graph.add_edge("tools", "model")
     return graph.compile()
 
 
-@pytest.mark.parametrize("policy", [{"deny": ["delete_file"]}, {"allow": ["web_search"]},
-                                    {"before_call": lambda call: call.name != "delete_file"}])
+@pytest.mark.parametrize(
+    "policy",
+    [{"deny": ["delete_file"]}, {"allow": ["web_search"]}, {"before_call": lambda call: call.name != "delete_file"}],
+)
 def test_a_plain_tool_node_never_runs_a_denied_call(policy: dict, hermes) -> None:
     RAN.clear()
     registry = tr.ToolRegistry([web_search, delete_file], **policy)
@@ -300,8 +322,11 @@ def test_tool_node_repair_answers_a_denied_call_with_the_refusal(hermes) -> None
     assert [(m.status, m.content) for m in answers] == [("error", "Tool 'delete_file' is not allowed.")] * 2
     assert answers[0].tool_call_id == "c_native"
     assert result["messages"][-1].content == "I may not delete files."
-    out = asyncio.run(_plain_graph(registry, _denied_script(hermes), repair=ToolNodeRepair(registry))
-                      .ainvoke({"messages": [HumanMessage("x")]}))
+    out = asyncio.run(
+        _plain_graph(registry, _denied_script(hermes), repair=ToolNodeRepair(registry)).ainvoke(
+            {"messages": [HumanMessage("x")]}
+        )
+    )
     assert RAN == [] and len([m for m in out["messages"] if isinstance(m, ToolMessage)]) == 2
 
 
@@ -313,16 +338,20 @@ def test_the_middleware_answers_a_denied_call_with_the_refusal(hermes) -> None:
     from toolrepair.integrations.langchain import ToolRepairMiddleware
 
     registry = tr.ToolRegistry([web_search, delete_file], deny=["delete_file"])
-    agent = create_agent(ScriptedChatModel(messages=iter(_denied_script(hermes))), [web_search, delete_file],
-                         middleware=[ToolRepairMiddleware(registry)])
+    agent = create_agent(
+        ScriptedChatModel(messages=iter(_denied_script(hermes))),
+        [web_search, delete_file],
+        middleware=[ToolRepairMiddleware(registry)],
+    )
     result = agent.invoke({"messages": [HumanMessage("clean up")]})
     assert RAN == []
     answers = [m.content for m in result["messages"] if isinstance(m, ToolMessage)]
     assert answers == ["Tool 'delete_file' is not allowed."] * 2
 
 
-@pytest.mark.parametrize(("old", "new"), [("wrap_tool_call", "tool_call_wrapper"),
-                                          ("awrap_tool_call", "async_tool_call_wrapper")])
+@pytest.mark.parametrize(
+    ("old", "new"), [("wrap_tool_call", "tool_call_wrapper"), ("awrap_tool_call", "async_tool_call_wrapper")]
+)
 def test_the_old_wrapper_names_still_work_and_warn(old: str, new: str, lc_registry: tr.ToolRegistry) -> None:
     import toolrepair.integrations.langchain as m
 
@@ -332,11 +361,19 @@ def test_the_old_wrapper_names_still_work_and_warn(old: str, new: str, lc_regist
 
 
 # -- the pieces on their own ----------------------------------------------------------------------
-@pytest.mark.parametrize(("content", "expected"), [
-    (["Words. <tool_call>{\"name\": \"web_search\", \"arguments\": {\"query\": \"a\"}}</tool_call>",
-      {"type": "image_url", "image_url": {"url": "data:,"}}], ["Words.", {"type": "image_url", "image_url": {"url": "data:,"}}]),
-    (["<tool_call>{\"name\": \"web_search\", \"arguments\": {\"query\": \"a\"}}</tool_call>"], []),
-])
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            [
+                'Words. <tool_call>{"name": "web_search", "arguments": {"query": "a"}}</tool_call>',
+                {"type": "image_url", "image_url": {"url": "data:,"}},
+            ],
+            ["Words.", {"type": "image_url", "image_url": {"url": "data:,"}}],
+        ),
+        (['<tool_call>{"name": "web_search", "arguments": {"query": "a"}}</tool_call>'], []),
+    ],
+)
 def test_block_list_content_keeps_what_is_not_text(lc_registry: tr.ToolRegistry, content: list, expected: list) -> None:
     fixed = repair_ai_message(AIMessage(content=content), lc_registry)
     assert fixed.content == expected and fixed.tool_calls[0]["args"] == {"query": "a"}
@@ -396,8 +433,10 @@ def test_the_middleware_repairs_a_bare_message_and_leaves_other_responses(lc_reg
 def test_streamed_tokens_never_show_the_markup(lc_registry: tr.ToolRegistry, hermes, use_async: bool) -> None:
     from langchain_core.messages import AIMessageChunk
 
-    script = [AIMessage(content="Let me look. " + hermes("WebSearch", '{"query": "otters", "limit": "2"}')),
-              AIMessage(content="Otters hold hands.")]
+    script = [
+        AIMessage(content="Let me look. " + hermes("WebSearch", '{"query": "otters", "limit": "2"}')),
+        AIMessage(content="Otters hold hands."),
+    ]
     agent = _agent(lc_registry, script)
     payload = {"messages": [HumanMessage("otters?")]}
 
@@ -405,8 +444,9 @@ def test_streamed_tokens_never_show_the_markup(lc_registry: tr.ToolRegistry, her
         return [item async for item in agent.astream(payload, stream_mode=["messages", "values"])]
 
     items = asyncio.run(collect()) if use_async else list(agent.stream(payload, stream_mode=["messages", "values"]))
-    tokens = [chunk for mode, (chunk, _) in ((m, d) for m, d in items if m == "messages")
-              if isinstance(chunk, AIMessageChunk)]
+    tokens = [
+        chunk for mode, (chunk, _) in ((m, d) for m, d in items if m == "messages") if isinstance(chunk, AIMessageChunk)
+    ]
     shown = "".join(t.content for t in tokens if isinstance(t.content, str))
     assert "<tool_call>" not in shown and "tool_call" not in shown
     assert shown.replace(" ", "") == "Letmelook.Ottersholdhands."

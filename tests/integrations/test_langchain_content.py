@@ -26,15 +26,20 @@ def hermes(name: str, arguments: dict[str, str]) -> str:
 
 def test_text_calls_in_blocks_are_salvaged_and_other_blocks_kept() -> None:
     image = {"type": "image_url", "image_url": {"url": "data:,"}}
-    message = AIMessage(content=[
-        "Looking. " + hermes("web_search", {"query": "cats"}),
-        {"type": "text", "text": hermes("WebSearch", {"query": "dogs"})},  # all call: the block goes
-        image,
-        hermes("web_search", {"query": "otters"}),  # a bare string that is all call: it goes too
-    ])
+    message = AIMessage(
+        content=[
+            "Looking. " + hermes("web_search", {"query": "cats"}),
+            {"type": "text", "text": hermes("WebSearch", {"query": "dogs"})},  # all call: the block goes
+            image,
+            hermes("web_search", {"query": "otters"}),  # a bare string that is all call: it goes too
+        ]
+    )
     repaired = repair_ai_message(message, tr.ToolRegistry([web_search]))
     assert [(c["name"], c["args"]) for c in repaired.tool_calls] == [
-        ("web_search", {"query": "cats"}), ("web_search", {"query": "dogs"}), ("web_search", {"query": "otters"})]
+        ("web_search", {"query": "cats"}),
+        ("web_search", {"query": "dogs"}),
+        ("web_search", {"query": "otters"}),
+    ]
     assert repaired.content == ["Looking.", image]
 
 

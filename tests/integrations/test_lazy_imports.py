@@ -13,8 +13,7 @@ import textwrap
 import pytest
 
 CASES = [
-    ("langchain", ["langchain", "langchain_core", "langgraph"],
-     "m.repair_ai_message(object(), registry)"),
+    ("langchain", ["langchain", "langchain_core", "langgraph"], "m.repair_ai_message(object(), registry)"),
     ("langchain", ["langchain", "langchain_core", "langgraph"], "m.tool_call_wrapper(registry)"),
     ("langchain", ["langchain", "langchain_core", "langgraph"], "m.ToolRepairMiddleware"),
     ("langchain", ["langchain", "langchain_core", "langgraph"], "m.ToolNodeRepair(registry)"),

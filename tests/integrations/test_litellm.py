@@ -44,25 +44,43 @@ def delete_file(path: str) -> str:
     return "deleted"
 
 
-TOOLS_PAYLOAD = [{"type": "function", "function": {"name": "web_search", "parameters": {
-    "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-    "required": ["query"]}}}, {"type": "function", "function": {"name": "delete_file", "parameters": {
-        "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}]
+TOOLS_PAYLOAD = [
+    {
+        "type": "function",
+        "function": {
+            "name": "web_search",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+                "required": ["query"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "delete_file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        },
+    },
+]
 HERMES = '<tool_call>{{"name": "{name}", "arguments": {arguments}}}</tool_call>'
 
 
 def _native(name: str, arguments: str, ident: str = "c1") -> dict[str, Any]:
-    return {"mock_tool_calls": [{"id": ident, "type": "function", "function": {"name": name, "arguments": arguments}}],
-            "mock_response": ""}
+    return {
+        "mock_tool_calls": [{"id": ident, "type": "function", "function": {"name": name, "arguments": arguments}}],
+        "mock_response": "",
+    }
 
 
 # What the model "says" each turn, as LiteLLM's own mock arguments.
 SCRIPT = [
-    _native("WebSearch", '{"query": "cats", "limit": "2",}', "c_drift"),     # drifted name, broken JSON
+    _native("WebSearch", '{"query": "cats", "limit": "2",}', "c_drift"),  # drifted name, broken JSON
     {"mock_response": "Again. " + HERMES.format(name="web_search", arguments='{"query": "dogs"}')},  # text call
-    _native("image_search", '{"query": "otters"}', "c_unknown"),             # a tool never offered
-    _native("web_search", '{"query": "otters"}', "c_next"),                  # ... and the next turn succeeds
-    _native("DeleteFile", '{"path": "/"}', "c_denied"),                      # denied by policy
+    _native("image_search", '{"query": "otters"}', "c_unknown"),  # a tool never offered
+    _native("web_search", '{"query": "otters"}', "c_next"),  # ... and the next turn succeeds
+    _native("DeleteFile", '{"path": "/"}', "c_denied"),  # denied by policy
     {"mock_response": "Done."},
 ]
 
@@ -73,15 +91,18 @@ def _native_stream(call: dict[str, Any]) -> list[Any]:
     from litellm.types.utils import Delta, ModelResponseStream, StreamingChoices
 
     def chunk(delta: Delta, finish: str | None = None) -> ModelResponseStream:
-        return ModelResponseStream(id="chatcmpl-s", model="gpt-4o-mini",
-                                   choices=[StreamingChoices(index=0, delta=delta, finish_reason=finish)])
+        return ModelResponseStream(
+            id="chatcmpl-s", model="gpt-4o-mini", choices=[StreamingChoices(index=0, delta=delta, finish_reason=finish)]
+        )
 
     fn, args = call["function"], call["function"]["arguments"]
     first = {"index": 0, "id": call["id"], "type": "function", "function": {"name": fn["name"], "arguments": ""}}
-    pieces = [args[: len(args) // 2], args[len(args) // 2:]]
-    return [chunk(Delta(role="assistant", tool_calls=[first])),
-            *(chunk(Delta(tool_calls=[{"index": 0, "function": {"arguments": p}}])) for p in pieces),
-            chunk(Delta(), "tool_calls")]
+    pieces = [args[: len(args) // 2], args[len(args) // 2 :]]
+    return [
+        chunk(Delta(role="assistant", tool_calls=[first])),
+        *(chunk(Delta(tool_calls=[{"index": 0, "function": {"arguments": p}}])) for p in pieces),
+        chunk(Delta(), "tool_calls"),
+    ]
 
 
 def _registry() -> tr.ToolRegistry:
@@ -94,31 +115,49 @@ def _loop(registry: tr.ToolRegistry, *, stream: bool) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "find things"}]
     for turn in SCRIPT:
         if stream:
-            chunks = _native_stream(turn["mock_tool_calls"][0]) if "mock_tool_calls" in turn else litellm.completion(
-                model="gpt-4o-mini", messages=messages, tools=TOOLS_PAYLOAD, stream=True, **turn)
+            chunks = (
+                _native_stream(turn["mock_tool_calls"][0])
+                if "mock_tool_calls" in turn
+                else litellm.completion(
+                    model="gpt-4o-mini", messages=messages, tools=TOOLS_PAYLOAD, stream=True, **turn
+                )
+            )
             reply = litellm.stream_chunk_builder(list(repair_stream(chunks, registry)), messages=messages)
         else:
-            reply = repair_response(litellm.completion(model="gpt-4o-mini", messages=messages,
-                                                       tools=TOOLS_PAYLOAD, **turn), registry)
+            reply = repair_response(
+                litellm.completion(model="gpt-4o-mini", messages=messages, tools=TOOLS_PAYLOAD, **turn), registry
+            )
         message = reply.choices[0].message
-        messages.append({"role": "assistant", "content": message.content,
-                         **({"tool_calls": [tc.model_dump() for tc in message.tool_calls]} if message.tool_calls else {})})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": message.content,
+                **({"tool_calls": [tc.model_dump() for tc in message.tool_calls]} if message.tool_calls else {}),
+            }
+        )
         for tc in message.tool_calls or []:
-            outcome = registry.run({"id": tc.id, "function": {"name": tc.function.name,
-                                                              "arguments": tc.function.arguments}})
+            outcome = registry.run(
+                {"id": tc.id, "function": {"name": tc.function.name, "arguments": tc.function.arguments}}
+            )
             messages.append({"role": "tool", "tool_call_id": tc.id, "content": outcome.content})
     return messages
 
 
 def _check_loop(messages: list[dict[str, Any]]) -> None:
-    assert RAN == [("web_search", {"query": "cats", "limit": 2}), ("web_search", {"query": "dogs", "limit": 3}),
-                   ("web_search", {"query": "otters", "limit": 3})]
+    assert RAN == [
+        ("web_search", {"query": "cats", "limit": 2}),
+        ("web_search", {"query": "dogs", "limit": 3}),
+        ("web_search", {"query": "otters", "limit": 3}),
+    ]
     tool_results = [m["content"] for m in messages if m["role"] == "tool"]
     assert tool_results == ["2 results for cats", "3 results for dogs", "3 results for otters"]
     said = [m["content"] for m in messages if m["role"] == "assistant"]
     assert said[1] == "Again."  # the text call left the visible text
     # The tool never offered and the denied one reached the model as text, never an executor.
-    assert said[2] == "Tool 'image_search' not found. Did you mean 'web_search'? Available tools: ['delete_file', 'web_search']"
+    assert (
+        said[2]
+        == "Tool 'image_search' not found. Did you mean 'web_search'? Available tools: ['delete_file', 'web_search']"
+    )
     assert said[4] == "Tool 'delete_file' is not allowed."
     assert said[5] == "Done."
 
@@ -133,28 +172,42 @@ def test_a_tool_loop_over_streamed_completions() -> None:
 
 def test_streamed_text_never_shows_the_markup() -> None:
     text = "Let me look. " + HERMES.format(name="web_search", arguments='{"query": "cats"}') + " Back soon."
-    chunks = list(repair_stream(litellm.completion(model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}],
-                                                   mock_response=text, stream=True), _registry()))
+    chunks = list(
+        repair_stream(
+            litellm.completion(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}], mock_response=text, stream=True
+            ),
+            _registry(),
+        )
+    )
     shown = "".join(c.choices[0].delta.content or "" for c in chunks)
     assert shown == "Let me look. Back soon." and "<tool_call>" not in shown
     calls = [tc for c in chunks for tc in c.choices[0].delta.tool_calls or []]
-    assert [(tc.function.name, json.loads(tc.function.arguments)) for tc in calls] == [("web_search", {"query": "cats"})]
+    assert [(tc.function.name, json.loads(tc.function.arguments)) for tc in calls] == [
+        ("web_search", {"query": "cats"})
+    ]
     assert chunks[-1].choices[0].finish_reason == "tool_calls"
 
 
 def test_async_stream_and_a_stream_without_a_finishing_chunk() -> None:
     async def main() -> list[Any]:
-        chunks = await litellm.acompletion(model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}],
-                                           mock_response=HERMES.format(name="WebSearch", arguments='{"query": "q"}'),
-                                           stream=True)
+        chunks = await litellm.acompletion(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "x"}],
+            mock_response=HERMES.format(name="WebSearch", arguments='{"query": "q"}'),
+            stream=True,
+        )
         return [c async for c in arepair_stream(chunks, _registry())]
 
     out = asyncio.run(main())
     [call] = [tc for c in out for tc in c.choices[0].delta.tool_calls or []]
     assert call.function.name == "web_search" and call.id.startswith("call_")
     # Cut off before its finishing chunk: what was held still comes out, once.
-    raw = list(litellm.completion(model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}],
-                                  mock_response="plain words", stream=True))
+    raw = list(
+        litellm.completion(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}], mock_response="plain words", stream=True
+        )
+    )
     unfinished = [c for c in raw if c.choices[0].finish_reason is None]
     shown = "".join(c.choices[0].delta.content or "" for c in repair_stream(unfinished, _registry()))
     assert shown == "plain words"
@@ -169,8 +222,16 @@ def test_a_reply_with_nothing_to_repair_is_an_equal_copy() -> None:
 
 
 def test_registry_for_request_reads_the_offered_tools() -> None:
-    registry = registry_for_request({"tools": [*TOOLS_PAYLOAD, {"type": "custom", "custom": {}},
-                                               {"type": "function", "function": {"name": "bare"}}]}, deny=["bare"])
+    registry = registry_for_request(
+        {
+            "tools": [
+                *TOOLS_PAYLOAD,
+                {"type": "custom", "custom": {}},
+                {"type": "function", "function": {"name": "bare"}},
+            ]
+        },
+        deny=["bare"],
+    )
     assert registry.names == ["web_search", "delete_file", "bare"]
     assert registry.info("web_search").expected == {"required": ["query"], "optional": ["limit"]}
     assert len(registry_for_request({})) == 0
@@ -195,12 +256,15 @@ def proxy_logging() -> Any:
         litellm.callbacks = saved
 
 
-@pytest.mark.parametrize(("turn", "content", "calls"), [
-    (SCRIPT[0], "", [("web_search", {"query": "cats", "limit": 2})]),
-    (SCRIPT[1], "Again.", [("web_search", {"query": "dogs"})]),
-    (SCRIPT[4], "Tool 'delete_file' is not allowed.", []),
-    ({"mock_response": "Done."}, "Done.", []),
-])
+@pytest.mark.parametrize(
+    ("turn", "content", "calls"),
+    [
+        (SCRIPT[0], "", [("web_search", {"query": "cats", "limit": 2})]),
+        (SCRIPT[1], "Again.", [("web_search", {"query": "dogs"})]),
+        (SCRIPT[4], "Tool 'delete_file' is not allowed.", []),
+        ({"mock_response": "Done."}, "Done.", []),
+    ],
+)
 def test_the_proxy_success_hook(proxy_logging: Any, turn: dict, content: str, calls: list) -> None:
     logging, key = proxy_logging
     data = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "x"}], "tools": TOOLS_PAYLOAD}
@@ -215,13 +279,20 @@ def test_the_proxy_success_hook(proxy_logging: Any, turn: dict, content: str, ca
 def test_the_proxy_streaming_hook(proxy_logging: Any) -> None:
     logging, key = proxy_logging
     data = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "x"}], "tools": TOOLS_PAYLOAD}
-    text = "Sure. " + HERMES.format(name="delete_file", arguments='{"path": "/"}') + HERMES.format(
-        name="web_search", arguments='{"query": "cats"}')
+    text = (
+        "Sure. "
+        + HERMES.format(name="delete_file", arguments='{"path": "/"}')
+        + HERMES.format(name="web_search", arguments='{"query": "cats"}')
+    )
 
     async def main(request: dict[str, Any]) -> list[Any]:
         upstream = await litellm.acompletion(**data, mock_response=text, stream=True)
-        return [c async for c in logging.async_post_call_streaming_iterator_hook(
-            response=upstream, user_api_key_dict=key, request_data=request)]
+        return [
+            c
+            async for c in logging.async_post_call_streaming_iterator_hook(
+                response=upstream, user_api_key_dict=key, request_data=request
+            )
+        ]
 
     chunks = asyncio.run(main(data))
     shown = "".join(c.choices[0].delta.content or "" for c in chunks)
@@ -236,8 +307,9 @@ def test_the_proxy_hook_with_a_fixed_registry_and_non_chat_responses() -> None:
     from toolrepair.integrations.litellm import ToolRepairLogger
 
     logger = ToolRepairLogger(_registry())
-    response = litellm.completion(model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}],
-                                  **_native("WebSearch", '{"query": "q"}'))
+    response = litellm.completion(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}], **_native("WebSearch", '{"query": "q"}')
+    )
     out = asyncio.run(logger.async_post_call_success_hook({}, None, response))
     assert out.choices[0].message.tool_calls[0].function.name == "web_search"
     assert asyncio.run(logger.async_post_call_success_hook({}, None, "not a completion")) == "not a completion"

@@ -37,8 +37,9 @@ TOOLS = [FunctionTool.from_defaults(web_search), FunctionTool.from_defaults(asyn
 
 
 def _calls(*calls: tuple[str, str, Any]) -> ChatMessage:
-    return ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=i, tool_name=n, tool_kwargs=a)
-                                                 for i, n, a in calls])
+    return ChatMessage(
+        role="assistant", blocks=[ToolCallBlock(tool_call_id=i, tool_name=n, tool_kwargs=a) for i, n, a in calls]
+    )
 
 
 def _scripted(script: list[ChatMessage]) -> MockFunctionCallingLLM:
@@ -70,8 +71,11 @@ def test_repair_tool_selections_repairs_where_llamaindex_gives_empty_arguments()
     [plain] = _scripted([]).get_tool_calls_from_response(response)
     assert plain.tool_kwargs == {}  # what LlamaIndex makes of it on its own
     [selection] = repair_tool_selections(response, registry)
-    assert (selection.tool_id, selection.tool_name, selection.tool_kwargs) == ("c1", "web_search",
-                                                                               {"query": "cats", "limit": 5})
+    assert (selection.tool_id, selection.tool_name, selection.tool_kwargs) == (
+        "c1",
+        "web_search",
+        {"query": "cats", "limit": 5},
+    )
     block = response.message.blocks[0]  # the conversation records the call that ran
     assert (block.tool_name, block.tool_kwargs) == ("web_search", {"query": "cats", "limit": 5})
 
@@ -88,10 +92,12 @@ def test_repair_tool_selections_salvages_text(hermes: Callable[[str, str], str])
 
 def _script(hermes: Callable[[str, str], str]) -> list[ChatMessage]:
     return [
-        _calls(("c_drift", "WebSearch", '{"query": "cats", "limit": "5",}'),
-               ("c_unknown", "web_serch_v2", '{"query": "cats"}'),
-               ("c_bad", "web_search", '{"query": "cats", "limit": "many"}'),
-               ("c_fail", "read_file", {"path": "/nope"})),
+        _calls(
+            ("c_drift", "WebSearch", '{"query": "cats", "limit": "5",}'),
+            ("c_unknown", "web_serch_v2", '{"query": "cats"}'),
+            ("c_bad", "web_search", '{"query": "cats", "limit": "many"}'),
+            ("c_fail", "read_file", {"path": "/nope"}),
+        ),
         ChatMessage(role="assistant", content="One more. " + hermes("Web_Search", '{"query": "dogs"}')),
         ChatMessage(role="assistant", content="Cats and dogs, found."),
     ]
@@ -106,8 +112,10 @@ def test_tool_repair_agent_end_to_end(hermes: Callable[[str, str], str]) -> None
     content = {k: (str(v.tool_output.content), v.tool_output.is_error) for k, v in results.items()}
     assert content["c_drift"] == ("5 results for cats", False)
     assert results["c_drift"].tool_name == "web_search"
-    assert content["c_unknown"] == ("Tool 'web_serch_v2' not found. Did you mean 'web_search'? "
-                                    "Available tools: ['read_file', 'web_search']", True)
+    assert content["c_unknown"] == (
+        "Tool 'web_serch_v2' not found. Did you mean 'web_search'? Available tools: ['read_file', 'web_search']",
+        True,
+    )
     assert content["c_bad"][1] and "Expected parameters for 'web_search'" in content["c_bad"][0]
     assert content["c_fail"] == ("No such file: /nope", True)
     [salvaged] = [k for k in results if k.startswith("call_")]
@@ -143,8 +151,11 @@ def _denied_script(hermes: Callable[[str, str], str]) -> list[ChatMessage]:
     ]
 
 
-POLICIES = [{"deny": ["delete_file"]}, {"allow": ["web_search", "read_file"]},
-            {"before_call": lambda call: call.name != "delete_file"}]
+POLICIES = [
+    {"deny": ["delete_file"]},
+    {"allow": ["web_search", "read_file"]},
+    {"before_call": lambda call: call.name != "delete_file"},
+]
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -153,8 +164,10 @@ def test_a_plain_function_agent_never_runs_a_denied_call(policy: dict, hermes: C
     tools = [*TOOLS, FunctionTool.from_defaults(delete_file)]
     registry = tr.ToolRegistry(tools, **policy)
     errors: list[tuple[str, str]] = []
-    agent = FunctionAgent(tools=tools, llm=wrap_llm(_scripted(_denied_script(hermes)), registry,
-                                                    on_error=lambda i, m: errors.append((i, m))))
+    agent = FunctionAgent(
+        tools=tools,
+        llm=wrap_llm(_scripted(_denied_script(hermes)), registry, on_error=lambda i, m: errors.append((i, m))),
+    )
     results, final = asyncio.run(_run(agent))
     assert RAN == []
     assert list(results) == ["c_ok"]
@@ -179,17 +192,26 @@ def test_tool_repair_agent_answers_a_denied_call_with_the_refusal(hermes: Callab
 
 
 # -- calls kept in additional_kwargs (LLM classes that do not use ToolCallBlocks) --------------
-@pytest.mark.parametrize(("raw", "expected"), [
-    ([{"id": "c1", "type": "function", "function": {"name": "WebSearch", "arguments": "{'query': 'a',}"}}],
-     [("c1", "web_search", {"query": "a"})]),
-    ([{"id": "c2", "name": "web_search", "input": {"query": "b", "limit": "2"}}],
-     [("c2", "web_search", {"query": "b", "limit": 2})]),
-    ([{"tool_id": "c3", "tool_name": "Web-Search", "tool_kwargs": {"query": "c"}}],
-     [("c3", "web_search", {"query": "c"})]),
-    ([{"id": "c4", "type": "function", "function": {"name": "delete_file", "arguments": "{}"}}], []),
-    ([{"something": "else"}], []),
-    (["not a call"], []),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (
+            [{"id": "c1", "type": "function", "function": {"name": "WebSearch", "arguments": "{'query': 'a',}"}}],
+            [("c1", "web_search", {"query": "a"})],
+        ),
+        (
+            [{"id": "c2", "name": "web_search", "input": {"query": "b", "limit": "2"}}],
+            [("c2", "web_search", {"query": "b", "limit": 2})],
+        ),
+        (
+            [{"tool_id": "c3", "tool_name": "Web-Search", "tool_kwargs": {"query": "c"}}],
+            [("c3", "web_search", {"query": "c"})],
+        ),
+        ([{"id": "c4", "type": "function", "function": {"name": "delete_file", "arguments": "{}"}}], []),
+        ([{"something": "else"}], []),
+        (["not a call"], []),
+    ],
+)
 def test_calls_kept_in_additional_kwargs(raw: list, expected: list) -> None:
     from llama_index.core.llms.llm import ToolSelection
 

@@ -92,9 +92,20 @@ class PagedSession:
     async def list_tools(self, cursor: str | None = None) -> dict[str, Any]:
         self.cursors.append(cursor)
         if cursor is None:
-            return {"tools": [{"name": "structured", "inputSchema": {"type": "object", "properties": {
-                "x": {"type": "integer"}}, "required": ["x"], "additionalProperties": False}}],
-                "nextCursor": "page-2"}
+            return {
+                "tools": [
+                    {
+                        "name": "structured",
+                        "inputSchema": {
+                            "type": "object",
+                            "properties": {"x": {"type": "integer"}},
+                            "required": ["x"],
+                            "additionalProperties": False,
+                        },
+                    }
+                ],
+                "nextCursor": "page-2",
+            }
         return {"tools": [{"name": "images", "description": 7, "inputSchema": None}], "nextCursor": None}
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -113,7 +124,8 @@ def test_paged_listings_and_results_that_are_not_text() -> None:
         registry = tr.ToolRegistry(specs)
         assert (await registry.arun({"name": "structured", "arguments": {"x": "4"}})).value == {"x": 4}
         assert (await registry.arun({"name": "images", "arguments": {}})).value == [
-            {"type": "image", "data": "AA==", "mimeType": "image/png"}]
+            {"type": "image", "data": "AA==", "mimeType": "image/png"}
+        ]
         # A closed schema binds exactly its properties.
         assert not (await registry.arun({"name": "structured", "arguments": {"x": 1, "y": 2}})).ok
 

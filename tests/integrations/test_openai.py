@@ -23,16 +23,22 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 def _message(content: str | None = None, calls: list[tuple[str, str, str]] = ()) -> ChatCompletionMessage:
     payload: dict = {"role": "assistant", "content": content, "refusal": None}
     if calls:
-        payload["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}}
-                                 for i, n, a in calls]
+        payload["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls
+        ]
     return ChatCompletionMessage.model_validate(payload)
 
 
 def test_name_drift_and_broken_arguments_are_repaired_ids_kept(registry: tr.ToolRegistry) -> None:
     msg = _message(calls=[("call_A1", "WebSearch", "{'query': 'cats', 'limit': '5',}")])
     out = repair_chat_message(msg, registry)
-    assert out["tool_calls"] == [{"id": "call_A1", "type": "function",
-                                  "function": {"name": "web_search", "arguments": '{"query": "cats", "limit": 5}'}}]
+    assert out["tool_calls"] == [
+        {
+            "id": "call_A1",
+            "type": "function",
+            "function": {"name": "web_search", "arguments": '{"query": "cats", "limit": 5}'},
+        }
+    ]
     assert "toolrepair_errors" not in out
     # Still the SDK's shape: it validates back into the same type.
     assert ChatCompletionMessage.model_validate(out).tool_calls[0].function.name == "web_search"
@@ -41,14 +47,34 @@ def test_name_drift_and_broken_arguments_are_repaired_ids_kept(registry: tr.Tool
 
 
 def test_a_whole_completion_payload(registry: tr.ToolRegistry) -> None:
-    completion = ChatCompletion.model_validate({
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "gpt-4o-mini",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": None, "message": {
-            "role": "assistant", "content": None, "refusal": None,
-            "tool_calls": [{"id": "call_x", "type": "function",
-                            "function": {"name": "functions.web_search", "arguments": '"{\\"query\\": \\"q\\"}"'}}]}}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
-    })
+    completion = ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1700000000,
+            "model": "gpt-4o-mini",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "logprobs": None,
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "refusal": None,
+                        "tool_calls": [
+                            {
+                                "id": "call_x",
+                                "type": "function",
+                                "function": {"name": "functions.web_search", "arguments": '"{\\"query\\": \\"q\\"}"'},
+                            }
+                        ],
+                    },
+                }
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+        }
+    )
     out = repair_chat_message(completion.choices[0].message, registry)
     assert out["tool_calls"][0]["function"] == {"name": "web_search", "arguments": '{"query": "q"}'}
     # The whole completion is accepted too: every choice is repaired.
@@ -58,21 +84,35 @@ def test_a_whole_completion_payload(registry: tr.ToolRegistry) -> None:
 
 
 def test_a_completion_whose_text_became_calls_finishes_with_tool_calls(registry: tr.ToolRegistry, hermes) -> None:
-    completion = {"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [
-        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": hermes("WebSearch", '{"query": "q"}')}},
-        {"index": 1, "finish_reason": "stop", "message": {"role": "assistant", "content": "No calls."}},
-        {"index": 2, "finish_reason": "stop", "message": None}]}
+    completion = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": hermes("WebSearch", '{"query": "q"}')},
+            },
+            {"index": 1, "finish_reason": "stop", "message": {"role": "assistant", "content": "No calls."}},
+            {"index": 2, "finish_reason": "stop", "message": None},
+        ],
+    }
     out = repair_chat_message(completion, registry)
     first, second, third = out["choices"]
-    assert first["finish_reason"] == "tool_calls" and first["message"]["tool_calls"][0]["function"]["name"] == "web_search"
+    assert (
+        first["finish_reason"] == "tool_calls" and first["message"]["tool_calls"][0]["function"]["name"] == "web_search"
+    )
     assert first["message"]["content"] is None
     assert second == completion["choices"][1] and third == completion["choices"][2]
 
 
-@pytest.mark.parametrize("wrong", [{"role": "user", "content": "hi"}, {"id": "x", "object": "list"},
-                                   {"messages": []}])
+@pytest.mark.parametrize("wrong", [{"role": "user", "content": "hi"}, {"id": "x", "object": "list"}, {"messages": []}])
 def test_anything_else_is_a_type_error_naming_what_it_expects(registry: tr.ToolRegistry, wrong: dict) -> None:
-    with pytest.raises(TypeError, match=r"expects an assistant message \(completion.choices\[0\].message\) or a ChatCompletion"):
+    with pytest.raises(
+        TypeError, match=r"expects an assistant message \(completion.choices\[0\].message\) or a ChatCompletion"
+    ):
         repair_chat_message(wrong, registry)
 
 
@@ -97,8 +137,9 @@ def test_unknown_name_is_kept_with_its_answer_ready(registry: tr.ToolRegistry) -
     assert [c.id for c in tool_calls(out)] == ["call_ok"]
     [error] = out["toolrepair_errors"]
     assert error["tool_call_id"] == "call_bad" and error["name"] == "web_serch_v2"
-    assert error["message"] == ("Tool 'web_serch_v2' not found. Did you mean 'web_search'? "
-                                "Available tools: ['read_file', 'web_search']")
+    assert error["message"] == (
+        "Tool 'web_serch_v2' not found. Did you mean 'web_search'? Available tools: ['read_file', 'web_search']"
+    )
     assert error["tool_message"] == {"role": "tool", "tool_call_id": "call_bad", "content": error["message"]}
 
 
@@ -115,11 +156,17 @@ def test_unknown_name_written_as_text_is_reported(registry: tr.ToolRegistry, her
 
 
 def test_bad_arguments_are_kept_with_their_answers_ready(registry: tr.ToolRegistry) -> None:
-    msg = _message(calls=[("call_t", "web_search", '{"query": "cats", "limit": 3'),
-                          ("call_v", "web_search", '{"query": "cats", "limit": "many"}')])
+    msg = _message(
+        calls=[
+            ("call_t", "web_search", '{"query": "cats", "limit": 3'),
+            ("call_v", "web_search", '{"query": "cats", "limit": "many"}'),
+        ]
+    )
     out = repair_chat_message(msg, registry)
-    assert [c["function"]["arguments"] for c in out["tool_calls"]] == ['{"query": "cats", "limit": 3',
-                                                                      '{"query": "cats", "limit": "many"}']
+    assert [c["function"]["arguments"] for c in out["tool_calls"]] == [
+        '{"query": "cats", "limit": 3',
+        '{"query": "cats", "limit": "many"}',
+    ]
     assert tool_calls(out) == []
     errors = {e["tool_call_id"]: e["message"] for e in out["toolrepair_errors"]}
     assert set(errors) == {"call_t", "call_v"}
@@ -135,8 +182,11 @@ def delete_file(path: str) -> str:
     raise AssertionError("a denied tool ran")
 
 
-POLICIES = [{"deny": ["delete_file"]}, {"allow": ["web_search"]},
-            {"before_call": lambda call: call.name != "delete_file"}]
+POLICIES = [
+    {"deny": ["delete_file"]},
+    {"allow": ["web_search"]},
+    {"before_call": lambda call: call.name != "delete_file"},
+]
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -145,8 +195,9 @@ def test_policy_refuses_native_and_text_calls(policy: dict, spelling: str, herme
     from tests.integrations.conftest import web_search
 
     registry = _denying([web_search, delete_file], **policy)
-    refusal = ("Tool 'delete_file' was refused by policy." if "before_call" in policy
-               else "Tool 'delete_file' is not allowed.")
+    refusal = (
+        "Tool 'delete_file' was refused by policy." if "before_call" in policy else "Tool 'delete_file' is not allowed."
+    )
     native = repair_chat_message(_message(calls=[("call_d", spelling, '{"path": "/"}')]), registry)
     text = repair_chat_message(_message(hermes(spelling, '{"path": "/"}')), registry)
     for out in (native, text):
@@ -157,8 +208,11 @@ def test_policy_refuses_native_and_text_calls(policy: dict, spelling: str, herme
         assert error["tool_message"]["tool_call_id"] == out["tool_calls"][0]["id"]
     responses = repair_response_items([_fc("call_r", spelling, '{"path": "/"}')], registry)
     assert tool_calls(responses) == []
-    assert responses["toolrepair_errors"][0]["output_item"] == {"type": "function_call_output", "call_id": "call_r",
-                                                                "output": refusal}
+    assert responses["toolrepair_errors"][0]["output_item"] == {
+        "type": "function_call_output",
+        "call_id": "call_r",
+        "output": refusal,
+    }
 
 
 def test_tool_error_reaches_the_model_as_its_own_message(registry: tr.ToolRegistry) -> None:
@@ -175,19 +229,37 @@ def test_outcome_without_an_id_is_refused(registry: tr.ToolRegistry) -> None:
 
 # -- Responses API ---------------------------------------------------------------------------
 def _fc(call_id: str, name: str, arguments: str) -> ResponseFunctionToolCall:
-    return ResponseFunctionToolCall.model_validate({"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id,
-                                                    "name": name, "arguments": arguments, "status": "completed"})
+    return ResponseFunctionToolCall.model_validate(
+        {
+            "type": "function_call",
+            "id": f"fc_{call_id}",
+            "call_id": call_id,
+            "name": name,
+            "arguments": arguments,
+            "status": "completed",
+        }
+    )
 
 
 def _text_item(text: str) -> ResponseOutputMessage:
-    return ResponseOutputMessage.model_validate({
-        "type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-        "content": [{"type": "output_text", "text": text, "annotations": []}]})
+    return ResponseOutputMessage.model_validate(
+        {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+    )
 
 
 def test_responses_function_calls_are_repaired_call_ids_kept(registry: tr.ToolRegistry) -> None:
-    items = [_fc("call_1", "Web-Search", '{"query": "cats",}'), _fc("call_2", "nope", "{}"),
-             _fc("call_3", "web_search", '{"query": 7'), _fc("call_4", "read_file", '{"path": "/x"}')]
+    items = [
+        _fc("call_1", "Web-Search", '{"query": "cats",}'),
+        _fc("call_2", "nope", "{}"),
+        _fc("call_3", "web_search", '{"query": 7'),
+        _fc("call_4", "read_file", '{"path": "/x"}'),
+    ]
     result = repair_response_items(items, registry)
     assert [i["call_id"] for i in result["output"]] == ["call_1", "call_2", "call_3", "call_4"]
     assert [c.id for c in tool_calls(result)] == ["call_1", "call_4"]
@@ -198,9 +270,16 @@ def test_responses_function_calls_are_repaired_call_ids_kept(registry: tr.ToolRe
     assert errors["call_2"].startswith("Tool 'nope' not found.")
     assert "Expected parameters for 'web_search'" in errors["call_3"]
     ok, failed = (registry.run(c) for c in tool_calls(result))
-    assert function_call_output(ok) == {"type": "function_call_output", "call_id": "call_1", "output": "3 results for cats"}
-    assert function_call_output(failed) == {"type": "function_call_output", "call_id": "call_4",
-                                            "output": "No such file: /x"}
+    assert function_call_output(ok) == {
+        "type": "function_call_output",
+        "call_id": "call_1",
+        "output": "3 results for cats",
+    }
+    assert function_call_output(failed) == {
+        "type": "function_call_output",
+        "call_id": "call_4",
+        "output": "No such file: /x",
+    }
 
 
 def test_responses_text_calls_are_salvaged_into_function_call_items(registry: tr.ToolRegistry, hermes) -> None:
@@ -220,8 +299,14 @@ def test_custom_tools_and_empty_replies_pass_through(registry: tr.ToolRegistry) 
     assert out["tool_calls"] == [custom] and tool_calls(out) == []
     assert repair_chat_message({"role": "assistant", "content": ""}, registry) == {"role": "assistant", "content": ""}
     # Every call refused: the key stays (each needs its answer) and none is to run.
-    out = repair_chat_message({"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c", "type": "function", "function": {"name": "nope", "arguments": "{}"}}]}, registry)
+    out = repair_chat_message(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c", "type": "function", "function": {"name": "nope", "arguments": "{}"}}],
+        },
+        registry,
+    )
     assert len(out["tool_calls"]) == 1 and tool_calls(out) == []
 
 
@@ -232,7 +317,12 @@ def test_responses_items_of_other_kinds_and_shapes(registry: tr.ToolRegistry, he
     assert result["output"][0] == reasoning and [c.id for c in tool_calls(result)] == ["call_1"]
     assert [c.id for c in tool_calls(result["output"])] == ["call_1"]  # the bare list of items
     refusal = {"type": "refusal", "refusal": "no"}
-    message = {"type": "message", "id": "m", "role": "assistant", "status": "completed",
-               "content": [refusal, {"type": "output_text", "text": "", "annotations": []}]}
+    message = {
+        "type": "message",
+        "id": "m",
+        "role": "assistant",
+        "status": "completed",
+        "content": [refusal, {"type": "output_text", "text": "", "annotations": []}],
+    }
     result = repair_response_items([reasoning, message], registry)
     assert result["output"] == [reasoning, message] and result["toolrepair_errors"] == []

@@ -49,14 +49,21 @@ def read_file(path: str) -> str:
 
 
 def _call(name: str, arguments: str, call_id: str) -> ResponseFunctionToolCall:
-    return ResponseFunctionToolCall(type="function_call", call_id=call_id, name=name, arguments=arguments,
-                                    id=f"fc_{call_id}", status="completed")
+    return ResponseFunctionToolCall(
+        type="function_call", call_id=call_id, name=name, arguments=arguments, id=f"fc_{call_id}", status="completed"
+    )
 
 
 def _text(text: str) -> ResponseOutputMessage:
-    return ResponseOutputMessage.model_validate({"type": "message", "id": "msg_1", "role": "assistant",
-                                                 "status": "completed",
-                                                 "content": [{"type": "output_text", "text": text, "annotations": []}]})
+    return ResponseOutputMessage.model_validate(
+        {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+    )
 
 
 class ScriptedModel(Model):
@@ -70,30 +77,47 @@ class ScriptedModel(Model):
         self.inputs.append(input)
         return ModelResponse(output=next(self.script), usage=Usage(), response_id=None)
 
-    async def stream_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+    async def stream_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> AsyncIterator[Any]:
         self.inputs.append(input)
         output = next(self.script)
-        response = Response(id="resp_1", created_at=0, model="fake", object="response", output=output,
-                            parallel_tool_calls=True, tool_choice="auto", tools=[])
-        yield ResponseCreatedEvent(type="response.created", response=response.model_copy(update={"output": []}),
-                                   sequence_number=0)
+        response = Response(
+            id="resp_1",
+            created_at=0,
+            model="fake",
+            object="response",
+            output=output,
+            parallel_tool_calls=True,
+            tool_choice="auto",
+            tools=[],
+        )
+        yield ResponseCreatedEvent(
+            type="response.created", response=response.model_copy(update={"output": []}), sequence_number=0
+        )
         seq = 0
         for item in output:
             if isinstance(item, ResponseOutputMessage):
                 text = item.content[0].text
                 for start in range(0, len(text), 7):  # the text in 7-character deltas
                     seq += 1
-                    yield ResponseTextDeltaEvent(type="response.output_text.delta", item_id=item.id, output_index=0,
-                                                 content_index=0, delta=text[start:start + 7], sequence_number=seq,
-                                                 logprobs=[])
+                    yield ResponseTextDeltaEvent(
+                        type="response.output_text.delta",
+                        item_id=item.id,
+                        output_index=0,
+                        content_index=0,
+                        delta=text[start : start + 7],
+                        sequence_number=seq,
+                        logprobs=[],
+                    )
         yield ResponseCompletedEvent(type="response.completed", response=response, sequence_number=seq + 1)
 
 
 SCRIPT = [
-    [_call("WebSearch", '{"query": "cats", "limit": "2",}', "c_drift")],   # drifted name, broken JSON
+    [_call("WebSearch", '{"query": "cats", "limit": "2",}', "c_drift")],  # drifted name, broken JSON
     [_text("Again. " + HERMES.format(name="web_search", arguments='{"query": "dogs"}'))],  # a text call
-    [_call("image_search", '{"query": "otters"}', "c_unknown")],           # a tool never offered
-    [_call("web_search", '{"query": "otters"}', "c_next")],                # ... the next turn succeeds
+    [_call("image_search", '{"query": "otters"}', "c_unknown")],  # a tool never offered
+    [_call("web_search", '{"query": "otters"}', "c_next")],  # ... the next turn succeeds
     [_call("delete_file", '{"path": "/"}', "c_denied"), _call("ReadFile", '{"path": "/x"}', "c_fail")],
     [_text("Done.")],
 ]
@@ -104,11 +128,18 @@ def _check(model: ScriptedModel, final: Any) -> None:
     outputs: dict[str, str] = {}
     for sent in model.inputs:
         if isinstance(sent, list):
-            outputs.update({i["call_id"]: i["output"] for i in sent
-                            if isinstance(i, dict) and i.get("type") == "function_call_output"})
+            outputs.update(
+                {
+                    i["call_id"]: i["output"]
+                    for i in sent
+                    if isinstance(i, dict) and i.get("type") == "function_call_output"
+                }
+            )
     assert outputs["c_drift"] == "2 results for cats"
-    assert outputs["c_unknown"] == ("Tool 'image_search' not found. Did you mean 'web_search'? "
-                                    "Available tools: ['delete_file', 'read_file', 'web_search']")
+    assert outputs["c_unknown"] == (
+        "Tool 'image_search' not found. Did you mean 'web_search'? "
+        "Available tools: ['delete_file', 'read_file', 'web_search']"
+    )
     assert outputs["c_next"] == "3 results for otters"
     assert outputs["c_denied"] == "Tool 'delete_file' is not allowed."
     assert outputs["c_fail"] == "No such file: /x"  # a tool's own error, through the formatter
@@ -144,15 +175,27 @@ def test_a_streamed_run_never_shows_the_markup() -> None:
     _check(model, final)
 
 
-@pytest.mark.parametrize("policy", [{"allow": ["web_search"]}, {"before_call": lambda call: call.name != "delete_file"}])
+@pytest.mark.parametrize(
+    "policy", [{"allow": ["web_search"]}, {"before_call": lambda call: call.name != "delete_file"}]
+)
 def test_a_denied_call_never_runs_whatever_the_policy(policy: dict) -> None:
-    model = ScriptedModel([[_call("DeleteFile", '{"path": "/"}', "c1")],
-                           [_text(HERMES.format(name="delete_file", arguments='{"path": "/b"}'))], [_text("OK.")]])
+    model = ScriptedModel(
+        [
+            [_call("DeleteFile", '{"path": "/"}', "c1")],
+            [_text(HERMES.format(name="delete_file", arguments='{"path": "/b"}'))],
+            [_text("OK.")],
+        ]
+    )
     repair = ToolRepair(**policy)
     result = asyncio.run(Runner.run(_agent(model, repair), "x", run_config=repair.run_config()))
     assert RAN == [] and result.final_output == "OK."
-    outputs = [i["output"] for sent in model.inputs if isinstance(sent, list) for i in sent
-               if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    outputs = [
+        i["output"]
+        for sent in model.inputs
+        if isinstance(sent, list)
+        for i in sent
+        if isinstance(i, dict) and i.get("type") == "function_call_output"
+    ]
     assert len(outputs) == 3 and all(o.startswith("Tool 'delete_file' ") for o in outputs)  # replayed history repeats
 
 
@@ -164,8 +207,14 @@ def test_a_given_registry_and_the_formatter_defaults() -> None:
 
     repair = ToolRepair(tr.ToolRegistry([lookup]))
     assert repair.registry_for([]).names == ["lookup"]
-    args = ToolErrorFormatterArgs(kind="approval_rejected", tool_type="function", tool_name="x", call_id="c",
-                                  default_message="no", run_context=None)
+    args = ToolErrorFormatterArgs(
+        kind="approval_rejected",
+        tool_type="function",
+        tool_name="x",
+        call_id="c",
+        default_message="no",
+        run_context=None,
+    )
     assert repair.tool_error_formatter(args) is None
     config = repair.run_config(workflow_name="w")
     assert config.tool_not_found_behavior == "return_error_to_model" and config.workflow_name == "w"
@@ -176,9 +225,21 @@ def test_held_text_is_shown_at_completion_and_the_wrapper_delegates() -> None:
     wrapped = repair.model(model)
 
     async def main() -> list[Any]:
-        events = [e async for e in wrapped.stream_response(None, "x", None, [web_search], None, [], None,
-                                                           previous_response_id=None, conversation_id=None,
-                                                           prompt=None)]
+        events = [
+            e
+            async for e in wrapped.stream_response(
+                None,
+                "x",
+                None,
+                [web_search],
+                None,
+                [],
+                None,
+                previous_response_id=None,
+                conversation_id=None,
+                prompt=None,
+            )
+        ]
         assert wrapped.get_retry_advice(None) is None
         await wrapped.close()
         await wrapped._cleanup_on_run_end(object())

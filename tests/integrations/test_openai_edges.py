@@ -32,11 +32,13 @@ def test_custom_tools_have_no_schema_and_are_kept_as_written() -> None:
 
 
 def test_a_refused_function_call_item_stays_and_is_answered() -> None:
-    items = {"output": [
-        {"type": "function_call", "call_id": "a", "name": "WebSearch", "arguments": '{"query": "cats",}'},
-        {"type": "function_call", "call_id": "b", "name": "rm_rf", "arguments": "{}"},
-        {"type": "reasoning", "summary": []},
-    ]}
+    items = {
+        "output": [
+            {"type": "function_call", "call_id": "a", "name": "WebSearch", "arguments": '{"query": "cats",}'},
+            {"type": "function_call", "call_id": "b", "name": "rm_rf", "arguments": "{}"},
+            {"type": "reasoning", "summary": []},
+        ]
+    }
     repaired = repair_response_items(items, REGISTRY)
     assert [i.get("name") for i in repaired["output"]] == ["web_search", "rm_rf", None]
     [error] = repaired[ERRORS_KEY]
@@ -45,15 +47,21 @@ def test_a_refused_function_call_item_stays_and_is_answered() -> None:
 
 
 def test_tool_calls_of_a_repaired_chat_message_leave_refused_calls_out() -> None:
-    message = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "x"}'}},
-        {"id": "b", "type": "function", "function": {"name": "nope", "arguments": "{}"}},
-    ]}
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "x"}'}},
+            {"id": "b", "type": "function", "function": {"name": "nope", "arguments": "{}"}},
+        ],
+    }
     repaired = repair_chat_message(message, REGISTRY)
     assert [c.id for c in tool_calls(repaired)] == ["a"]
 
 
 def test_tool_calls_of_plain_response_items() -> None:
-    items = [{"type": "message", "content": []},
-             {"type": "function_call", "call_id": "z", "name": "web_search", "arguments": '{"query": "y"}'}]
+    items = [
+        {"type": "message", "content": []},
+        {"type": "function_call", "call_id": "z", "name": "web_search", "arguments": '{"query": "y"}'},
+    ]
     assert [(c.name, c.arguments, c.id) for c in tool_calls(items)] == [("web_search", {"query": "y"}, "z")]

@@ -96,29 +96,37 @@ def test_each_repair_is_a_span_event_and_the_span_takes_the_resolved_name() -> N
     assert "gen_ai.tool.call.id" not in span.attributes
     got = repairs(span)
     assert [e["toolrepair.kind"] for e in got] == [e.kind for e in outcome.events] == ["name", "decode", "coerce"]
-    assert got[0] == {"toolrepair.kind": "name", "toolrepair.dialect": "native",
-                      "toolrepair.from": "WebSearch", "toolrepair.to": "web_search",
-                      "toolrepair.message": "Self-repaired tool name 'WebSearch' -> 'web_search'"}
+    assert got[0] == {
+        "toolrepair.kind": "name",
+        "toolrepair.dialect": "native",
+        "toolrepair.from": "WebSearch",
+        "toolrepair.to": "web_search",
+        "toolrepair.message": "Self-repaired tool name 'WebSearch' -> 'web_search'",
+    }
     # A coercion's before/after are argument values: only its kind and path, unless opted in.
     assert got[2] == {"toolrepair.kind": "coerce", "toolrepair.dialect": "native", "toolrepair.path": "limit"}
 
 
 def test_a_salvaged_call_names_its_dialect() -> None:
     registry = tr.ToolRegistry([web_search])
-    (call,) = registry.salvage('<tool_call>{"name": "web_search", "arguments": {"query": "x", "limit": "3"}}'
-                               "</tool_call>").calls
+    (call,) = registry.salvage(
+        '<tool_call>{"name": "web_search", "arguments": {"query": "x", "limit": "3"}}</tool_call>'
+    ).calls
     assert registry.run(call).ok
     (span,) = spans()
     assert {e["toolrepair.dialect"] for e in repairs(span)} == {call.dialect} != {"native"}
 
 
-@pytest.mark.parametrize(("call", "error_type", "name"), [
-    ({"name": "divide", "arguments": {"a": 1, "b": 0}}, "ZeroDivisionError", "divide"),
-    ({"name": "nope", "arguments": {}}, "not-found", "nope"),
-    ({"name": "schema_only", "arguments": {}}, "no-implementation", "schema_only"),
-    ({"name": "divide", "arguments": {"a": "x", "b": 1}}, "arguments", "divide"),
-    ({"name": "web_search", "arguments": {"query": "q"}}, "denied", "web_search"),
-])
+@pytest.mark.parametrize(
+    ("call", "error_type", "name"),
+    [
+        ({"name": "divide", "arguments": {"a": 1, "b": 0}}, "ZeroDivisionError", "divide"),
+        ({"name": "nope", "arguments": {}}, "not-found", "nope"),
+        ({"name": "schema_only", "arguments": {}}, "no-implementation", "schema_only"),
+        ({"name": "divide", "arguments": {"a": "x", "b": 1}}, "arguments", "divide"),
+        ({"name": "web_search", "arguments": {"query": "q"}}, "denied", "web_search"),
+    ],
+)
 def test_a_failure_sets_error_type_and_the_error_status(call: dict[str, Any], error_type: str, name: str) -> None:
     registry = tr.ToolRegistry([web_search, divide, tr.ToolSpec("schema_only")], deny=["web_search"])
     outcome = registry.run(call)
@@ -156,8 +164,11 @@ def test_arun_and_concurrent_tasks_each_get_their_span() -> None:
     registry = tr.ToolRegistry([fetch, web_search], max_repairs=10)
 
     async def main() -> list[tr.ToolOutcome]:
-        return list(await asyncio.gather(*(registry.arun({"id": f"c{i}", "name": "Fetch", "arguments": {"url": str(i)}})
-                                           for i in range(5))))
+        return list(
+            await asyncio.gather(
+                *(registry.arun({"id": f"c{i}", "name": "Fetch", "arguments": {"url": str(i)}}) for i in range(5))
+            )
+        )
 
     assert all(o.ok for o in asyncio.run(main()))
     got = spans()
@@ -254,8 +265,11 @@ def test_repairs_outside_a_run_go_to_the_callers_span_if_any() -> None:
         _otel.add_repair_events([tr.RepairEvent("decode", "Removed comment at 3")], "hermes", False)
     (span,) = spans()
     assert [e["toolrepair.kind"] for e in repairs(span)] == ["name", "decode"]
-    assert repairs(span)[1] == {"toolrepair.kind": "decode", "toolrepair.dialect": "hermes",
-                                "toolrepair.message": "Removed comment at 3"}
+    assert repairs(span)[1] == {
+        "toolrepair.kind": "decode",
+        "toolrepair.dialect": "hermes",
+        "toolrepair.message": "Removed comment at 3",
+    }
 
 
 def test_a_call_without_a_name_keeps_the_span_name_it_started_with() -> None:
@@ -275,4 +289,7 @@ def test_a_salvaged_calls_carried_repairs_are_span_events_with_the_name_written(
     assert [e["toolrepair.kind"] for e in got] == [e.kind for e in outcome.events]
     name = next(e for e in got if e["toolrepair.kind"] == "name")
     assert (name["toolrepair.from"], name["toolrepair.to"], name["toolrepair.dialect"]) == (
-        "WebSearch", "web_search", "hermes")
+        "WebSearch",
+        "web_search",
+        "hermes",
+    )

@@ -59,14 +59,16 @@ def _scripted(script: list[ModelResponse], seen: list[ModelMessage]) -> Function
 
 def _agent(script: list[ModelResponse], seen: list[ModelMessage], **policy: Any) -> Agent:
     RAN.clear()
-    return Agent(_scripted(script, seen), tools=[web_search, delete_file],
-                 capabilities=[ToolRepair(**policy)])
+    return Agent(_scripted(script, seen), tools=[web_search, delete_file], capabilities=[ToolRepair(**policy)])
 
 
 def _results(message: ModelMessage) -> list[tuple[str, str]]:
     assert isinstance(message, ModelRequest)
-    return [(p.tool_name or "", p.model_response() if isinstance(p, RetryPromptPart) else str(p.content))
-            for p in message.parts if isinstance(p, (ToolReturnPart, RetryPromptPart))]
+    return [
+        (p.tool_name or "", p.model_response() if isinstance(p, RetryPromptPart) else str(p.content))
+        for p in message.parts
+        if isinstance(p, (ToolReturnPart, RetryPromptPart))
+    ]
 
 
 SCRIPT = [
@@ -94,17 +96,24 @@ def test_an_agent_run_through_every_case() -> None:
     assert _results(seen[5]) == [("delete_file", "Tool 'delete_file' is not allowed.")]
     # The history records the calls that ran: repaired names and arguments, salvaged text cut.
     responses = [m for m in result.all_messages() if isinstance(m, ModelResponse)]
-    assert responses[0].parts[0].tool_name == "web_search" and responses[0].parts[0].args == {"query": "cats", "limit": 2}
+    assert responses[0].parts[0].tool_name == "web_search" and responses[0].parts[0].args == {
+        "query": "cats",
+        "limit": 2,
+    }
     assert [type(p).__name__ for p in responses[1].parts] == ["TextPart", "ToolCallPart"]
     assert responses[1].parts[0].content == "Again."
 
 
-@pytest.mark.parametrize("policy", [{"deny": ["delete_file"]}, {"allow": ["web_search"]},
-                                    {"before_call": lambda call: call.name != "delete_file"}])
+@pytest.mark.parametrize(
+    "policy",
+    [{"deny": ["delete_file"]}, {"allow": ["web_search"]}, {"before_call": lambda call: call.name != "delete_file"}],
+)
 def test_a_denied_text_call_never_runs(policy: dict) -> None:
     seen: list[ModelMessage] = []
-    script = [ModelResponse(parts=[TextPart(HERMES.format(name="delete_file", arguments='{"path": "/"}'))]),
-              ModelResponse(parts=[TextPart("OK.")])]
+    script = [
+        ModelResponse(parts=[TextPart(HERMES.format(name="delete_file", arguments='{"path": "/"}'))]),
+        ModelResponse(parts=[TextPart("OK.")]),
+    ]
     assert asyncio.run(_agent(script, seen, **policy).run("x")).output == "OK."
     assert RAN == []
     [(name, refusal)] = _results(seen[1])
@@ -113,9 +122,11 @@ def test_a_denied_text_call_never_runs(policy: dict) -> None:
 
 def test_arguments_that_cannot_be_repaired_get_the_corrective_message() -> None:
     seen: list[ModelMessage] = []
-    script = [ModelResponse(parts=[ToolCallPart("web_search", '{"limit": 2}', tool_call_id="c_bad")]),
-              ModelResponse(parts=[ToolCallPart("web_search", '{"query": "x"}', tool_call_id="c_good")]),
-              ModelResponse(parts=[TextPart("OK.")])]
+    script = [
+        ModelResponse(parts=[ToolCallPart("web_search", '{"limit": 2}', tool_call_id="c_bad")]),
+        ModelResponse(parts=[ToolCallPart("web_search", '{"query": "x"}', tool_call_id="c_good")]),
+        ModelResponse(parts=[TextPart("OK.")]),
+    ]
     assert asyncio.run(_agent(script, seen).run("x")).output == "OK."
     [(name, message)] = _results(seen[1])
     assert name == "web_search" and "Expected parameters for 'web_search'" in message
@@ -129,14 +140,23 @@ def positive(limit: Annotated[int, Field(gt=0)]) -> str:
 
 def test_validation_errors_pydantic_finds_become_a_corrective_message() -> None:
     seen: list[ModelMessage] = []
-    loose = tr.ToolRegistry([tr.ToolSpec("positive", {"type": "object", "properties": {"limit": {"type": "integer"}},
-                                                      "required": ["limit"]})])
-    script = [ModelResponse(parts=[ToolCallPart("Positive", '{"limit": "-1"}', tool_call_id="c1")]),
-              ModelResponse(parts=[TextPart("OK.")])]
+    loose = tr.ToolRegistry(
+        [
+            tr.ToolSpec(
+                "positive", {"type": "object", "properties": {"limit": {"type": "integer"}}, "required": ["limit"]}
+            )
+        ]
+    )
+    script = [
+        ModelResponse(parts=[ToolCallPart("Positive", '{"limit": "-1"}', tool_call_id="c1")]),
+        ModelResponse(parts=[TextPart("OK.")]),
+    ]
     agent = Agent(_scripted(script, seen), tools=[positive], capabilities=[ToolRepair(loose)])
     assert asyncio.run(agent.run("x")).output == "OK."
     [(name, message)] = _results(seen[1])
-    assert name == "positive" and message.startswith("Invalid arguments for 'positive': limit: Input should be greater than 0.")
+    assert name == "positive" and message.startswith(
+        "Invalid arguments for 'positive': limit: Input should be greater than 0."
+    )
     assert "Expected parameters for 'positive'" in message
 
 
@@ -153,20 +173,30 @@ def _streamed(turns: list[list[str]]) -> FunctionModel:
 
 def test_streamed_text_never_shows_the_markup() -> None:
     RAN.clear()
-    turns = [["Let me ", "look. <tool_", 'call>{"name": "WebSearch", "arguments": {"query": "x"}}</tool_call>', " Now."],
-             ['<tool_call>{"name": "delete_file", ', '"arguments": {"path": "/"}}</tool_call>'],
-             ["All ", "done."]]
-    agent = Agent(_streamed(turns), tools=[web_search, delete_file],
-                  capabilities=[ToolRepair(deny=["delete_file"], screen_stream=True)])
+    turns = [
+        ["Let me ", "look. <tool_", 'call>{"name": "WebSearch", "arguments": {"query": "x"}}</tool_call>', " Now."],
+        ['<tool_call>{"name": "delete_file", ', '"arguments": {"path": "/"}}</tool_call>'],
+        ["All ", "done."],
+    ]
+    agent = Agent(
+        _streamed(turns),
+        tools=[web_search, delete_file],
+        capabilities=[ToolRepair(deny=["delete_file"], screen_stream=True)],
+    )
 
     async def main() -> tuple[list[Any], Any]:
         async with agent.run_stream_events("go") as events:
             return [e async for e in events], None
 
     events, _ = asyncio.run(main())
-    shown = "".join(e.part.content if isinstance(e, PartStartEvent) and isinstance(e.part, TextPart) else
-                    e.delta.content_delta if isinstance(e, PartDeltaEvent) and isinstance(e.delta, TextPartDelta)
-                    else "" for e in events)
+    shown = "".join(
+        e.part.content
+        if isinstance(e, PartStartEvent) and isinstance(e.part, TextPart)
+        else e.delta.content_delta
+        if isinstance(e, PartDeltaEvent) and isinstance(e.delta, TextPartDelta)
+        else ""
+        for e in events
+    )
     assert "<tool_call>" not in shown and "tool_call" not in shown
     assert shown == "Let me look. Now.All done."
     ends = [e.part.content for e in events if isinstance(e, PartEndEvent) and isinstance(e.part, TextPart)]
@@ -191,8 +221,12 @@ def test_the_validation_hooks_on_calls_after_model_request_never_saw() -> None:
             await capability.before_tool_execute(None, call=call, tool_def=tool_def, args={})
         assert skipped.value.result == "Tool 'delete_file' is not allowed."
         allowing = ToolRepair()
-        assert await allowing.before_tool_validate(None, call=call, tool_def=tool_def, args='{"path": "/x",}') == {"path": "/x"}
-        assert await allowing.before_tool_execute(None, call=call, tool_def=tool_def, args={"path": "/x"}) == {"path": "/x"}
+        assert await allowing.before_tool_validate(None, call=call, tool_def=tool_def, args='{"path": "/x",}') == {
+            "path": "/x"
+        }
+        assert await allowing.before_tool_execute(None, call=call, tool_def=tool_def, args={"path": "/x"}) == {
+            "path": "/x"
+        }
         with pytest.raises(ModelRetry, match="Expected parameters for 'delete_file'"):
             await allowing.before_tool_validate(None, call=call, tool_def=tool_def, args="{}")
         retry = ModelRetry("the tool's own validator")
@@ -221,14 +255,19 @@ def test_the_defaults_neither_stream_nor_break_a_non_streaming_model() -> None:
 
 def test_a_text_call_to_a_tool_never_offered_is_answered_and_the_next_turn_runs() -> None:
     seen: list[ModelMessage] = []
-    script = [ModelResponse(parts=[TextPart("Looking. " + HERMES.format(name="image_search",
-                                                                        arguments='{"query": "otters"}'))]),
-              ModelResponse(parts=[TextPart(HERMES.format(name="web_search", arguments='{"query": "otters"}'))]),
-              ModelResponse(parts=[TextPart("Otters found.")])]
+    script = [
+        ModelResponse(
+            parts=[TextPart("Looking. " + HERMES.format(name="image_search", arguments='{"query": "otters"}'))]
+        ),
+        ModelResponse(parts=[TextPart(HERMES.format(name="web_search", arguments='{"query": "otters"}'))]),
+        ModelResponse(parts=[TextPart("Otters found.")]),
+    ]
     result = asyncio.run(_agent(script, seen).run("otters"))
     assert result.output == "Otters found."
     [(name, retry)] = _results(seen[1])
     assert name == "image_search" and "Unknown tool name: 'image_search'" in retry and "'web_search'" in retry
     assert _results(seen[2]) == [("web_search", "3 results for otters")]
     first = next(m for m in result.all_messages() if isinstance(m, ModelResponse))
-    assert [type(p).__name__ for p in first.parts] == ["TextPart", "ToolCallPart"] and first.parts[0].content == "Looking."
+    assert [type(p).__name__ for p in first.parts] == ["TextPart", "ToolCallPart"] and first.parts[
+        0
+    ].content == "Looking."

@@ -23,8 +23,10 @@ from scale_data import TOOLS, mixed_lines  # noqa: E402
 from toolrepair.integrations.ray import REPORT_COLUMN, FixBatches, fix_dataset  # noqa: E402
 
 # Ray's own deprecations (its DataContext warns about its own defaults) are not ours to fix.
-pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning:ray"),
-              pytest.mark.filterwarnings("ignore::FutureWarning:ray")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:ray"),
+    pytest.mark.filterwarnings("ignore::FutureWarning:ray"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +51,7 @@ def cli_fix(tmp_path: Path, data: bytes) -> tuple[bytes, dict[str, Any]]:
 
 def test_fix_dataset_equals_the_cli(local_ray: None, tmp_path: Path) -> None:
     lines = mixed_lines(600)
-    shards = [lines[i:i + 200] for i in range(0, 600, 200)]
+    shards = [lines[i : i + 200] for i in range(0, 600, 200)]
     paths = []
     for k, shard in enumerate(shards):
         path = tmp_path / f"part-{k}.jsonl"

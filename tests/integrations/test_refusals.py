@@ -25,8 +25,7 @@ def read_file(path: str) -> str:
 
 UNKNOWN = '<tool_call>{"name": "web_serch_v2", "arguments": {"query": "cats"}}</tool_call>'
 FIXED = '<tool_call>{"name": "web_search", "arguments": {"query": "cats"}}</tool_call>'
-NOT_FOUND = ("Tool 'web_serch_v2' not found. Did you mean 'web_search'? "
-             "Available tools: ['read_file', 'web_search']")
+NOT_FOUND = "Tool 'web_serch_v2' not found. Did you mean 'web_search'? Available tools: ['read_file', 'web_search']"
 UNDECODABLE = '<tool_call>{"name": "web_search", "arguments": {"query": }}</tool_call>'
 
 
@@ -110,8 +109,9 @@ def test_langchain_create_agent_middleware(use_async: bool) -> None:
         def bind_tools(self, tools: Any, **kwargs: Any) -> Scripted:
             return self
 
-    agent = create_agent(Scripted(messages=iter(_lc_script())), list(tools),
-                         middleware=[ToolRepairMiddleware(tr.ToolRegistry(tools))])
+    agent = create_agent(
+        Scripted(messages=iter(_lc_script())), list(tools), middleware=[ToolRepairMiddleware(tr.ToolRegistry(tools))]
+    )
     payload = {"messages": [HumanMessage("cats?")]}
     result = asyncio.run(agent.ainvoke(payload)) if use_async else agent.invoke(payload)
     _check_lc(result["messages"])
@@ -130,9 +130,15 @@ def test_openai_agents_runner(streamed: bool) -> None:
     from toolrepair.integrations.openai_agents import ToolRepair
 
     def text(value: str) -> ResponseOutputMessage:
-        return ResponseOutputMessage.model_validate({
-            "type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-            "content": [{"type": "output_text", "text": value, "annotations": []}]})
+        return ResponseOutputMessage.model_validate(
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": value, "annotations": []}],
+            }
+        )
 
     class Scripted(Model):  # type: ignore[misc]
         def __init__(self) -> None:
@@ -145,8 +151,16 @@ def test_openai_agents_runner(streamed: bool) -> None:
 
         async def stream_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
             self.inputs.append(input)
-            response = Response(id="r", created_at=0, model="m", object="response", output=next(self.script),
-                                parallel_tool_calls=True, tool_choice="auto", tools=[])
+            response = Response(
+                id="r",
+                created_at=0,
+                model="m",
+                object="response",
+                output=next(self.script),
+                parallel_tool_calls=True,
+                tool_choice="auto",
+                tools=[],
+            )
             yield ResponseCompletedEvent(type="response.completed", response=response, sequence_number=1)
 
     model, repair = Scripted(), ToolRepair()
@@ -161,8 +175,13 @@ def test_openai_agents_runner(streamed: bool) -> None:
         return result.final_output
 
     assert asyncio.run(run()) == "Cats found."
-    outputs = [i["output"] for sent in model.inputs if isinstance(sent, list) for i in sent
-               if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    outputs = [
+        i["output"]
+        for sent in model.inputs
+        if isinstance(sent, list)
+        for i in sent
+        if isinstance(i, dict) and i.get("type") == "function_call_output"
+    ]
     assert outputs[0] == NOT_FOUND and outputs[-1] == "3 results for cats"
 
 
@@ -191,8 +210,11 @@ def test_langgraph_hand_built_graph_streams_no_markup_through_the_screened_model
     graph.add_conditional_edges("model", tools_condition)
     graph.add_edge("tools", "model")
     items = list(graph.compile().stream({"messages": [HumanMessage("cats?")]}, stream_mode=["messages", "values"]))
-    shown = "".join(chunk.content for mode, (chunk, _) in ((m, d) for m, d in items if m == "messages")
-                    if isinstance(chunk, AIMessageChunk) and isinstance(chunk.content, str))
+    shown = "".join(
+        chunk.content
+        for mode, (chunk, _) in ((m, d) for m, d in items if m == "messages")
+        if isinstance(chunk, AIMessageChunk) and isinstance(chunk.content, str)
+    )
     assert "tool_call" not in shown and shown.replace(" ", "") == "Searching.Catsfound."
     final = [d for m, d in items if m == "values"][-1]["messages"]
     assert [m.content for m in final if isinstance(m, ToolMessage)] == ["3 results for cats"]
@@ -221,19 +243,30 @@ def test_google_adk_runner(stream: bool) -> None:
             text = self.script.pop(0)
             if stream:
                 for start in range(0, len(text), 6):
-                    yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text[start:start + 6])]),
-                                      partial=True)
+                    yield LlmResponse(
+                        content=types.Content(role="model", parts=[types.Part(text=text[start : start + 6])]),
+                        partial=True,
+                    )
             yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]), turn_complete=True)
 
     llm = Scripted(model="scripted", script=["Searching. " + UNKNOWN, UNDECODABLE, FIXED, "Cats found."], seen=[])
     agent = LlmAgent(name="scripted", model=llm, tools=[web_search, read_file])
-    runner = InMemoryRunner(app=App(name="t", root_agent=agent, plugins=[ToolRepairPlugin(tr.ToolRegistry(agent.tools))]))
+    runner = InMemoryRunner(
+        app=App(name="t", root_agent=agent, plugins=[ToolRepairPlugin(tr.ToolRegistry(agent.tools))])
+    )
 
     async def main() -> list[Any]:
         session = await runner.session_service.create_session(app_name="t", user_id="u")
         config = RunConfig(streaming_mode=StreamingMode.SSE if stream else StreamingMode.NONE)
-        events = [e async for e in runner.run_async(user_id="u", session_id=session.id, run_config=config,
-                                                    new_message=types.Content(role="user", parts=[types.Part(text="go")]))]
+        events = [
+            e
+            async for e in runner.run_async(
+                user_id="u",
+                session_id=session.id,
+                run_config=config,
+                new_message=types.Content(role="user", parts=[types.Part(text="go")]),
+            )
+        ]
         await runner.close()
         return events
 
@@ -258,8 +291,13 @@ def test_llamaindex_tool_repair_agent() -> None:
 
     from toolrepair.integrations.llamaindex import ToolRepairAgent
 
-    replies = iter([ChatMessage(role="assistant", content="Searching. " + UNKNOWN),
-                    ChatMessage(role="assistant", content=FIXED), ChatMessage(role="assistant", content="Cats found.")])
+    replies = iter(
+        [
+            ChatMessage(role="assistant", content="Searching. " + UNKNOWN),
+            ChatMessage(role="assistant", content=FIXED),
+            ChatMessage(role="assistant", content="Cats found."),
+        ]
+    )
     llm = MockFunctionCallingLLM(response_generator=lambda messages, **kwargs: next(replies))
     tools = [FunctionTool.from_defaults(web_search), FunctionTool.from_defaults(read_file)]
     agent = ToolRepairAgent(tools=tools, llm=llm, streaming=False)
@@ -271,7 +309,9 @@ def test_llamaindex_tool_repair_agent() -> None:
 
     results, final = asyncio.run(run())
     assert [(str(r.tool_output.content), r.tool_output.is_error) for r in results] == [
-        (NOT_FOUND, True), ("3 results for cats", False)]
+        (NOT_FOUND, True),
+        ("3 results for cats", False),
+    ]
     assert final == "Cats found."
 
 
@@ -299,8 +339,11 @@ def test_smolagents_tool_calling_agent(stream: bool) -> None:
     class Scripted(Model):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__(model_id="scripted")
-            self.script = ["Searching. " + UNKNOWN + " " + FIXED, FIXED,
-                           '<tool_call>{"name": "final_answer", "arguments": {"answer": "Cats found."}}</tool_call>']
+            self.script = [
+                "Searching. " + UNKNOWN + " " + FIXED,
+                FIXED,
+                '<tool_call>{"name": "final_answer", "arguments": {"answer": "Cats found."}}</tool_call>',
+            ]
             self.seen: list[Any] = []
 
         def generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
@@ -311,11 +354,12 @@ def test_smolagents_tool_calling_agent(stream: bool) -> None:
             self.seen.append(messages)
             text = self.script.pop(0)
             for start in range(0, len(text), 5):
-                yield ChatMessageStreamDelta(content=text[start:start + 5])
+                yield ChatMessageStreamDelta(content=text[start : start + 5])
 
     model = Scripted()
-    agent = ToolCallingAgent(tools=[web_search], model=ToolRepairModel(model), max_steps=5, verbosity_level=0,
-                             stream_outputs=stream)
+    agent = ToolCallingAgent(
+        tools=[web_search], model=ToolRepairModel(model), max_steps=5, verbosity_level=0, stream_outputs=stream
+    )
     assert agent.run("cats?") == "Cats found."
     # The reply beside the call to a tool never offered is refused whole, with the native message.
     sent = [("\n".join(str(m.content) for m in step)) for step in model.seen]
@@ -363,10 +407,17 @@ def test_anthropic_messages_loop() -> None:
         calls = tool_calls(repaired)
         if not calls:
             break
-        history.append({"role": "user", "content": [
-            errors[c.id]["tool_result"] if c.id in errors else tool_result_block(registry.run(c)) for c in calls]})
-    answers = [b["content"] for m in history if m["role"] == "user" and isinstance(m["content"], list)
-               for b in m["content"]]
+        history.append(
+            {
+                "role": "user",
+                "content": [
+                    errors[c.id]["tool_result"] if c.id in errors else tool_result_block(registry.run(c)) for c in calls
+                ],
+            }
+        )
+    answers = [
+        b["content"] for m in history if m["role"] == "user" and isinstance(m["content"], list) for b in m["content"]
+    ]
     assert answers == [NOT_FOUND, "3 results for cats"] and history[-1]["content"][0]["text"] == "Cats found."
     assert tr.repair_history(history)[1].changes == ()
 
@@ -386,8 +437,13 @@ def test_litellm_completion_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     for text in ("Searching. " + UNKNOWN, FIXED, "Cats found."):
         reply = repair_response(litellm.completion(model="gpt-4o-mini", messages=history, mock_response=text), registry)
         message = reply.choices[0].message
-        history.append({"role": "assistant", "content": message.content,
-                        **({"tool_calls": [c.model_dump() for c in message.tool_calls]} if message.tool_calls else {})})
+        history.append(
+            {
+                "role": "assistant",
+                "content": message.content,
+                **({"tool_calls": [c.model_dump() for c in message.tool_calls]} if message.tool_calls else {}),
+            }
+        )
         for call in message.tool_calls or []:
             outcome = registry.run({"name": call.function.name, "arguments": call.function.arguments, "id": call.id})
             answers.append(outcome.content)
@@ -417,8 +473,11 @@ def test_mcp_tools_in_a_chat_loop() -> None:
             errors = {e["tool_call_id"]: e for e in repaired.pop(ERRORS_KEY, [])}
             history.append(repaired)
             for call in tool_calls(repaired):
-                history.append(errors[call.id]["tool_message"] if call.id in errors
-                               else tool_result_message(await registry.arun(call)))
+                history.append(
+                    errors[call.id]["tool_message"]
+                    if call.id in errors
+                    else tool_result_message(await registry.arun(call))
+                )
         return history
 
     async def main() -> list[Any]:

@@ -65,9 +65,14 @@ def test_openai() -> None:
 
     RAN.clear()
     registry = tr.ToolRegistry([web_search])
-    message = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"c{i}", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "cats"}'}}
-        for i in range(TIMES)]}
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "cats"}'}}
+            for i in range(TIMES)
+        ],
+    }
     with registry.turn():
         repaired = repair_chat_message(message, registry)
         answers = [tool_result_message(registry.run(call))["content"] for call in tool_calls(repaired)]
@@ -80,8 +85,12 @@ def test_anthropic() -> None:
 
     RAN.clear()
     registry = tr.ToolRegistry([web_search])
-    message = {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "web_search",
-                                                 "input": {"query": "cats"}} for i in range(TIMES)]}
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": f"t{i}", "name": "web_search", "input": {"query": "cats"}} for i in range(TIMES)
+        ],
+    }
     with registry.turn():
         repaired = repair_message(message, registry)
         answers = [tool_result_block(registry.run(call))["content"] for call in tool_calls(repaired)]
@@ -103,7 +112,9 @@ def test_langchain_create_agent() -> None:
 
     RAN.clear()
     tools = [tool(web_search)]
-    calls = [{"name": "web_search", "args": {"query": "cats"}, "id": f"c{i}", "type": "tool_call"} for i in range(TIMES)]
+    calls = [
+        {"name": "web_search", "args": {"query": "cats"}, "id": f"c{i}", "type": "tool_call"} for i in range(TIMES)
+    ]
     script = iter([AIMessage(content="", tool_calls=calls), AIMessage(content="Done.")])
     agent = create_agent(Scripted(messages=script), tools, middleware=[ToolRepairMiddleware(tr.ToolRegistry(tools))])
     result = agent.invoke({"messages": [HumanMessage("cats?")]})
@@ -129,9 +140,14 @@ def test_pydantic_ai() -> None:
 
     RAN.clear()
     seen: list[Any] = []
-    script = iter([ModelResponse(parts=[ToolCallPart("web_search", {"query": "cats"}, tool_call_id=f"c{i}")
-                                        for i in range(TIMES)]),
-                   ModelResponse(parts=[TextPart("Done.")])])
+    script = iter(
+        [
+            ModelResponse(
+                parts=[ToolCallPart("web_search", {"query": "cats"}, tool_call_id=f"c{i}") for i in range(TIMES)]
+            ),
+            ModelResponse(parts=[TextPart("Done.")]),
+        ]
+    )
 
     def model(messages: list[Any], info: Any) -> Any:
         seen.append(messages[-1])
@@ -141,8 +157,11 @@ def test_pydantic_ai() -> None:
     assert asyncio.run(agent.run("cats?")).output == "Done."
     request = seen[1]
     assert isinstance(request, ModelRequest)
-    answers = [p.model_response() if isinstance(p, RetryPromptPart) else str(p.content)
-               for p in request.parts if isinstance(p, (ToolReturnPart, RetryPromptPart))]
+    answers = [
+        p.model_response() if isinstance(p, RetryPromptPart) else str(p.content)
+        for p in request.parts
+        if isinstance(p, (ToolReturnPart, RetryPromptPart))
+    ]
     assert RAN == ["cats"] * 3 and answers[:3] == [OK] * 3 and "has already run 3 times" in answers[3]
 
 
@@ -153,10 +172,26 @@ def test_openai_agents() -> None:
 
     from toolrepair.integrations.openai_agents import ToolRepair
 
-    done = ResponseOutputMessage.model_validate({"type": "message", "id": "m", "role": "assistant", "status": "completed",
-                                                 "content": [{"type": "output_text", "text": "Done.", "annotations": []}]})
-    calls = [ResponseFunctionToolCall(type="function_call", call_id=f"c{i}", name="web_search",
-                                      arguments='{"query": "cats"}', id=f"fc{i}", status="completed") for i in range(TIMES)]
+    done = ResponseOutputMessage.model_validate(
+        {
+            "type": "message",
+            "id": "m",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "Done.", "annotations": []}],
+        }
+    )
+    calls = [
+        ResponseFunctionToolCall(
+            type="function_call",
+            call_id=f"c{i}",
+            name="web_search",
+            arguments='{"query": "cats"}',
+            id=f"fc{i}",
+            status="completed",
+        )
+        for i in range(TIMES)
+    ]
 
     class Scripted(Model):  # type: ignore[misc]
         def __init__(self) -> None:

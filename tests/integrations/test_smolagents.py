@@ -52,8 +52,15 @@ def delete_file(path: str) -> str:
 
 
 def _native(name: str, arguments: Any, ident: str) -> ChatMessage:
-    return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[ChatMessageToolCall(
-        id=ident, type="function", function=ChatMessageToolCallFunction(name=name, arguments=arguments))])
+    return ChatMessage(
+        role=MessageRole.ASSISTANT,
+        content="",
+        tool_calls=[
+            ChatMessageToolCall(
+                id=ident, type="function", function=ChatMessageToolCallFunction(name=name, arguments=arguments)
+            )
+        ],
+    )
 
 
 def _text(text: str) -> ChatMessage:
@@ -68,8 +75,14 @@ class ScriptedModel(Model):
         self.script = copy.deepcopy(script)  # replies are changed in place as an agent reads them
         self.seen: list[Any] = []
 
-    def generate(self, messages: Any, stop_sequences: Any = None, response_format: Any = None,
-                 tools_to_call_from: Any = None, **kwargs: Any) -> ChatMessage:
+    def generate(
+        self,
+        messages: Any,
+        stop_sequences: Any = None,
+        response_format: Any = None,
+        tools_to_call_from: Any = None,
+        **kwargs: Any,
+    ) -> ChatMessage:
         self.seen.append(messages)
         return self.script.pop(0)
 
@@ -77,11 +90,13 @@ class ScriptedModel(Model):
         self.seen.append(messages)
         reply = self.script.pop(0)
         if reply.tool_calls:
-            yield ChatMessageStreamDelta(content=None, tool_calls=[_delta(i, tc) for i, tc in enumerate(reply.tool_calls)])
+            yield ChatMessageStreamDelta(
+                content=None, tool_calls=[_delta(i, tc) for i, tc in enumerate(reply.tool_calls)]
+            )
             return
         text = reply.content or ""
         for start in range(0, len(text), 5):
-            yield ChatMessageStreamDelta(content=text[start:start + 5])
+            yield ChatMessageStreamDelta(content=text[start : start + 5])
 
 
 def _delta(index: int, tc: ChatMessageToolCall) -> Any:
@@ -91,11 +106,11 @@ def _delta(index: int, tc: ChatMessageToolCall) -> Any:
 
 
 SCRIPT = [
-    _native("WebSearch", '{"query": "cats", "limit": "2",}', "c_drift"),     # drifted name, broken JSON
+    _native("WebSearch", '{"query": "cats", "limit": "2",}', "c_drift"),  # drifted name, broken JSON
     _text("Again. " + HERMES.format(name="web_search", arguments='{"query": "dogs"}')),  # a text call
-    _native("image_search", '{"query": "otters"}', "c_unknown"),             # a tool never offered
-    _native("web_search", '{"query": "otters"}', "c_next"),                  # ... the next turn succeeds
-    _native("DeleteFile", '{"path": "/"}', "c_denied"),                      # denied by policy
+    _native("image_search", '{"query": "otters"}', "c_unknown"),  # a tool never offered
+    _native("web_search", '{"query": "otters"}', "c_next"),  # ... the next turn succeeds
+    _native("DeleteFile", '{"path": "/"}', "c_denied"),  # denied by policy
     _text(HERMES.format(name="final_answer", arguments='{"answer": "Done."}')),
 ]
 
@@ -107,8 +122,13 @@ def _sent(model: ScriptedModel, step: int) -> str:
 def _run(*, stream: bool, **policy: Any) -> tuple[ScriptedModel, Any]:
     RAN.clear()
     model = ScriptedModel(SCRIPT)
-    agent = ToolCallingAgent(tools=[web_search, delete_file], model=ToolRepairModel(model, **policy),
-                             max_steps=8, verbosity_level=0, stream_outputs=stream)
+    agent = ToolCallingAgent(
+        tools=[web_search, delete_file],
+        model=ToolRepairModel(model, **policy),
+        max_steps=8,
+        verbosity_level=0,
+        stream_outputs=stream,
+    )
     return model, agent.run("find things")
 
 
@@ -125,15 +145,23 @@ def test_an_agent_run_through_every_case(stream: bool) -> None:
     assert "Tool 'delete_file' is not allowed." in _sent(model, 5)
 
 
-@pytest.mark.parametrize("policy", [{"allow": ["web_search", "final_answer"]},
-                                    {"before_call": lambda call: call.name != "delete_file"}])
+@pytest.mark.parametrize(
+    "policy", [{"allow": ["web_search", "final_answer"]}, {"before_call": lambda call: call.name != "delete_file"}]
+)
 def test_a_denied_text_call_never_runs(policy: dict) -> None:
     RAN.clear()
-    model = ScriptedModel([_text(HERMES.format(name="delete_file", arguments='{"path": "/"}') +
-                                 HERMES.format(name="web_search", arguments='{"query": "x"}')),
-                           _native("final_answer", {"answer": "OK."}, "c_end")])
-    agent = ToolCallingAgent(tools=[web_search, delete_file], model=ToolRepairModel(model, **policy),
-                             max_steps=4, verbosity_level=0)
+    model = ScriptedModel(
+        [
+            _text(
+                HERMES.format(name="delete_file", arguments='{"path": "/"}')
+                + HERMES.format(name="web_search", arguments='{"query": "x"}')
+            ),
+            _native("final_answer", {"answer": "OK."}, "c_end"),
+        ]
+    )
+    agent = ToolCallingAgent(
+        tools=[web_search, delete_file], model=ToolRepairModel(model, **policy), max_steps=4, verbosity_level=0
+    )
     assert agent.run("x") == "OK."
     assert RAN == []  # one refused call: none of the reply runs
     sent = _sent(model, 1)
@@ -151,7 +179,9 @@ def test_streamed_text_never_shows_the_markup() -> None:
 
 def test_text_without_a_usable_call_gets_a_corrective_error() -> None:
     wrapper = ToolRepairModel(ScriptedModel([]), tr.ToolRegistry([web_search]))
-    with pytest.raises(ValueError, match=r"No tool call was found in the reply: call one of the tools \['web_search'\]"):
+    with pytest.raises(
+        ValueError, match=r"No tool call was found in the reply: call one of the tools \['web_search'\]"
+    ):
         wrapper.parse_tool_calls(_text("I think I am done."))
     with pytest.raises(ValueError, match=r"Tool 'image_search' not found. Did you mean 'web_search'\?"):
         wrapper.parse_tool_calls(_text(HERMES.format(name="image_search", arguments='{"query": "x"}')))

@@ -256,7 +256,9 @@ def scores(verdict: Verdict = Verdict.CALLS) -> dict[str, list[Case]]:
 
 def write_baseline(verdict: Verdict) -> Path:
     """Record today's pass set (run by hand after an improvement, never by the tests)."""
-    passing = {family: sorted(c.fixture_id for c in cases if c.passed) for family, cases in sorted(scores(verdict).items())}
+    passing = {
+        family: sorted(c.fixture_id for c in cases if c.passed) for family, cases in sorted(scores(verdict).items())
+    }
     path = baseline_path(verdict)
     path.write_text(json.dumps(passing, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path

@@ -45,8 +45,10 @@ def tool_call_repair() -> ModuleType | None:
     return module
 
 
-MISSING_WHEEL = (f"the tool-call-repair wheel is not in {WHEELS} (run: pip download --no-deps "
-                 f"tool-call-repair==0.1.0 -d .cache/oracles)")
+MISSING_WHEEL = (
+    f"the tool-call-repair wheel is not in {WHEELS} (run: pip download --no-deps "
+    f"tool-call-repair==0.1.0 -d .cache/oracles)"
+)
 
 
 @cache

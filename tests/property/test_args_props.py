@@ -312,5 +312,3 @@ def test_apply_gives_a_dict_or_an_argument_error(
     else:
         assert isinstance(value, dict)
         assert all(event.tool == "t" and event.kind in ("rename", "coerce") for event in events)
-
-

@@ -76,54 +76,93 @@ def _xml_params(call: tr.ToolCall, tag: str) -> str:
 RENDER: dict[str, Render] = {
     "hermes": lambda c: f"<tool_call>\n{_obj(c)}\n</tool_call>",
     "function_tag": lambda c: f"<function={c.name}>{_args(c)}</function>",
-    "deepseek_v3": lambda c: (f"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{c.name}\n```json\n"
-                              f"{_args(c)}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
-    "deepseek_v31": lambda c: (f"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{c.name}<｜tool▁sep｜>{_args(c)}"
-                               "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
-    "kimi_k2": lambda c: (f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{c.name}:0"
-                          f"<|tool_call_argument_begin|>{_args(c)}<|tool_call_end|><|tool_calls_section_end|>"),
-    "harmony": lambda c: (f"<|start|>assistant<|channel|>commentary to=functions.{c.name} <|constrain|>json"
-                          f"<|message|>{_args(c)}<|call|>"),
+    "deepseek_v3": lambda c: (
+        f"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{c.name}\n```json\n"
+        f"{_args(c)}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    ),
+    "deepseek_v31": lambda c: (
+        f"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{c.name}<｜tool▁sep｜>{_args(c)}"
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    ),
+    "kimi_k2": lambda c: (
+        f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{c.name}:0"
+        f"<|tool_call_argument_begin|>{_args(c)}<|tool_call_end|><|tool_calls_section_end|>"
+    ),
+    "harmony": lambda c: (
+        f"<|start|>assistant<|channel|>commentary to=functions.{c.name} <|constrain|>json<|message|>{_args(c)}<|call|>"
+    ),
     "gemma4": lambda c: f"<|tool_call>call:{c.name}{_loose(c.arguments, GEMMA_QUOTE)}<tool_call|>",
-    "functiongemma": lambda c: f"<start_function_call>call:{c.name}{_loose(c.arguments, '<escape>')}<end_function_call>",
-    "qwen3_coder": lambda c: ("<tool_call>\n<function=" + c.name + ">\n"
-                              + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in c.arguments.items())
-                              + "</function>\n</tool_call>"),
-    "glm": lambda c: (f"<tool_call>{c.name}\n"
-                      + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in c.arguments.items())
-                      + "</tool_call>"),
-    "seed_oss": lambda c: ("<seed:tool_call>\n<function=" + c.name + ">\n"
-                           + "".join(f"<parameter={k}>{v}</parameter>\n" for k, v in c.arguments.items())
-                           + "</function>\n</seed:tool_call>"),
-    "minimax_m2": lambda c: (f'<minimax:tool_call>\n<invoke name="{c.name}">\n{_xml_params(c, "parameter")}\n'
-                             "</invoke>\n</minimax:tool_call>"),
-    "minimax_m3": lambda c: ("]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"" + c.name + "\">"
-                             + "".join(f"]<]minimax[>[<{k}>{v}]<]minimax[>[</{k}>" for k, v in c.arguments.items())
-                             + "]<]minimax[>[</invoke>]<]minimax[>[</tool_call>"),
-    "dsml": lambda c: (f'<｜DSML｜function_calls>\n<｜DSML｜invoke name="{c.name}">\n'
-                       + "".join(f'<｜DSML｜parameter name="{k}" string="true">{v}</｜DSML｜parameter>\n'
-                                 if isinstance(v, str) else
-                                 f'<｜DSML｜parameter name="{k}" string="false">{json.dumps(v)}</｜DSML｜parameter>\n'
-                                 for k, v in c.arguments.items())
-                       + "</｜DSML｜invoke>\n</｜DSML｜function_calls>"),
-    "step3": lambda c: (f'<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{c.name}">'
-                        f'{_xml_params(c, "steptml:parameter")}</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>'),
-    "glimmer": lambda c: (f'<atem:function_calls><atem:invoke name="{c.name}">{_xml_params(c, "atem:parameter")}'
-                          "</atem:invoke></atem:function_calls>"),
-    "anthropic_xml": lambda c: (f'<function_calls>\n<invoke name="{c.name}">\n{_xml_params(c, "parameter")}\n'
-                                "</invoke>\n</function_calls>"),
+    "functiongemma": lambda c: (
+        f"<start_function_call>call:{c.name}{_loose(c.arguments, '<escape>')}<end_function_call>"
+    ),
+    "qwen3_coder": lambda c: (
+        "<tool_call>\n<function="
+        + c.name
+        + ">\n"
+        + "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in c.arguments.items())
+        + "</function>\n</tool_call>"
+    ),
+    "glm": lambda c: (
+        f"<tool_call>{c.name}\n"
+        + "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in c.arguments.items())
+        + "</tool_call>"
+    ),
+    "seed_oss": lambda c: (
+        "<seed:tool_call>\n<function="
+        + c.name
+        + ">\n"
+        + "".join(f"<parameter={k}>{v}</parameter>\n" for k, v in c.arguments.items())
+        + "</function>\n</seed:tool_call>"
+    ),
+    "minimax_m2": lambda c: (
+        f'<minimax:tool_call>\n<invoke name="{c.name}">\n{_xml_params(c, "parameter")}\n</invoke>\n</minimax:tool_call>'
+    ),
+    "minimax_m3": lambda c: (
+        ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="'
+        + c.name
+        + '">'
+        + "".join(f"]<]minimax[>[<{k}>{v}]<]minimax[>[</{k}>" for k, v in c.arguments.items())
+        + "]<]minimax[>[</invoke>]<]minimax[>[</tool_call>"
+    ),
+    "dsml": lambda c: (
+        f'<｜DSML｜function_calls>\n<｜DSML｜invoke name="{c.name}">\n'
+        + "".join(
+            f'<｜DSML｜parameter name="{k}" string="true">{v}</｜DSML｜parameter>\n'
+            if isinstance(v, str)
+            else f'<｜DSML｜parameter name="{k}" string="false">{json.dumps(v)}</｜DSML｜parameter>\n'
+            for k, v in c.arguments.items()
+        )
+        + "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    ),
+    "step3": lambda c: (
+        f'<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{c.name}">'
+        f"{_xml_params(c, 'steptml:parameter')}</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>"
+    ),
+    "glimmer": lambda c: (
+        f'<atem:function_calls><atem:invoke name="{c.name}">{_xml_params(c, "atem:parameter")}'
+        "</atem:invoke></atem:function_calls>"
+    ),
+    "anthropic_xml": lambda c: (
+        f'<function_calls>\n<invoke name="{c.name}">\n{_xml_params(c, "parameter")}\n</invoke>\n</function_calls>'
+    ),
     "function_name_tag": lambda c: f"<tool_call><function>{c.name}</function>{_args(c)}</tool_call>",
     "tool_use": lambda c: f"<tool_use>\n{_obj(c)}\n</tool_use>",
     "qwen_agent": lambda c: f"✿FUNCTION✿: {c.name}\n✿ARGS✿: {_args(c)}",
-    "minicpm5": lambda c: (f'<function name="{c.name}">'
-                           + "".join(f'<param name="{k}"><![CDATA[{v}]]></param>' for k, v in c.arguments.items())
-                           + "</function>"),
-    "kimi_k3": lambda c: (f'<|open|>tools<|sep|><|open|>call tool="{c.name}" index="1"<|sep|>'
-                          + "".join(f'<|open|>argument key="{k}" type="string"<|sep|>{v}<|close|>argument<|sep|>'
-                                    if isinstance(v, str) else
-                                    f'<|open|>argument key="{k}" type="{_json_type(v)}"<|sep|>{_attr_json(v)}<|close|>argument<|sep|>'
-                                    for k, v in c.arguments.items())
-                          + "<|close|>call<|sep|><|close|>tools<|sep|>"),
+    "minicpm5": lambda c: (
+        f'<function name="{c.name}">'
+        + "".join(f'<param name="{k}"><![CDATA[{v}]]></param>' for k, v in c.arguments.items())
+        + "</function>"
+    ),
+    "kimi_k3": lambda c: (
+        f'<|open|>tools<|sep|><|open|>call tool="{c.name}" index="1"<|sep|>'
+        + "".join(
+            f'<|open|>argument key="{k}" type="string"<|sep|>{v}<|close|>argument<|sep|>'
+            if isinstance(v, str)
+            else f'<|open|>argument key="{k}" type="{_json_type(v)}"<|sep|>{_attr_json(v)}<|close|>argument<|sep|>'
+            for k, v in c.arguments.items()
+        )
+        + "<|close|>call<|sep|><|close|>tools<|sep|>"
+    ),
     "llama4_pythonic": lambda c: f"<|python_start|>[{_py_call(c)}]<|python_end|>",
     "olmo3": lambda c: f"<function_calls>\n{_py_call(c)}\n</function_calls>",
     "lfm2_pythonic": lambda c: f"<|tool_call_start|>[{_py_call(c)}]<|tool_call_end|>",
@@ -136,8 +175,9 @@ RENDER: dict[str, Render] = {
     "tool_calls": lambda c: f"<tool_calls>[{_obj(c)}]</tool_calls>",
     "nemotron": lambda c: f"<TOOLCALL>[{_obj(c)}]</TOOLCALL>",
     "longcat": lambda c: f"<longcat_tool_call>{_obj(c)}</longcat_tool_call>",
-    "cohere": lambda c: ('<|START_ACTION|>[{"tool_call_id": "0", '
-                         + _obj(c, "parameters", "tool_name")[1:] + "]<|END_ACTION|>"),
+    "cohere": lambda c: (
+        '<|START_ACTION|>[{"tool_call_id": "0", ' + _obj(c, "parameters", "tool_name")[1:] + "]<|END_ACTION|>"
+    ),
     "command_r_plus": lambda c: f"Action:\n```json\n[{_obj(c, 'parameters', 'tool_name')}]\n```",
     "apertus": lambda c: f"<|tools_prefix|>[{json.dumps({c.name: c.arguments}, ensure_ascii=False)}]<|tools_suffix|>",
     "gigachat": lambda c: f"<|message_sep|>\n\nfunction call<|role_sep|>\n{_obj(c)}",
@@ -174,10 +214,14 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "harmony": {"names": tool_names().filter(lambda n: n.lower() not in {"python", "browser", "container"})},
     "functionary": {"names": tool_names().filter(lambda n: n.lower() not in {"all", "python"})},
     # Bare keys; strings end at their quote token.
-    "gemma4": {"arguments": arguments(keys=_identifiers(), values=json_values(awkward_text(avoid=['<|"|>']),
-                                                                              _identifiers()))},
-    "functiongemma": {"arguments": arguments(keys=_identifiers(),
-                                             values=json_values(awkward_text(avoid=["<escape>"]), _identifiers()))},
+    "gemma4": {
+        "arguments": arguments(keys=_identifiers(), values=json_values(awkward_text(avoid=['<|"|>']), _identifiers()))
+    },
+    "functiongemma": {
+        "arguments": arguments(
+            keys=_identifiers(), values=json_values(awkward_text(avoid=["<escape>"]), _identifiers())
+        )
+    },
     # Raw-text values end at their closing tag (the next tag or NS token, for some).
     # Qwen3-Coder / Seed-OSS also tolerate a missing `</parameter>`: a value ends at the next
     # `<parameter=`, `</function>` or block close too (as vLLM's regexes do), so a value
@@ -188,12 +232,19 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "minimax_m2": {"arguments": _strings("</parameter>")},
     "anthropic_xml": {"arguments": _strings("</parameter>")},
     "minimax_m3": {"arguments": _strings("]<]minimax[>[")},
-    "dsml": {"arguments": arguments(keys=_identifiers(), values=json_values(awkward_text(avoid=["</｜dsml｜parameter>"])))},
+    "dsml": {
+        "arguments": arguments(keys=_identifiers(), values=json_values(awkward_text(avoid=["</｜dsml｜parameter>"])))
+    },
     "step3": {"arguments": _strings("</steptml:parameter>")},
     "glimmer": {"arguments": _strings("</atem:parameter>")},
     "minicpm5": {"arguments": _strings("]]>")},
-    "kimi_k3": {"arguments": arguments(keys=_identifiers(), values=awkward_text(avoid=["<|"])
-                                       | json_values(st.text(max_size=8)).filter(lambda v: not isinstance(v, str)))},
+    "kimi_k3": {
+        "arguments": arguments(
+            keys=_identifiers(),
+            values=awkward_text(avoid=["<|"])
+            | json_values(st.text(max_size=8)).filter(lambda v: not isinstance(v, str)),
+        )
+    },
     # Python keyword arguments: identifier keys.
     "llama4_pythonic": {"arguments": arguments(keys=_identifiers())},
     "olmo3": {"arguments": arguments(keys=_identifiers())},

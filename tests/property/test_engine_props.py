@@ -22,11 +22,40 @@ from .test_builtin_dialects import RENDER
 
 MARKERS = sorted({m for group in config_for(None).finder.groups.values() for _, m, _, _ in group})
 NAMES = ["get_weather", "web_search", "f", "GetWeather", "web-search", "ns.f"]
-PIECES = ["{", "}", "[", "]", '"', ":", "=", ">", "<", "\n", " ", "```", "~~~", "\\", "K", "ſ", "İ",
-          "Action:", "\ud800", "\x00", "{{", '{"name": "f", "arguments": {"a": [1, {"b": 2}]}}']
+PIECES = [
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    ":",
+    "=",
+    ">",
+    "<",
+    "\n",
+    " ",
+    "```",
+    "~~~",
+    "\\",
+    "K",
+    "ſ",
+    "İ",
+    "Action:",
+    "\ud800",
+    "\x00",
+    "{{",
+    '{"name": "f", "arguments": {"a": [1, {"b": 2}]}}',
+]
 ALLOWED = st.sampled_from([tr.ANY_TOOL, ["get_weather"], ["get_weather", "web_search"], ["f", "g"], ["ns.f"], []])
-DIALECT_SETS = st.sampled_from([None, ("hermes", "function_tag", "json"), ("hermes",), ("qwen3_coder", "glm"),
-                                ("json", "pythonic", "functionary", "command_r_plus", "harmony")])
+DIALECT_SETS = st.sampled_from(
+    [
+        None,
+        ("hermes", "function_tag", "json"),
+        ("hermes",),
+        ("qwen3_coder", "glm"),
+        ("json", "pythonic", "functionary", "command_r_plus", "harmony"),
+    ]
+)
 
 
 def _cased(marker: str, flips: int) -> str:
@@ -57,11 +86,21 @@ def _texts(draw: st.DrawFn) -> str:
 
 _C = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
 _GAPS = ["", " ", "\n", "ok. ", ": ", "{x}", "[", "```\n", "~", "<", ">", "=", "｜", "Action: "]
-_PAYLOADS = [_C, '{"name": "web_search", "parameters": {"q": "x"}, "id": "c1"}', '{"name": "rm", "arguments": {}}',
-             '{"name": "get_weather", "parameters": {"q": "x"}}', '{"name": 5, "arguments": {}}',
-             '{"name": "get_weather", "arguments": {}, "id": "c2"}', '{"arguments": {"q": 1}, "name": "web_search"}',
-             '{"name": "get_weather", "arguments": {"a": [[[[1]]]]}}', '{"name": "get_weather"}',
-             "[" + _C + "]", "{oops}", '{"name": "get_weather", "arguments": "{\\"a\\": 1}"}', _C[:20]]
+_PAYLOADS = [
+    _C,
+    '{"name": "web_search", "parameters": {"q": "x"}, "id": "c1"}',
+    '{"name": "rm", "arguments": {}}',
+    '{"name": "get_weather", "parameters": {"q": "x"}}',
+    '{"name": 5, "arguments": {}}',
+    '{"name": "get_weather", "arguments": {}, "id": "c2"}',
+    '{"arguments": {"q": 1}, "name": "web_search"}',
+    '{"name": "get_weather", "arguments": {"a": [[[[1]]]]}}',
+    '{"name": "get_weather"}',
+    "[" + _C + "]",
+    "{oops}",
+    '{"name": "get_weather", "arguments": "{\\"a\\": 1}"}',
+    _C[:20],
+]
 _CLOSES = ["</tool_call>", " </tool_call>", "\n</tool_call>", "\n\n</tool_call>", "\n</TOOL_CALL>", "", "</tool_call"]
 
 
@@ -69,10 +108,17 @@ _CLOSES = ["</tool_call>", " </tool_call>", "\n</tool_call>", "\n\n</tool_call>"
 def _block_replies(draw: st.DrawFn) -> str:
     parts = [draw(st.sampled_from(["", "Sure. ", "Note: "]))]
     for _ in range(draw(st.integers(1, 6))):
-        opener = draw(st.sampled_from(["<tool_call>", "<tool_call>\n", "<tool_call>\n\n", "<tool_call> \n",
-                                       "<TOOL_CALL>", "<TOOL_CALL>\n"]))
-        parts += [opener, draw(st.sampled_from(_PAYLOADS)), draw(st.sampled_from(_CLOSES)),
-                  draw(st.sampled_from(_GAPS))]
+        opener = draw(
+            st.sampled_from(
+                ["<tool_call>", "<tool_call>\n", "<tool_call>\n\n", "<tool_call> \n", "<TOOL_CALL>", "<TOOL_CALL>\n"]
+            )
+        )
+        parts += [
+            opener,
+            draw(st.sampled_from(_PAYLOADS)),
+            draw(st.sampled_from(_CLOSES)),
+            draw(st.sampled_from(_GAPS)),
+        ]
     return "".join(parts)
 
 
@@ -99,17 +145,38 @@ CUTS = st.lists(st.integers(0, 300), max_size=10)
 
 
 @settings(deadline=None)
-@given(_texts(), ALLOWED, DIALECT_SETS, st.booleans(), st.booleans(),
-       st.sampled_from([64, 2]), st.sampled_from([1_000_000, 40, 3]), CUTS)
-def test_generated_replies(text: str, allowed: Any, dialects: Any, fences: bool, reasoning: bool, depth: int,
-                           chars: int, cuts: list[int]) -> None:
-    _check_one_engine(text, allowed, cuts, dialects=dialects, mask_fences=fences, mask_reasoning=reasoning,
-                      max_depth=depth, max_call_chars=chars)
+@given(
+    _texts(),
+    ALLOWED,
+    DIALECT_SETS,
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([64, 2]),
+    st.sampled_from([1_000_000, 40, 3]),
+    CUTS,
+)
+def test_generated_replies(
+    text: str, allowed: Any, dialects: Any, fences: bool, reasoning: bool, depth: int, chars: int, cuts: list[int]
+) -> None:
+    _check_one_engine(
+        text,
+        allowed,
+        cuts,
+        dialects=dialects,
+        mask_fences=fences,
+        mask_reasoning=reasoning,
+        max_depth=depth,
+        max_call_chars=chars,
+    )
 
 
 @settings(deadline=None)
-@given(st.lists(st.sampled_from(sorted(RENDER)), min_size=1, max_size=4),
-       st.lists(tool_calls(names=st.sampled_from(NAMES)), min_size=4, max_size=4), ALLOWED, CUTS)
+@given(
+    st.lists(st.sampled_from(sorted(RENDER)), min_size=1, max_size=4),
+    st.lists(tool_calls(names=st.sampled_from(NAMES)), min_size=4, max_size=4),
+    ALLOWED,
+    CUTS,
+)
 def test_rendered_replies(dialects: list[str], calls: list[tr.ToolCall], allowed: Any, cuts: list[int]) -> None:
     pieces = []
     for name, call in zip(dialects, calls):
@@ -122,7 +189,13 @@ def test_rendered_replies(dialects: list[str], calls: list[tr.ToolCall], allowed
 
 
 @settings(deadline=None)
-@given(_block_replies(), ALLOWED, st.sampled_from([None, ("hermes",), ("hermes", "json", "pythonic")]),
-       st.sampled_from([64, 3]), st.sampled_from([1_000_000, 120, 30]), CUTS)
+@given(
+    _block_replies(),
+    ALLOWED,
+    st.sampled_from([None, ("hermes",), ("hermes", "json", "pythonic")]),
+    st.sampled_from([64, 3]),
+    st.sampled_from([1_000_000, 120, 30]),
+    CUTS,
+)
 def test_json_block_replies(text: str, allowed: Any, dialects: Any, depth: int, chars: int, cuts: list[int]) -> None:
     _check_one_engine(text, allowed, cuts, dialects=dialects, max_depth=depth, max_call_chars=chars)

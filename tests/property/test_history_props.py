@@ -42,19 +42,34 @@ def histories(draw: st.DrawFn, shape: str) -> list[dict[str, Any]]:
             text = draw(st.none() | words)
             order = draw(st.permutations(range(len(calls))))
             if shape == "openai":
-                out.append({"role": "assistant", "content": text, "tool_calls": [
-                    {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-                    for i, n, a in calls]})
+                out.append(
+                    {
+                        "role": "assistant",
+                        "content": text,
+                        "tool_calls": [
+                            {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+                            for i, n, a in calls
+                        ],
+                    }
+                )
                 out += [{"role": "tool", "tool_call_id": calls[k][0], "content": draw(words)} for k in order]
             else:
                 head = [{"type": "text", "text": text}] if text else []
-                out.append({"role": "assistant", "content": head + [
-                    {"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls]})
+                out.append(
+                    {
+                        "role": "assistant",
+                        "content": head + [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls],
+                    }
+                )
                 results = [{"type": "tool_result", "tool_use_id": calls[k][0], "content": draw(words)} for k in order]
                 tail = [{"type": "text", "text": draw(words)}] if draw(st.booleans()) else []
                 out.append({"role": "user", "content": results + tail})
-        out.append({"role": "assistant", "content": draw(words) if shape == "openai" else [
-            {"type": "text", "text": draw(words)}]})
+        out.append(
+            {
+                "role": "assistant",
+                "content": draw(words) if shape == "openai" else [{"type": "text", "text": draw(words)}],
+            }
+        )
     return out
 
 
@@ -63,8 +78,11 @@ BROKEN_ARGUMENTS = ["{'q': 1,}", '{"q": 1,}', "", '{"q": ', "[1, 2]", "not json"
 
 def _results(msg: dict[str, Any]) -> list[Any]:
     content = msg.get("content")
-    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] if isinstance(
-        content, list) else []
+    return (
+        [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if isinstance(content, list)
+        else []
+    )
 
 
 def _fits(kind: str, msg: dict[str, Any]) -> bool:
@@ -73,7 +91,8 @@ def _fits(kind: str, msg: dict[str, Any]) -> bool:
         return msg.get("role") == "tool" or bool(_results(msg))
     if kind in ("arguments", "empty"):
         return bool(msg.get("tool_calls")) or any(
-            isinstance(b, dict) and b.get("type") == "tool_use" for b in msg.get("content") or [])
+            isinstance(b, dict) and b.get("type") == "tool_use" for b in msg.get("content") or []
+        )
     if kind == "not-first":
         return bool(_results(msg))
     return True
@@ -83,17 +102,18 @@ def _fits(kind: str, msg: dict[str, Any]) -> bool:
 def corrupted(draw: st.DrawFn, shape: str) -> list[dict[str, Any]]:
     history = copy.deepcopy(draw(histories(shape)))
     for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["head", "middle", "cancel", "duplicate", "no-id", "arguments", "empty",
-                                     "not-first"]))
+        kind = draw(
+            st.sampled_from(["head", "middle", "cancel", "duplicate", "no-id", "arguments", "empty", "not-first"])
+        )
         fitting = [i for i, msg in enumerate(history) if _fits(kind, msg)]
         if not fitting:
             continue
         at = draw(st.sampled_from(fitting))
         msg = history[at]
         if kind == "head":
-            del history[:at + 1]
+            del history[: at + 1]
         elif kind == "middle":
-            del history[at:at + draw(st.integers(1, 3))]
+            del history[at : at + draw(st.integers(1, 3))]
         elif msg.get("role") == "tool":  # cancel, duplicate, no-id on an OpenAI result
             if kind == "cancel":
                 del history[at]
@@ -186,12 +206,22 @@ def test_dropping_unanswered_calls_is_valid_too(history: list[Any]) -> None:
 
 def test_the_oracles_see_what_is_broken() -> None:
     """The oracles are not vacuous: each refuses a history the repair fixes."""
-    broken = [{"role": "user", "content": "q"}, {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
+    broken = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+        },
+    ]
     assert not turnsafe.validate(broken, provider="openai").ok
     assert _tool_call_repair_violations(broken, "openai")
-    blocks = [{"role": "user", "content": [{"type": "text", "text": "w"},
-                                           {"type": "tool_result", "tool_use_id": "x", "content": "r"}]}]
+    blocks = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "w"}, {"type": "tool_result", "tool_use_id": "x", "content": "r"}],
+        }
+    ]
     assert not turnsafe.validate(blocks, provider="anthropic").ok
     assert _tool_call_repair_violations(blocks, "anthropic")
     with pytest.raises(ValueError, match="tool_use_id"):

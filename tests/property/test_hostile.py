@@ -38,8 +38,9 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "tool_call_open": lambda n: "<tool_call>{" * n,
     "open_brackets": lambda n: "[" * n,
     "open_keys": lambda n: '{"a":' * n,
-    "deep_valid_call": lambda n: '<tool_call>{"name": "sink", "arguments": {"a": ' + "[" * n + "]" * n
-    + "}}</tool_call>",
+    "deep_valid_call": lambda n: (
+        '<tool_call>{"name": "sink", "arguments": {"a": ' + "[" * n + "]" * n + "}}</tool_call>"
+    ),
     "pythonic_redos": lambda n: "[f(" + "a=, " * n,
     "fence_toggles": lambda n: "```\n" * n,
     # CR-only line endings (once quadratic: each fence check looked for an LF to the end).
@@ -70,7 +71,7 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "kimi_begin": lambda n: "<|tool_call_begin|>" * n,
     "mistral_marker": lambda n: "[TOOL_CALLS]" * n,
     "surrogates_nuls": lambda n: '\ud800\x00<tool_call>{"name": "\udfff\x00' * n,
-    "prose": lambda n: ("The quick brown fox jumps over the lazy dog; it was not a tool call. " * n),
+    "prose": lambda n: "The quick brown fox jumps over the lazy dog; it was not a tool call. " * n,
 }
 
 # Argument strings: the shapes above plus the ones the lenient JSON decoder has to survive.
@@ -171,7 +172,8 @@ MAX_COUNT_RATIO = 2.5
 N_COUNTED = 200
 
 CASES = [(ep, fam) for ep in TEXT_ENTRY_POINTS for fam in FAMILIES] + [
-    (ep, fam) for ep in ARG_ENTRY_POINTS for fam in ARG_FAMILIES]
+    (ep, fam) for ep in ARG_ENTRY_POINTS for fam in ARG_FAMILIES
+]
 ALL_ENTRY_POINTS = {**TEXT_ENTRY_POINTS, **ARG_ENTRY_POINTS}
 FAMILY_OF = {**FAMILIES, **ARG_FAMILIES}
 
@@ -287,21 +289,50 @@ def shallow_stack() -> Iterator[None]:
 # The sizes the issue names: 10^5 brackets, 10^6 spaces in a tag, 10 MB of prose; marker runs
 # of tens of thousands.
 BIG_N: dict[str, int] = {
-    "tool_call_open": 5000, "open_brackets": 100_000, "open_keys": 100_000, "deep_valid_call": 100_000,
-    "pythonic_redos": 100_000, "fence_toggles": 20_000, "think_open": 20_000, "think_close": 20_000,
-    "deepseek_sep": 20_000, "deepseek_begin": 10_000, "spaces_in_tag": 1_000_000 // 64, "stray_close": 20_000,
-    "function_tag_open": 5000, "kimi_begin": 10_000, "mistral_marker": 20_000, "surrogates_nuls": 5000,
+    "tool_call_open": 5000,
+    "open_brackets": 100_000,
+    "open_keys": 100_000,
+    "deep_valid_call": 100_000,
+    "pythonic_redos": 100_000,
+    "fence_toggles": 20_000,
+    "think_open": 20_000,
+    "think_close": 20_000,
+    "deepseek_sep": 20_000,
+    "deepseek_begin": 10_000,
+    "spaces_in_tag": 1_000_000 // 64,
+    "stray_close": 20_000,
+    "function_tag_open": 5000,
+    "kimi_begin": 10_000,
+    "mistral_marker": 20_000,
+    "surrogates_nuls": 5000,
     "prose": 10_000_000 // 70,
     # 512 KB of "```\r" (the issue's quadratic case) and 2 MB on one unfinished fence line.
-    "fence_toggles_cr": 512 * 1024 // 4, "fenced_calls_cr": 10_000, "unfinished_fence_line": 2_000_000 // 64,
-    "backtick_runs": 20_000, "quote_list_fences": 20_000,
+    "fence_toggles_cr": 512 * 1024 // 4,
+    "fenced_calls_cr": 10_000,
+    "unfinished_fence_line": 2_000_000 // 64,
+    "backtick_runs": 20_000,
+    "quote_list_fences": 20_000,
     # Depth families at 10^5; the rest at sizes the pure-Python lenient decoder (about 1 us per
     # character, linear: see the doubling test) reads in a fraction of a second.
-    "deep_truncated": 100_000, "deep_valid": 100_000, "single_quoted_keys": 100_000, "trailing_commas": 10_000,
-    "backslash_run": 100_000, "double_encoded": 100_000, "code_fences": 100_000, "python_literals": 5000,
-    "raw_newlines": 100_000, "comma_runs": 100_000, "surrogate_string": 100_000,
-    "lenient_comment_runs": 5000, "lenient_single_quotes": 5000, "headless_names": 5000, "headless_broken": 5000,
-    "harmony_detokenised": 5000, "harmony_spaced_names": 5000, "attribute_tags": 5000, "gemma_bare_calls": 5000,
+    "deep_truncated": 100_000,
+    "deep_valid": 100_000,
+    "single_quoted_keys": 100_000,
+    "trailing_commas": 10_000,
+    "backslash_run": 100_000,
+    "double_encoded": 100_000,
+    "code_fences": 100_000,
+    "python_literals": 5000,
+    "raw_newlines": 100_000,
+    "comma_runs": 100_000,
+    "surrogate_string": 100_000,
+    "lenient_comment_runs": 5000,
+    "lenient_single_quotes": 5000,
+    "headless_names": 5000,
+    "headless_broken": 5000,
+    "harmony_detokenised": 5000,
+    "harmony_spaced_names": 5000,
+    "attribute_tags": 5000,
+    "gemma_bare_calls": 5000,
 }
 
 

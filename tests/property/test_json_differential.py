@@ -20,7 +20,8 @@ from toolrepair._args import decode_arguments
 from toolrepair._args._decode import decode_json_value
 
 _SPEC = importlib.util.spec_from_file_location(
-    "json_test_suite", Path(__file__).resolve().parents[2] / "fuzz" / "json_test_suite.py")
+    "json_test_suite", Path(__file__).resolve().parents[2] / "fuzz" / "json_test_suite.py"
+)
 assert _SPEC is not None and _SPEC.loader is not None
 SUITE = importlib.util.module_from_spec(_SPEC)
 sys.modules[_SPEC.name] = SUITE  # its dataclass looks itself up there
@@ -29,16 +30,22 @@ DOCUMENTED: dict[str, str] = SUITE.DOCUMENTED
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-LEAF = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-        | st.text(max_size=12))
-VALUES = st.recursive(LEAF, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
-                                                                                          max_size=4), max_leaves=16)
-FORMATS = st.fixed_dictionaries({
-    "indent": st.none() | st.integers(0, 3) | st.just("\t"),
-    "ensure_ascii": st.booleans(),
-    "sort_keys": st.booleans(),
-    "separators": st.none() | st.sampled_from([(",", ":"), (", ", ": "), (" ,", " : ")]),
-})
+LEAF = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12)
+)
+VALUES = st.recursive(
+    LEAF,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=16,
+)
+FORMATS = st.fixed_dictionaries(
+    {
+        "indent": st.none() | st.integers(0, 3) | st.just("\t"),
+        "ensure_ascii": st.booleans(),
+        "sort_keys": st.booleans(),
+        "separators": st.none() | st.sampled_from([(",", ":"), (", ", ": "), (" ,", " : ")]),
+    }
+)
 
 
 def finite(value: Any) -> bool:
@@ -54,6 +61,7 @@ def finite(value: Any) -> bool:
 def reference(text: str, *, strict: bool = True) -> tuple[bool, Any]:
     """json.loads's verdict, with what the decoder refuses by design: NaN/Infinity and floats
     that overflow (not JSON numbers a tool can use)."""
+
     def refuse(_: str) -> Any:
         raise ValueError("non-finite")
 
@@ -98,9 +106,9 @@ def mutated(draw: st.DrawFn) -> tuple[str, str, str]:
         if mutation == "truncate":
             text = text[:i]
         elif mutation in ("delete", "twice") and i < len(text) and draw(st.booleans()):
-            text = text[:i] + text[i + 1:]
+            text = text[:i] + text[i + 1 :]
         elif mutation == "replace" and i < len(text):
-            text = text[:i] + draw(MUTATION_CHARS) + text[i + 1:]
+            text = text[:i] + draw(MUTATION_CHARS) + text[i + 1 :]
         else:
             text = text[:i] + draw(MUTATION_CHARS) + text[i:]
     return original, text, mutation
@@ -120,8 +128,9 @@ def test_mutated_json_agrees_refuses_or_repairs_as_documented(case: tuple[str, s
         assert same(decoded, expected) and events == (), text
         return
     # Invalid JSON accepted: never by completing a truncated text...
-    assert not (mutation == "truncate" and text.strip() and original.startswith(text)
-                and not text.rstrip().endswith(("*/",))), (text, decoded)
+    assert not (
+        mutation == "truncate" and text.strip() and original.startswith(text) and not text.rstrip().endswith(("*/",))
+    ), (text, decoded)
     # ...and only through documented repairs, each reported, or strict=False's control characters.
     if not events:
         loose, value = reference(text, strict=False)
@@ -134,9 +143,13 @@ def test_mutated_json_agrees_refuses_or_repairs_as_documented(case: tuple[str, s
 def test_the_suite_runner_on_files_of_each_kind(tmp_path: Path, capsys: Any) -> None:
     # A stand-in directory (JSONTestSuite itself is not vendored; the runner takes its path).
     files = {
-        "y_ok.json": b'{"a": [1, 2.50, "x"]}', "y_top_number.json": b"-0.5e3",
-        "n_trailing_comma.json": b"[1,]", "n_truncated.json": b'{"a": 1', "n_not_utf8.json": b'["\xff"]',
-        "n_raw_newline.json": b'["a\nb"]', "i_deep.json": b"[" * 500 + b"]" * 500,
+        "y_ok.json": b'{"a": [1, 2.50, "x"]}',
+        "y_top_number.json": b"-0.5e3",
+        "n_trailing_comma.json": b"[1,]",
+        "n_truncated.json": b'{"a": 1',
+        "n_not_utf8.json": b'["\xff"]',
+        "n_raw_newline.json": b'["a\nb"]',
+        "i_deep.json": b"[" * 500 + b"]" * 500,
     }
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)

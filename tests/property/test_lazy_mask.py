@@ -52,7 +52,7 @@ CODE = [
     f"Inline `{HERMES}` code.",
     f"Inline ``{CALL}`` code.",
     '```\n<tool_call>{"name": "rm", "arguments": {}}</tool_call>\n```',  # not offered: no rejection either
-    "```\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\n```",  # truncated: no rejection
+    '```\n<tool_call>{"name": "get_weather", "arguments": {\n```',  # truncated: no rejection
     f"> - ```\n>   {CALL}\n>   ```",
 ]
 
@@ -90,15 +90,45 @@ def test_data_read_from_code_into_text_hides_what_it_spans() -> None:
 
 
 # Generated Markdown with calls: blocks of prose, code in every container, data JSON, calls.
-PROSE = st.sampled_from(["Some text.", "A [link](http://x.y/1) and [2].", "key: value", "{x} and <br>",
-                         "# Heading", "**bold** `code()`", "- a list item", "> a quote", ""])
-DATA = st.dictionaries(st.sampled_from(["name", "status", "a", "arguments"]),
-                       st.integers(0, 9) | st.sampled_from(["x", "paris"]), max_size=3).map(json.dumps)
-CALLS = st.sampled_from([HERMES, CALL, f"<tool_call>[{CALL}]</tool_call>",
-                         '<tool_call>{"name": "rm", "arguments": {}}</tool_call>',
-                         '<tool_call>{"name": "get_weather", "arguments": {'])
-FENCES = st.sampled_from([("```\n", "\n```"), ("```json\n", "\n```"), ("~~~\n", "\n~~~"), ("> ```\n> ", "\n> ```"),
-                          ("- ```\n  ", "\n  ```"), ("`", "`"), ("``", "``"), ("<think>", "</think>")])
+PROSE = st.sampled_from(
+    [
+        "Some text.",
+        "A [link](http://x.y/1) and [2].",
+        "key: value",
+        "{x} and <br>",
+        "# Heading",
+        "**bold** `code()`",
+        "- a list item",
+        "> a quote",
+        "",
+    ]
+)
+DATA = st.dictionaries(
+    st.sampled_from(["name", "status", "a", "arguments"]),
+    st.integers(0, 9) | st.sampled_from(["x", "paris"]),
+    max_size=3,
+).map(json.dumps)
+CALLS = st.sampled_from(
+    [
+        HERMES,
+        CALL,
+        f"<tool_call>[{CALL}]</tool_call>",
+        '<tool_call>{"name": "rm", "arguments": {}}</tool_call>',
+        '<tool_call>{"name": "get_weather", "arguments": {',
+    ]
+)
+FENCES = st.sampled_from(
+    [
+        ("```\n", "\n```"),
+        ("```json\n", "\n```"),
+        ("~~~\n", "\n~~~"),
+        ("> ```\n> ", "\n> ```"),
+        ("- ```\n  ", "\n  ```"),
+        ("`", "`"),
+        ("``", "``"),
+        ("<think>", "</think>"),
+    ]
+)
 
 
 @st.composite
@@ -142,12 +172,15 @@ def test_a_decided_candidate_waits_for_the_mask_without_being_read_again() -> No
     assert large == small <= 4
 
 
-@pytest.mark.parametrize("text", [
-    "`" + HERMES + " word" * 50 + "` closed\n\nafter",  # decided, then the span closes: code
-    "`" + HERMES + " word" * 50 + "\n\nafter",  # decided, the paragraph ends: a call
-    "`<tool_call>" + " " * 300 + CALL + "</tool_call> word` x",  # both undecided for a while
-    "`<tool_call>" + " " * 300 + CALL + "</tool_call> word\n\nx",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "`" + HERMES + " word" * 50 + "` closed\n\nafter",  # decided, then the span closes: code
+        "`" + HERMES + " word" * 50 + "\n\nafter",  # decided, the paragraph ends: a call
+        "`<tool_call>" + " " * 300 + CALL + "</tool_call> word` x",  # both undecided for a while
+        "`<tool_call>" + " " * 300 + CALL + "</tool_call> word\n\nx",
+    ],
+)
 @pytest.mark.parametrize("step", [1, 3, 16, 0])
 def test_a_stream_waiting_on_the_mask_gives_salvage_text(text: str, step: int) -> None:
     stream = tr.StreamSalvager(ALLOWED)

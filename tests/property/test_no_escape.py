@@ -17,17 +17,84 @@ from toolrepair._args import decode_arguments
 
 # Pieces of every dialect's syntax, masks and the characters that break naive parsers.
 MARKERS = [
-    "<tool_call>", "</tool_call>", "<function=", "</function>", "<function_calls>", "<invoke name=",
-    "<parameter=", "</parameter>", "<arg_key>", "<arg_value>", "{", "}", "[", "]", "(", ")", '"', "'", ":", ",",
-    "=", "\\", "\n", " ", "```", "~~~", "<think>", "</think>", "[TOOL_CALLS]", "<|python_tag|>", "functools[",
-    "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>",
-    "<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>",
-    "<|channel|>", "to=functions.", "<|message|>", "<|call|>", "<|python_start|>", "<|python_end|>",
-    "<|tool_call_start|>", "<|tool_call_end|>", "[f(", "a=", "x=1", "lambda", "__import__", "open(",
-    '"name"', '"arguments"', '"parameters"', "null", "true", "NaN", "1e999", "\ud800", "\udfff", "\x00", "\u200b",
-    "ｔｏｏｌ", "web_search", "WebSearch", "functions.web_search",
-    "0x" + "f" * 4000, "9" * 4400, "1.10", "1e3", "12345678901234567.0", "\\x1f", "\\U000e0001", "\\N{",
-    "[f(a=1, a=2)]", '""value"',
+    "<tool_call>",
+    "</tool_call>",
+    "<function=",
+    "</function>",
+    "<function_calls>",
+    "<invoke name=",
+    "<parameter=",
+    "</parameter>",
+    "<arg_key>",
+    "<arg_value>",
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    '"',
+    "'",
+    ":",
+    ",",
+    "=",
+    "\\",
+    "\n",
+    " ",
+    "```",
+    "~~~",
+    "<think>",
+    "</think>",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "functools[",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁sep｜>",
+    "<｜tool▁call▁end｜>",
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+    "<|channel|>",
+    "to=functions.",
+    "<|message|>",
+    "<|call|>",
+    "<|python_start|>",
+    "<|python_end|>",
+    "<|tool_call_start|>",
+    "<|tool_call_end|>",
+    "[f(",
+    "a=",
+    "x=1",
+    "lambda",
+    "__import__",
+    "open(",
+    '"name"',
+    '"arguments"',
+    '"parameters"',
+    "null",
+    "true",
+    "NaN",
+    "1e999",
+    "\ud800",
+    "\udfff",
+    "\x00",
+    "\u200b",
+    "ｔｏｏｌ",
+    "web_search",
+    "WebSearch",
+    "functions.web_search",
+    "0x" + "f" * 4000,
+    "9" * 4400,
+    "1.10",
+    "1e3",
+    "12345678901234567.0",
+    "\\x1f",
+    "\\U000e0001",
+    "\\N{",
+    "[f(a=1, a=2)]",
+    '""value"',
 ]
 HOSTILE = st.lists(st.sampled_from(MARKERS) | st.text(max_size=8), max_size=60).map("".join)
 TEXT = st.text() | HOSTILE
@@ -43,12 +110,16 @@ def web_search(query: str, limit: int = 5) -> str:
 
 REGISTRY = tr.ToolRegistry([sink, web_search], max_repairs=10)
 NAMES = st.sampled_from(["sink", "Sink", "web_search", "WebSearch", "functions.sink", "", "nope"]) | st.text(
-    max_size=12)
+    max_size=12
+)
 # Built, not sampled: hypothesis would print the strategy's ints, past the int-string limit.
 BIG_INTS = st.sampled_from([5000, -5000, 6021]).map(lambda e: 10**e if e > 0 else -(10**-e))
 JSON_LEAF = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10) | BIG_INTS
-JSON_ANY = st.recursive(JSON_LEAF, lambda inner: st.lists(inner, max_size=4)
-                        | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=12)
+JSON_ANY = st.recursive(
+    JSON_LEAF,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
 ARGUMENTS = TEXT | st.binary(max_size=200) | JSON_ANY | st.dictionaries(st.text(max_size=6), JSON_ANY, max_size=4)
 
 
@@ -124,12 +195,20 @@ def echo(value: Any = None) -> Any:
 RAISING = tr.ToolRegistry([raiser, araiser, echo], max_repairs=10)
 
 RESULTS = st.recursive(
-    JSON_LEAF | st.binary(max_size=20) | st.builds(Hostile) | st.builds(Liar) | st.just(math.nan)
+    JSON_LEAF
+    | st.binary(max_size=20)
+    | st.builds(Hostile)
+    | st.builds(Liar)
+    | st.just(math.nan)
     | st.builds(HostileStr, st.text(max_size=20))
-    | st.sets(st.integers(), max_size=3) | st.complex_numbers(allow_nan=True),
-    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
-    | st.dictionaries(st.text(max_size=4) | st.integers(), inner, max_size=3)
-    | st.builds(lambda v: {"error": v}, inner),
+    | st.sets(st.integers(), max_size=3)
+    | st.complex_numbers(allow_nan=True),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=4) | st.integers(), inner, max_size=3)
+        | st.builds(lambda v: {"error": v}, inner)
+    ),
     max_leaves=10,
 )
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -14,14 +14,43 @@ from toolrepair._names import split_namespace
 from toolrepair._salvage._engine import config_for
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
-JSON_SCALARS = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=20)
-JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=3)
-                           | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+JSON_SCALARS = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=20)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
 ARGS = st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=4)
-MARKERS = ["<tool_call>", "</tool_call>", "<function=", "</function>", "{", "}", "[", "]", "```", "~~~",
-           "<think>", "</think>", '"', "\n", " ", "\\", "[TOOL_CALLS]", "<|python_tag|>", "functools[",
-           "<｜tool▁calls▁begin｜>", "<|tool_call_begin|>", "<|channel|>", "to=functions.", "<parameter=",
-           "<arg_key>", "<invoke name=", "\ud800", "\x00"]
+MARKERS = [
+    "<tool_call>",
+    "</tool_call>",
+    "<function=",
+    "</function>",
+    "{",
+    "}",
+    "[",
+    "]",
+    "```",
+    "~~~",
+    "<think>",
+    "</think>",
+    '"',
+    "\n",
+    " ",
+    "\\",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "functools[",
+    "<｜tool▁calls▁begin｜>",
+    "<|tool_call_begin|>",
+    "<|channel|>",
+    "to=functions.",
+    "<parameter=",
+    "<arg_key>",
+    "<invoke name=",
+    "\ud800",
+    "\x00",
+]
 HOSTILE = st.lists(st.sampled_from(MARKERS) | st.text(max_size=10), max_size=40).map("".join)
 
 
@@ -64,8 +93,12 @@ def test_rendered_call_round_trips(name: str, args: dict[str, Any], style: int, 
 
 
 @settings(deadline=None)
-@given(NAMES, ARGS, st.integers(0, 2), st.sampled_from(["```\n{}\n```", "~~~~\n{}\n~~~~", "<think>{}</think>",
-                                                         "<think>{}", "{}</think>", "```json\n{}"]))
+@given(
+    NAMES,
+    ARGS,
+    st.integers(0, 2),
+    st.sampled_from(["```\n{}\n```", "~~~~\n{}\n~~~~", "<think>{}</think>", "<think>{}", "{}</think>", "```json\n{}"]),
+)
 def test_masked_call_never_comes_back(name: str, args: dict[str, Any], style: int, wrapper: str) -> None:
     text = wrapper.replace("{}", render(name, args, style))
     assert tr.salvage_text(text, [name]).calls == ()

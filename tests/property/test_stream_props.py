@@ -16,7 +16,8 @@ from toolrepair._salvage import ReasoningDelta, StreamSalvager, TextDelta, ToolC
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "corpus.jsonl"
 CASES: list[dict[str, Any]] = (
     [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
-    if CORPUS.exists() else []
+    if CORPUS.exists()
+    else []
 )
 # Calls of every built-in dialect as their models write them: the corpus's real outputs.
 MODEL_CALLS = [c["text"] for c in CASES if c["calls"]] or ['<tool_call>{"name": "f", "arguments": {}}</tool_call>']
@@ -43,29 +44,102 @@ def seed_call(draw: st.DrawFn) -> str:
     return payload + draw(st.sampled_from(["", ";", "; "]))
 
 
-PARTIAL = st.sampled_from(["<tool_", "<function", "```", "``", "~~", "<think", "</thi", "[TOOL_", "<|", "{", "[",
-                           '{"name": "f", "argu', "Action", "<tool_call>{"])
-MASKS = st.sampled_from(["```\n", "```json\n", "\n```\n", "~~~\n", "````\n", "\n````", "\n~~~~~\n", "<think>", "</think>", "[THINK]", "[/THINK]",
-                         "[BEGIN FINAL RESPONSE]", "<|START_THINKING|>", "<|END_THINKING|>", "` inline `",
-                         # containers, CR endings, closing-fence whitespace, HTML blocks, code spans
-                         "\n> ```\n> ", "\n- ```\n  ", "\n1. ~~~\r   ", "```\r", "\r```\r\n", "\n```\u00a0\n",
-                         "\n``` \t\n", "\n<details>\n", "\n<!--\n", "-->\n", "\n\n", "`", "``", "\\`", "\n    ",
-                         "<thinking>", "</reasoning>", "\u25c1think\u25b7", "<|end_of_thought|>",
-                         # spelled tags, channels and chat-channel markup
-                         '<think type="plan">', "<think\n>", "</think >", "<think ", "<seed:think>", "</seed:think>",
-                         "<|channel|>analysis<|message|>", "<|end|>", "<|start|>assistant<|channel|>final<|message|>",
-                         "<|return|>", "<|channel>thought\n", "<channel|>", "<|open|>think<|sep|>",
-                         "<|close|>think<|sep|>", "<|open|>response<|sep|>", "<|close|>response<|sep|>"])
+PARTIAL = st.sampled_from(
+    [
+        "<tool_",
+        "<function",
+        "```",
+        "``",
+        "~~",
+        "<think",
+        "</thi",
+        "[TOOL_",
+        "<|",
+        "{",
+        "[",
+        '{"name": "f", "argu',
+        "Action",
+        "<tool_call>{",
+    ]
+)
+MASKS = st.sampled_from(
+    [
+        "```\n",
+        "```json\n",
+        "\n```\n",
+        "~~~\n",
+        "````\n",
+        "\n````",
+        "\n~~~~~\n",
+        "<think>",
+        "</think>",
+        "[THINK]",
+        "[/THINK]",
+        "[BEGIN FINAL RESPONSE]",
+        "<|START_THINKING|>",
+        "<|END_THINKING|>",
+        "` inline `",
+        # containers, CR endings, closing-fence whitespace, HTML blocks, code spans
+        "\n> ```\n> ",
+        "\n- ```\n  ",
+        "\n1. ~~~\r   ",
+        "```\r",
+        "\r```\r\n",
+        "\n```\u00a0\n",
+        "\n``` \t\n",
+        "\n<details>\n",
+        "\n<!--\n",
+        "-->\n",
+        "\n\n",
+        "`",
+        "``",
+        "\\`",
+        "\n    ",
+        "<thinking>",
+        "</reasoning>",
+        "\u25c1think\u25b7",
+        "<|end_of_thought|>",
+        # spelled tags, channels and chat-channel markup
+        '<think type="plan">',
+        "<think\n>",
+        "</think >",
+        "<think ",
+        "<seed:think>",
+        "</seed:think>",
+        "<|channel|>analysis<|message|>",
+        "<|end|>",
+        "<|start|>assistant<|channel|>final<|message|>",
+        "<|return|>",
+        "<|channel>thought\n",
+        "<channel|>",
+        "<|open|>think<|sep|>",
+        "<|close|>think<|sep|>",
+        "<|open|>response<|sep|>",
+        "<|close|>response<|sep|>",
+    ]
+)
 PROSE = st.text(alphabet=st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
-    ["Sure.", "Let me check.", "Done!", "a {brace} here", "x < y > z", "Action: none", "é ü 中文"])
+    ["Sure.", "Let me check.", "Done!", "a {brace} here", "x < y > z", "Action: none", "é ü 中文"]
+)
 PIECE = seed_call() | st.sampled_from(MODEL_CALLS) | PARTIAL | MASKS | PROSE | WS
 REPLY = st.lists(PIECE, max_size=10).map("".join)
 ALLOWED = st.sampled_from([["f", "web_search"], tr.ANY_TOOL, ["get_weather"]])
-OPTIONS = st.sampled_from([{}, {"dialects": ["hermes", "function_tag", "json"]}, {"mask_reasoning": False},
-                           {"mask_fences": False}, {"max_call_chars": 60}, {"model": "qwen3"},
-                           {"model": "qwen3-thinking"}, {"model": "gpt-oss"}, {"model": "kimi-k3"},
-                           {"model": "qwen3", "reasoning_calls": "take"}, {"reasoning_calls": "take"},
-                           {"model": "qwen3.5", "reasoning_calls": "take"}])
+OPTIONS = st.sampled_from(
+    [
+        {},
+        {"dialects": ["hermes", "function_tag", "json"]},
+        {"mask_reasoning": False},
+        {"mask_fences": False},
+        {"max_call_chars": 60},
+        {"model": "qwen3"},
+        {"model": "qwen3-thinking"},
+        {"model": "gpt-oss"},
+        {"model": "kimi-k3"},
+        {"model": "qwen3", "reasoning_calls": "take"},
+        {"reasoning_calls": "take"},
+        {"model": "qwen3.5", "reasoning_calls": "take"},
+    ]
+)
 
 
 def streamed(text: str, allowed: Any, cuts: list[int], **kw: Any) -> tuple[str, str, tuple[tr.ToolCall, ...]]:
@@ -76,9 +150,11 @@ def streamed(text: str, allowed: Any, cuts: list[int], **kw: Any) -> tuple[str, 
         events += salvager.feed(text[prev:cut])
         prev = cut
     events += salvager.close()
-    return ("".join(e.text for e in events if isinstance(e, TextDelta)),
-            "".join(e.text for e in events if isinstance(e, ReasoningDelta)),
-            tuple(e.call for e in events if isinstance(e, ToolCallReady)))
+    return (
+        "".join(e.text for e in events if isinstance(e, TextDelta)),
+        "".join(e.text for e in events if isinstance(e, ReasoningDelta)),
+        tuple(e.call for e in events if isinstance(e, ToolCallReady)),
+    )
 
 
 def expected(text: str, allowed: Any, **kw: Any) -> tuple[str, str, tuple[tr.ToolCall, ...]]:

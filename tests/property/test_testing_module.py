@@ -83,8 +83,20 @@ def test_import_needs_no_hypothesis_and_use_names_the_extra() -> None:
 
 def test_end_markers_cover_the_builtin_dialects() -> None:
     ends = set(end_markers())
-    for m in ("</tool_call>", "</function>", "</parameter>", "<|call|>", "<｜tool▁call▁end｜>", "<tool_call|>",
-              "<end_function_call>", "<|tool_call_end|>", "</arg_value>", "<|end_action|>", "</think>", "[/think]"):
+    for m in (
+        "</tool_call>",
+        "</function>",
+        "</parameter>",
+        "<|call|>",
+        "<｜tool▁call▁end｜>",
+        "<tool_call|>",
+        "<end_function_call>",
+        "<|tool_call_end|>",
+        "</arg_value>",
+        "<|end_action|>",
+        "</think>",
+        "[/think]",
+    ):
         assert m in ends, m
     assert "<tool_call>" in opening_markers()
     assert not ends & set(opening_markers())
@@ -161,8 +173,11 @@ def test_a_renderer_writing_another_name_fails_the_round_trip() -> None:
     def wrong_name(call: tr.ToolCall) -> str:
         return hermes(tr.ToolCall(call.name + "_v2", call.arguments))
 
-    with pytest.raises(AssertionError, match=r"check_dialect\(hermes\): round trip failed: (?s:.*)(Falsifying example|Failing test case)"
-                                             r"(?s:.*)call=ToolCall\("):
+    with pytest.raises(
+        AssertionError,
+        match=r"check_dialect\(hermes\): round trip failed: (?s:.*)(Falsifying example|Failing test case)"
+        r"(?s:.*)call=ToolCall\(",
+    ):
         check_dialect(by_name("hermes"), wrong_name, max_examples=50)
 
 
@@ -202,10 +217,18 @@ class NestedNames:
 def test_a_dialect_taking_names_from_elsewhere_fails_the_allowlist() -> None:
     # The round trip offers only the call's own name, so the extra calls are rejected there;
     # the allowlist property offers the call's own strings and sees one come back.
-    with pytest.raises(AssertionError, match=r"check_dialect\(nested_names\): allowlist failed: .*offered"
-                                             r"(?s:.*)(Falsifying example|Failing test case)"):
-        check_dialect(NestedNames(), EXAMPLE.render_at_call, max_examples=200, names=st.just("get_weather"),
-                      arguments=st.fixed_dictionaries({"q": st.text()}, optional={"name": st.just("rm")}))
+    with pytest.raises(
+        AssertionError,
+        match=r"check_dialect\(nested_names\): allowlist failed: .*offered"
+        r"(?s:.*)(Falsifying example|Failing test case)",
+    ):
+        check_dialect(
+            NestedNames(),
+            EXAMPLE.render_at_call,
+            max_examples=200,
+            names=st.just("get_weather"),
+            arguments=st.fixed_dictionaries({"q": st.text()}, optional={"name": st.just("rm")}),
+        )
 
 
 @dataclass(frozen=True)
@@ -222,7 +245,10 @@ class Fragile:
 
 
 def test_a_dialect_raising_on_junk_fails_robustness() -> None:
-    with pytest.raises(AssertionError, match=r"check_dialect\(fragile\): robustness failed: IndexError(?s:.*)(Falsifying example|Falsifying explicit example|Failing test case|Failing explicit example)"):
+    with pytest.raises(
+        AssertionError,
+        match=r"check_dialect\(fragile\): robustness failed: IndexError(?s:.*)(Falsifying example|Falsifying explicit example|Failing test case|Failing explicit example)",
+    ):
         check_dialect(Fragile(), EXAMPLE.render_at_call, max_examples=100)
 
 
@@ -242,5 +268,8 @@ class Quadratic:
 
 
 def test_a_quadratic_reader_fails_linear_cost() -> None:
-    with pytest.raises(AssertionError, match=r"check_dialect\(quadratic\): linear cost failed: '@@call' \* \d+: calls made \d+ against \d+ for half"):
+    with pytest.raises(
+        AssertionError,
+        match=r"check_dialect\(quadratic\): linear cost failed: '@@call' \* \d+: calls made \d+ against \d+ for half",
+    ):
         check_dialect(Quadratic(), EXAMPLE.render_at_call, max_examples=10)

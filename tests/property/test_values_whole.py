@@ -50,17 +50,48 @@ RENDER: dict[str, Render] = {
 }
 
 TAGS: dict[str, list[str]] = {
-    "qwen3_coder": ["</parameter>", "<parameter=b>", "<parameter=k>", "</function>", "</tool_call>", "<tool_call>",
-                    "<function=a>"],
-    "seed_oss": ["</parameter>", "<parameter=b>", "</function>", "</seed:tool_call>", "<seed:tool_call>",
-                 "<function=a>"],
+    "qwen3_coder": [
+        "</parameter>",
+        "<parameter=b>",
+        "<parameter=k>",
+        "</function>",
+        "</tool_call>",
+        "<tool_call>",
+        "<function=a>",
+    ],
+    "seed_oss": [
+        "</parameter>",
+        "<parameter=b>",
+        "</function>",
+        "</seed:tool_call>",
+        "<seed:tool_call>",
+        "<function=a>",
+    ],
     "glm": ["</arg_value>", "<arg_key>", "</arg_key>", "<arg_value>", "</tool_call>", "<tool_call>", "a", "b"],
-    "minimax_m2": ["</parameter>", '<parameter name="b">', "</invoke>", '<invoke name="a">', "</minimax:tool_call>",
-                   "<minimax:tool_call>"],
-    "dsml": ["</｜DSML｜parameter>", '<｜DSML｜parameter name="b" string="true">', "</｜DSML｜invoke>",
-             '<｜DSML｜invoke name="a">', "</｜DSML｜tool_calls>", "<｜DSML｜tool_calls>"],
-    "glimmer": ["</atem:parameter>", '<atem:parameter name="b">', "</atem:invoke>", '<atem:invoke name="a">',
-                "</atem:function_calls>", "<atem:function_calls>"],
+    "minimax_m2": [
+        "</parameter>",
+        '<parameter name="b">',
+        "</invoke>",
+        '<invoke name="a">',
+        "</minimax:tool_call>",
+        "<minimax:tool_call>",
+    ],
+    "dsml": [
+        "</｜DSML｜parameter>",
+        '<｜DSML｜parameter name="b" string="true">',
+        "</｜DSML｜invoke>",
+        '<｜DSML｜invoke name="a">',
+        "</｜DSML｜tool_calls>",
+        "<｜DSML｜tool_calls>",
+    ],
+    "glimmer": [
+        "</atem:parameter>",
+        '<atem:parameter name="b">',
+        "</atem:invoke>",
+        '<atem:invoke name="a">',
+        "</atem:function_calls>",
+        "<atem:function_calls>",
+    ],
 }
 
 

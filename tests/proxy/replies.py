@@ -12,11 +12,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TOOLS = [
-    {"type": "function", "function": {"name": "web_search", "description": "Search the web.", "parameters": {
-        "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-        "required": ["query"]}}},
-    {"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "web_search",
+            "description": "Search the web.",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+                "required": ["query"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    },
 ]
 
 FLAVORS = ("ollama", "vllm", "llamacpp", "lmstudio")
@@ -48,29 +62,43 @@ def _native(ident: str, name: str, arguments: str) -> dict[str, Any]:
 # key: (reply, what the client sees)
 CASES: dict[str, tuple[Reply, Expected]] = {
     "hermes": (
-        Reply('Let me look. <tool_call>{"name": "WebSearch", "arguments": {"query": "cats", "limit": "3"}}</tool_call>'),
-        Expected("Let me look.", [("web_search", {"query": "cats", "limit": 3})],
-                 header="repaired=1, salvaged=1, refused=0"),
+        Reply(
+            'Let me look. <tool_call>{"name": "WebSearch", "arguments": {"query": "cats", "limit": "3"}}</tool_call>'
+        ),
+        Expected(
+            "Let me look.", [("web_search", {"query": "cats", "limit": 3})], header="repaired=1, salvaged=1, refused=0"
+        ),
     ),
     "qwen3_xml": (
-        Reply("<tool_call>\n<function=web_search>\n<parameter=query>\ncats\n</parameter>\n<parameter=limit>\n3\n"
-              "</parameter>\n</function>\n</tool_call>"),
+        Reply(
+            "<tool_call>\n<function=web_search>\n<parameter=query>\ncats\n</parameter>\n<parameter=limit>\n3\n"
+            "</parameter>\n</function>\n</tool_call>"
+        ),
         Expected(None, [("web_search", {"query": "cats", "limit": 3})], header="repaired=1, salvaged=1, refused=0"),
     ),
     "mistral": (
-        Reply('[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}, '
-              '{"name": "web_search", "arguments": {"query": "Paris events"}}]'),
-        Expected(None, [("get_weather", {"city": "Paris"}), ("web_search", {"query": "Paris events"})],
-                 header="repaired=0, salvaged=2, refused=0"),
+        Reply(
+            '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}, '
+            '{"name": "web_search", "arguments": {"query": "Paris events"}}]'
+        ),
+        Expected(
+            None,
+            [("get_weather", {"city": "Paris"}), ("web_search", {"query": "Paris events"})],
+            header="repaired=0, salvaged=2, refused=0",
+        ),
     ),
     "harmony": (
-        Reply("<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
-              '{"city": "Oslo"}<|call|>'),
+        Reply(
+            "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+            '{"city": "Oslo"}<|call|>'
+        ),
         Expected(None, [("get_weather", {"city": "Oslo"})]),
     ),
     "reasoning": (
-        Reply('<tool_call>{"name": "web_search", "arguments": {"query": "dogs"}}</tool_call>',
-              reasoning='Maybe <tool_call>{"name": "get_weather", "arguments": {"city": "X"}}</tool_call>, no.'),
+        Reply(
+            '<tool_call>{"name": "web_search", "arguments": {"query": "dogs"}}</tool_call>',
+            reasoning='Maybe <tool_call>{"name": "get_weather", "arguments": {"city": "X"}}</tool_call>, no.',
+        ),
         Expected(None, [("web_search", {"query": "dogs"})]),
     ),
     "native_drift": (
@@ -78,8 +106,11 @@ CASES: dict[str, tuple[Reply, Expected]] = {
         Expected(None, [("web_search", {"query": "cats", "limit": 2})], header="repaired=1, salvaged=0, refused=0"),
     ),
     "native_mixed": (
-        Reply(None, [_native("call_a", "get_weather", '{"city": "Rome"}'),
-                     _native("call_b", "send_email", '{"to": "x"}')], finish="tool_calls"),
+        Reply(
+            None,
+            [_native("call_a", "get_weather", '{"city": "Rome"}'), _native("call_b", "send_email", '{"to": "x"}')],
+            finish="tool_calls",
+        ),
         # send_email is not offered: refused, and never delivered as a call
         Expected(None, [("get_weather", {"city": "Rome"})], header="repaired=0, salvaged=0, refused=1"),
     ),
@@ -88,9 +119,15 @@ CASES: dict[str, tuple[Reply, Expected]] = {
         Expected("The answer is 4.", [], finish="stop", header="repaired=0, salvaged=0, refused=0"),
     ),
     "fenced": (
-        Reply('Like this:\n```\n<tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>\n```\nDone.'),
-        Expected('Like this:\n```\n<tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>\n```\n'
-                 "Done.", [], finish="stop", header="repaired=0, salvaged=0, refused=0"),
+        Reply(
+            'Like this:\n```\n<tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>\n```\nDone.'
+        ),
+        Expected(
+            'Like this:\n```\n<tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>\n```\nDone.',
+            [],
+            finish="stop",
+            header="repaired=0, salvaged=0, refused=0",
+        ),
     ),
     "schema_refused": (
         Reply('<tool_call>{"name": "web_search", "arguments": {"limit": 3}}</tool_call>'),
@@ -120,20 +157,31 @@ def completion(reply: Reply, flavor: str, model: str = "m") -> dict[str, Any]:
         message["reasoning" if flavor == "ollama" else "reasoning_content"] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = reply.tool_calls
-    body: dict[str, Any] = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": model,
-                            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish}],
-                            "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}}
+    body: dict[str, Any] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
+    }
     if flavor == "ollama":
         body["system_fingerprint"] = "fp_ollama"
     return body
 
 
-def chunks(reply: Reply, flavor: str, chunking: str | Callable[[str], list[str]], model: str = "m") -> list[dict[str, Any]]:
+def chunks(
+    reply: Reply, flavor: str, chunking: str | Callable[[str], list[str]], model: str = "m"
+) -> list[dict[str, Any]]:
     """The ``chat.completion.chunk`` objects ``flavor`` streams ``reply`` as (``chunking`` a name
     in CHUNKINGS or a function splitting a text into pieces)."""
     split = chunking if callable(chunking) else (lambda text: _pieces(text, chunking))
-    base: dict[str, Any] = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1700000000,
-                            "model": model}
+    base: dict[str, Any] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": model,
+    }
     if flavor == "ollama":
         base["system_fingerprint"] = "fp_ollama"
 
@@ -159,8 +207,20 @@ def chunks(reply: Reply, flavor: str, chunking: str | Callable[[str], list[str]]
             out.append(chunk({"tool_calls": [{"index": i, **call}]}))
             continue
         fn = call["function"]
-        out.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
-                                          "function": {"name": fn["name"], "arguments": ""}}]}))
+        out.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": i,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": fn["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
         for piece in split(fn["arguments"]):
             out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
     usage = {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}
@@ -195,8 +255,9 @@ def assemble(events: list[dict[str, Any]]) -> dict[str, Any]:
                 if delta.get(key):
                     reasoning.append(delta[key])
             for tc in delta.get("tool_calls") or ():
-                call = calls.setdefault(tc["index"], {"id": None, "type": "function",
-                                                      "function": {"name": "", "arguments": ""}})
+                call = calls.setdefault(
+                    tc["index"], {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+                )
                 if tc.get("id"):
                     call["id"] = tc["id"]
                 fn = tc.get("function") or {}
@@ -204,8 +265,12 @@ def assemble(events: list[dict[str, Any]]) -> dict[str, Any]:
                 call["function"]["arguments"] += fn.get("arguments") or ""
             if choice.get("finish_reason"):
                 finish = choice["finish_reason"]
-    return {"content": "".join(content) or None, "reasoning": "".join(reasoning) or None,
-            "tool_calls": [calls[i] for i in sorted(calls)] or None, "finish_reason": finish}
+    return {
+        "content": "".join(content) or None,
+        "reasoning": "".join(reasoning) or None,
+        "tool_calls": [calls[i] for i in sorted(calls)] or None,
+        "finish_reason": finish,
+    }
 
 
 def seen(message: dict[str, Any]) -> tuple[str | None, list[tuple[str, dict[str, Any]]]]:

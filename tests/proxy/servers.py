@@ -27,8 +27,9 @@ class Running:
     """An ASGI app served by uvicorn in a thread, on 127.0.0.1 and a free port."""
 
     def __init__(self, app: Any, **options: Any) -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="critical", access_log=False,
-                                lifespan="on", ws="none", **options)
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=0, log_level="critical", access_log=False, lifespan="on", ws="none", **options
+        )
         self.server = uvicorn.Server(config)
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -78,12 +79,14 @@ class Upstream:
         self.seen: list[dict[str, Any]] = []
         self.release = threading.Event()  # lets "slow" and "hang" replies go at teardown
         self.cancelled = threading.Event()  # set when a client went away mid-stream
-        self.app = Starlette(routes=[
-            Route("/v1/chat/completions", self.chat, methods=["POST"]),
-            Route("/v1/completions", self.completions, methods=["POST"]),
-            Route("/v1/models", self.models, methods=["GET"]),
-            Route("/v1/embeddings", self.embeddings, methods=["POST"]),
-        ])
+        self.app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self.chat, methods=["POST"]),
+                Route("/v1/completions", self.completions, methods=["POST"]),
+                Route("/v1/models", self.models, methods=["GET"]),
+                Route("/v1/embeddings", self.embeddings, methods=["POST"]),
+            ]
+        )
 
     async def _wait_release(self) -> None:
         while not self.release.is_set():
@@ -94,7 +97,7 @@ class Upstream:
         self.seen.append({"headers": dict(request.headers), "body": body})
         model: str = body["model"]
         if model.startswith("fault/"):
-            return await self._fault(model[len("fault/"):], body, request)
+            return await self._fault(model[len("fault/") :], body, request)
         if model.startswith("reprompt/"):
             return self._reprompt(model, body)
         flavor, chunking, key = model.split("/")
@@ -178,6 +181,7 @@ class Upstream:
     async def completions(self, request: Request) -> Response:
         body = await request.json()
         if body.get("stream"):
+
             async def gen() -> AsyncIterator[bytes]:
                 for word in ("Hello", " world"):
                     yield b"data: " + json.dumps({"choices": [{"text": word, "index": 0}]}).encode() + b"\n\n"
@@ -190,13 +194,13 @@ class Upstream:
 
     async def models(self, request: Request) -> Response:
         self.seen.append({"headers": dict(request.headers), "query": request.url.query})
-        return JSONResponse({"object": "list", "data": [{"id": "m", "object": "model"}]},
-                            headers={"x-upstream": "yes"})
+        return JSONResponse({"object": "list", "data": [{"id": "m", "object": "model"}]}, headers={"x-upstream": "yes"})
 
     async def embeddings(self, request: Request) -> Response:
         body = await request.json()
-        return JSONResponse({"object": "list", "data": [{"embedding": [0.5] * 3, "index": 0}],
-                             "model": body.get("model")})
+        return JSONResponse(
+            {"object": "list", "data": [{"embedding": [0.5] * 3, "index": 0}], "model": body.get("model")}
+        )
 
 
 class RawUpstream:
@@ -248,12 +252,19 @@ class RawUpstream:
         self.sock.close()
 
 
-def http_reply(body: bytes, *, status: str = "200 OK", content_type: str = "application/json",
-               headers: tuple[tuple[str, str], ...] = ()) -> bytes:
+def http_reply(
+    body: bytes,
+    *,
+    status: str = "200 OK",
+    content_type: str = "application/json",
+    headers: tuple[tuple[str, str], ...] = (),
+) -> bytes:
     """One whole HTTP/1.1 response, closing the connection."""
     extra = "".join(f"{k}: {v}\r\n" for k, v in headers)
-    return (f"HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n"
-            f"connection: close\r\n{extra}\r\n").encode() + body
+    return (
+        f"HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n"
+        f"connection: close\r\n{extra}\r\n"
+    ).encode() + body
 
 
 def raw_request(url: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -285,5 +296,5 @@ def _dechunk(body: bytes) -> bytes:
         size = int(size_line.split(b";")[0], 16)
         if size == 0:
             break
-        out, body = out + body[:size], body[size + 2:]
+        out, body = out + body[:size], body[size + 2 :]
     return out

@@ -23,14 +23,24 @@ from .replies import CASES, Reply, _pieces
 from .servers import Running
 
 MESSAGE_TOOLS = [
-    {"name": "web_search", "description": "Search the web.", "input_schema": {
-        "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-        "required": ["query"]}},
-    {"name": "get_weather", "input_schema": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+    {
+        "name": "web_search",
+        "description": "Search the web.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "get_weather",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
 ]
-RESPONSE_TOOLS = [{"type": "function", "name": t["name"], "description": t.get("description", ""),
-                   "parameters": t["input_schema"]} for t in MESSAGE_TOOLS]
+RESPONSE_TOOLS = [
+    {"type": "function", "name": t["name"], "description": t.get("description", ""), "parameters": t["input_schema"]}
+    for t in MESSAGE_TOOLS
+]
 
 Split = Callable[[str], list[str]]
 
@@ -54,39 +64,73 @@ def message(reply: Reply, model: str = "m") -> dict[str, Any]:
     if reply.content is not None:
         content.append({"type": "text", "text": reply.content})
     for call in reply.tool_calls or ():
-        content.append({"type": "tool_use", "id": call["id"].replace("call_", "toolu_"),
-                        "name": call["function"]["name"], "input": _input(call["function"]["arguments"])})
-    return {"id": "msg_1", "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 20}}
+        content.append(
+            {
+                "type": "tool_use",
+                "id": call["id"].replace("call_", "toolu_"),
+                "name": call["function"]["name"],
+                "input": _input(call["function"]["arguments"]),
+            }
+        )
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 20},
+    }
 
 
 def message_events(reply: Reply, chunking: str | Split, model: str = "m") -> list[dict[str, Any]]:
     split = _split(chunking)
     whole = message(reply, model)
     events: list[dict[str, Any]] = [
-        {"type": "message_start", "message": {**whole, "content": [], "stop_reason": None,
-                                               "usage": {"input_tokens": 10, "output_tokens": 1}}},
-        {"type": "ping"}]
+        {
+            "type": "message_start",
+            "message": {**whole, "content": [], "stop_reason": None, "usage": {"input_tokens": 10, "output_tokens": 1}},
+        },
+        {"type": "ping"},
+    ]
     for i, block in enumerate(whole["content"]):
         if block["type"] == "thinking":
-            events.append({"type": "content_block_start", "index": i,
-                           "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
-            events += [{"type": "content_block_delta", "index": i, "delta": {"type": "thinking_delta", "thinking": p}}
-                       for p in split(block["thinking"])]
-            events.append({"type": "content_block_delta", "index": i,
-                           "delta": {"type": "signature_delta", "signature": "sig"}})
+            events.append(
+                {
+                    "type": "content_block_start",
+                    "index": i,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                }
+            )
+            events += [
+                {"type": "content_block_delta", "index": i, "delta": {"type": "thinking_delta", "thinking": p}}
+                for p in split(block["thinking"])
+            ]
+            events.append(
+                {"type": "content_block_delta", "index": i, "delta": {"type": "signature_delta", "signature": "sig"}}
+            )
         elif block["type"] == "text":
             events.append({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}})
-            events += [{"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": p}}
-                       for p in split(block["text"])]
+            events += [
+                {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": p}}
+                for p in split(block["text"])
+            ]
         else:
             raw = block["input"] if isinstance(block["input"], str) else json.dumps(block["input"])
             events.append({"type": "content_block_start", "index": i, "content_block": {**block, "input": {}}})
-            events += [{"type": "content_block_delta", "index": i,
-                        "delta": {"type": "input_json_delta", "partial_json": p}} for p in split(raw)]
+            events += [
+                {"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": p}}
+                for p in split(raw)
+            ]
         events.append({"type": "content_block_stop", "index": i})
-    events.append({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                   "usage": {"output_tokens": 20}})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 20},
+        }
+    )
     events.append({"type": "message_stop"})
     return events
 
@@ -95,51 +139,114 @@ def message_events(reply: Reply, chunking: str | Split, model: str = "m") -> lis
 def response(reply: Reply, model: str = "m") -> dict[str, Any]:
     output: list[dict[str, Any]] = []
     if reply.reasoning is not None:
-        output.append({"type": "reasoning", "id": "rs_1", "summary": [],
-                       "content": [{"type": "reasoning_text", "text": reply.reasoning}]})
+        output.append(
+            {
+                "type": "reasoning",
+                "id": "rs_1",
+                "summary": [],
+                "content": [{"type": "reasoning_text", "text": reply.reasoning}],
+            }
+        )
     if reply.content is not None:
-        output.append({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                       "content": [{"type": "output_text", "text": reply.content, "annotations": []}]})
+        output.append(
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": reply.content, "annotations": []}],
+            }
+        )
     for i, call in enumerate(reply.tool_calls or ()):
-        output.append({"type": "function_call", "id": f"fc_{i}", "call_id": call["id"],
-                       "name": call["function"]["name"], "arguments": call["function"]["arguments"],
-                       "status": "completed"})
-    return {"id": "resp_1", "object": "response", "created_at": 1700000000, "model": model, "status": "completed",
-            "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-            "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30,
-                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}
+        output.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{i}",
+                "call_id": call["id"],
+                "name": call["function"]["name"],
+                "arguments": call["function"]["arguments"],
+                "status": "completed",
+            }
+        )
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1700000000,
+        "model": model,
+        "status": "completed",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": 10,
+            "output_tokens": 20,
+            "total_tokens": 30,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
 
 
 def response_events(reply: Reply, chunking: str | Split, model: str = "m") -> list[dict[str, Any]]:
     split = _split(chunking)
     whole = response(reply, model)
     start = {**whole, "status": "in_progress", "output": [], "usage": None}
-    events: list[dict[str, Any]] = [{"type": "response.created", "response": start},
-                                    {"type": "response.in_progress", "response": start}]
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": start},
+        {"type": "response.in_progress", "response": start},
+    ]
     for i, item in enumerate(whole["output"]):
         if item["type"] == "reasoning":
             text = item["content"][0]["text"]
             events.append({"type": "response.output_item.added", "output_index": i, "item": {**item, "content": []}})
-            events += [{"type": "response.reasoning_text.delta", "item_id": item["id"], "output_index": i,
-                        "content_index": 0, "delta": p} for p in split(text)]
-            events.append({"type": "response.reasoning_text.done", "item_id": item["id"], "output_index": i,
-                           "content_index": 0, "text": text})
+            events += [
+                {
+                    "type": "response.reasoning_text.delta",
+                    "item_id": item["id"],
+                    "output_index": i,
+                    "content_index": 0,
+                    "delta": p,
+                }
+                for p in split(text)
+            ]
+            events.append(
+                {
+                    "type": "response.reasoning_text.done",
+                    "item_id": item["id"],
+                    "output_index": i,
+                    "content_index": 0,
+                    "text": text,
+                }
+            )
         elif item["type"] == "message":
             part = item["content"][0]
             ids = {"item_id": item["id"], "output_index": i, "content_index": 0}
-            events.append({"type": "response.output_item.added", "output_index": i,
-                           "item": {**item, "status": "in_progress", "content": []}})
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": i,
+                    "item": {**item, "status": "in_progress", "content": []},
+                }
+            )
             events.append({"type": "response.content_part.added", **ids, "part": {**part, "text": ""}})
-            events += [{"type": "response.output_text.delta", **ids, "delta": p, "logprobs": []}
-                       for p in split(part["text"])]
+            events += [
+                {"type": "response.output_text.delta", **ids, "delta": p, "logprobs": []} for p in split(part["text"])
+            ]
             events.append({"type": "response.output_text.done", **ids, "text": part["text"], "logprobs": []})
             events.append({"type": "response.content_part.done", **ids, "part": part})
         else:
             ids = {"item_id": item["id"], "output_index": i}
-            events.append({"type": "response.output_item.added", "output_index": i,
-                           "item": {**item, "arguments": "", "status": "in_progress"}})
-            events += [{"type": "response.function_call_arguments.delta", **ids, "delta": p}
-                       for p in split(item["arguments"])]
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": i,
+                    "item": {**item, "arguments": "", "status": "in_progress"},
+                }
+            )
+            events += [
+                {"type": "response.function_call_arguments.delta", **ids, "delta": p} for p in split(item["arguments"])
+            ]
             events.append({"type": "response.function_call_arguments.done", **ids, "arguments": item["arguments"]})
         events.append({"type": "response.output_item.done", "output_index": i, "item": item})
     events.append({"type": "response.completed", "response": whole})
@@ -158,11 +265,13 @@ class ShapedUpstream:
 
     def __init__(self) -> None:
         self.seen: list[dict[str, Any]] = []
-        self.app = Starlette(routes=[
-            Route("/v1/messages", self.messages, methods=["POST"]),
-            Route("/v1/responses", self.responses, methods=["POST"]),
-            Route("/v1/models", self.models, methods=["GET"]),
-        ])
+        self.app = Starlette(
+            routes=[
+                Route("/v1/messages", self.messages, methods=["POST"]),
+                Route("/v1/responses", self.responses, methods=["POST"]),
+                Route("/v1/models", self.models, methods=["GET"]),
+            ]
+        )
 
     async def models(self, request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [{"id": "m", "object": "model"}]})
@@ -173,8 +282,9 @@ class ShapedUpstream:
     async def responses(self, request: Request) -> Response:
         return await self._answer(request, response, response_events)
 
-    async def _answer(self, request: Request, whole: Callable[..., dict[str, Any]],
-                      streamed: Callable[..., list[dict[str, Any]]]) -> Response:
+    async def _answer(
+        self, request: Request, whole: Callable[..., dict[str, Any]], streamed: Callable[..., list[dict[str, Any]]]
+    ) -> Response:
         body = await request.json()
         self.seen.append(body)
         model: str = body["model"]
@@ -198,8 +308,9 @@ class ShapedUpstream:
 
 def _fault(kind: str, streamed: Callable[..., list[dict[str, Any]]]) -> Response:
     if kind == "500":
-        return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "model exploded"}},
-                            status_code=500)
+        return JSONResponse(
+            {"type": "error", "error": {"type": "api_error", "message": "model exploded"}}, status_code=500
+        )
     events = sse(streamed(CASES["hermes"][0], "char"))
     head = events[: len(events) // 2]
 
@@ -238,8 +349,9 @@ def _reprompt(body: dict[str, Any]) -> Reply:
     # A call to a tool not offered; once corrected, the call that needs no repair.
     if _last_is_result(body):
         return Reply('<tool_call>{"name": "web_search", "arguments": {"query": "fixed"}}</tool_call>')
-    return Reply(None, [{"id": "call_x", "type": "function", "function": {"name": "send_email",
-                                                                          "arguments": '{"to": "x"}'}}])
+    return Reply(
+        None, [{"id": "call_x", "type": "function", "function": {"name": "send_email", "arguments": '{"to": "x"}'}}]
+    )
 
 
 SCRIPTS: dict[str, Callable[[dict[str, Any]], Reply]] = {"agent": _agent, "reprompt": _reprompt}

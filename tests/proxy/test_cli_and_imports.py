@@ -17,8 +17,10 @@ from toolrepair import cli
 
 
 def test_import_toolrepair_does_not_import_the_proxy_stack() -> None:
-    script = ("import sys, toolrepair, toolrepair.cli; toolrepair.cli.build_parser(); "
-              "print(sorted(m for m in ('starlette', 'uvicorn', 'httpx', 'toolrepair.proxy._app') if m in sys.modules))")
+    script = (
+        "import sys, toolrepair, toolrepair.cli; toolrepair.cli.build_parser(); "
+        "print(sorted(m for m in ('starlette', 'uvicorn', 'httpx', 'toolrepair.proxy._app') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]", out.stderr
 
@@ -31,12 +33,15 @@ def test_without_the_extra_serve_names_it() -> None:
     assert "pip install 'toolrepair[proxy]'" in out.stderr
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["serve"], "--upstream"),
-    (["serve", "--upstream", "u", "--port", "x"], "expected a number"),
-    (["serve", "--upstream", "u", "--timeout", "0"], "expected a positive number"),
-    (["serve", "--upstream", "u", "--profile", "cloud"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["serve"], "--upstream"),
+        (["serve", "--upstream", "u", "--port", "x"], "expected a number"),
+        (["serve", "--upstream", "u", "--timeout", "0"], "expected a positive number"),
+        (["serve", "--upstream", "u", "--profile", "cloud"], "invalid choice"),
+    ],
+)
 def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
@@ -45,14 +50,21 @@ def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixtu
 
 def test_bad_upstream_url(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["serve", "--upstream", "localhost:11434"]) == 1
-    assert capsys.readouterr().err == ("toolrepair: error: upstream must be an http:// or https:// URL, "
-                                       "not 'localhost:11434'\n")
+    assert capsys.readouterr().err == (
+        "toolrepair: error: upstream must be an http:// or https:// URL, not 'localhost:11434'\n"
+    )
 
 
 def test_defaults_bind_loopback() -> None:
     args = cli.build_parser().parse_args(["serve", "--upstream", "http://x/v1"])
     assert (args.host, args.port, args.profile, args.annotate, args.max_reprompts, args.api_key) == (
-        "127.0.0.1", 8787, "local", False, 0, None)
+        "127.0.0.1",
+        8787,
+        "local",
+        False,
+        0,
+        None,
+    )
 
 
 def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,9 +78,30 @@ def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
     proxy_logger = logging.getLogger("toolrepair.proxy")
     monkeypatch.setattr(proxy_logger, "handlers", [])  # the handler serve adds is dropped afterwards
     monkeypatch.setattr(proxy_logger, "level", proxy_logger.level)
-    argv = ["serve", "--upstream", "http://127.0.0.1:1/v1", "--host", "0.0.0.0", "--port", "9000", "--profile",
-            "hosted", "--annotate", "--max-reprompts", "2", "--timeout", "1.5", "--max-body", "10", "--max-reply", "11", "--max-line", "12",
-            "--api-key", "k"]
+    argv = [
+        "serve",
+        "--upstream",
+        "http://127.0.0.1:1/v1",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "9000",
+        "--profile",
+        "hosted",
+        "--annotate",
+        "--max-reprompts",
+        "2",
+        "--timeout",
+        "1.5",
+        "--max-body",
+        "10",
+        "--max-reply",
+        "11",
+        "--max-line",
+        "12",
+        "--api-key",
+        "k",
+    ]
     assert cli.main(argv) == 0
     assert (ran["host"], ran["port"], ran["access_log"]) == ("0.0.0.0", 9000, False)
     # The start-up heap is frozen before the server runs (no full-collection pauses over it).
@@ -77,7 +110,13 @@ def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
     config = ran["app"].state.config
     assert (config.max_reply, config.max_line) == (11, 12)
     assert (config.profile, config.annotate, config.max_reprompts, config.timeout, config.max_body, config.api_key) == (
-        "hosted", True, 2, 1.5, 10, "k")
+        "hosted",
+        True,
+        2,
+        1.5,
+        10,
+        "k",
+    )
     # The request line is on; httpx's own per-request INFO line stays off.
     assert proxy_logger.isEnabledFor(logging.INFO) and len(proxy_logger.handlers) == 1
     assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
@@ -94,8 +133,21 @@ def test_serve_command_line(upstream: Any) -> None:
     """The contract's command, as a process: /health, then a repaired reply; stopped at the end."""
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "toolrepair", "serve", "--upstream", f"{upstream.url}/v1", "--port", str(port),
-         "--annotate"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "toolrepair",
+            "serve",
+            "--upstream",
+            f"{upstream.url}/v1",
+            "--port",
+            str(port),
+            "--annotate",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # Wait for the "Uvicorn running" line rather than polling on a clock.
         assert process.stderr is not None
@@ -109,8 +161,9 @@ def test_serve_command_line(upstream: Any) -> None:
         from .replies import TOOLS
 
         body = json.dumps({"model": "vllm/whole/qwen3_xml", "messages": [], "tools": TOOLS}).encode()
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=body,
-                                         headers={"content-type": "application/json"})
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/chat/completions", data=body, headers={"content-type": "application/json"}
+        )
         with urllib.request.urlopen(request, timeout=30) as response:
             reply = json.load(response)
             assert response.headers["x-toolrepair"] == "repaired=1, salvaged=1, refused=0"
@@ -125,16 +178,26 @@ def test_serve_command_line(upstream: Any) -> None:
 
 
 # -- where the API key comes from -------------------------------------------------------------------
-@pytest.mark.parametrize(("flags", "file_text", "environ", "key", "warned"), [
-    ([], None, {}, None, False),
-    ([], None, {"TOOLREPAIR_API_KEY": "from-env"}, "from-env", False),
-    ([], None, {"TOOLREPAIR_API_KEY": ""}, None, False),
-    (["--api-key-file", "{file}"], "from-file\n", {"TOOLREPAIR_API_KEY": "from-env"}, "from-file", False),
-    (["--api-key-file", "{file}"], "  spaced \r\nsecond line\n", {}, "spaced", False),
-    (["--api-key", "on-argv"], None, {"TOOLREPAIR_API_KEY": "from-env"}, "on-argv", True),
-])
-def test_api_key_sources(tmp_path: Any, capsys: pytest.CaptureFixture[str], flags: list[str], file_text: str | None,
-                         environ: dict[str, str], key: str | None, warned: bool) -> None:
+@pytest.mark.parametrize(
+    ("flags", "file_text", "environ", "key", "warned"),
+    [
+        ([], None, {}, None, False),
+        ([], None, {"TOOLREPAIR_API_KEY": "from-env"}, "from-env", False),
+        ([], None, {"TOOLREPAIR_API_KEY": ""}, None, False),
+        (["--api-key-file", "{file}"], "from-file\n", {"TOOLREPAIR_API_KEY": "from-env"}, "from-file", False),
+        (["--api-key-file", "{file}"], "  spaced \r\nsecond line\n", {}, "spaced", False),
+        (["--api-key", "on-argv"], None, {"TOOLREPAIR_API_KEY": "from-env"}, "on-argv", True),
+    ],
+)
+def test_api_key_sources(
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    file_text: str | None,
+    environ: dict[str, str],
+    key: str | None,
+    warned: bool,
+) -> None:
     from toolrepair.proxy._cli import api_key
 
     path = tmp_path / "key"
@@ -148,8 +211,10 @@ def test_api_key_sources(tmp_path: Any, capsys: pytest.CaptureFixture[str], flag
         assert "--api-key-file" in err and "TOOLREPAIR_API_KEY" in err
 
 
-@pytest.mark.parametrize(("file_text", "message"), [(None, "cannot read the API key"), ("\n", "is empty"),
-                                                    (b"\xff\xfe", "cannot read the API key")])
+@pytest.mark.parametrize(
+    ("file_text", "message"),
+    [(None, "cannot read the API key"), ("\n", "is empty"), (b"\xff\xfe", "cannot read the API key")],
+)
 def test_api_key_file_refused(tmp_path: Any, capsys: pytest.CaptureFixture[str], file_text: Any, message: str) -> None:
     path = tmp_path / "key"
     if isinstance(file_text, bytes):

@@ -48,11 +48,13 @@ def test_openai_sdk_async(proxy: str) -> None:
     async def main() -> None:
         client = openai.AsyncOpenAI(base_url=f"{proxy}/v1", api_key="sk-test", max_retries=0)
         try:
-            reply = await client.chat.completions.create(model="lmstudio/whole/qwen3_xml", messages=MESSAGES,
-                                                         tools=TOOLS)
+            reply = await client.chat.completions.create(
+                model="lmstudio/whole/qwen3_xml", messages=MESSAGES, tools=TOOLS
+            )
             assert _calls(reply.choices[0].message.tool_calls) == WANT
-            stream = await client.chat.completions.create(model="lmstudio/char/qwen3_xml", messages=MESSAGES,
-                                                          tools=TOOLS, stream=True)
+            stream = await client.chat.completions.create(
+                model="lmstudio/char/qwen3_xml", messages=MESSAGES, tools=TOOLS, stream=True
+            )
             deltas = [chunk async for chunk in stream]
             calls = [tc for chunk in deltas for choice in chunk.choices for tc in choice.delta.tool_calls or ()]
             assert _calls(calls) == WANT
@@ -86,11 +88,20 @@ def litellm() -> Any:
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_litellm_sdk(proxy: str, litellm: Any) -> None:
-    reply = litellm.completion(model="openai/vllm/token/hermes", api_base=f"{proxy}/v1", api_key="sk-test",
-                               messages=MESSAGES, tools=TOOLS)
+    reply = litellm.completion(
+        model="openai/vllm/token/hermes", api_base=f"{proxy}/v1", api_key="sk-test", messages=MESSAGES, tools=TOOLS
+    )
     assert _calls(reply.choices[0].message.tool_calls) == WANT
-    chunks = list(litellm.completion(model="openai/ollama/char/hermes", api_base=f"{proxy}/v1", api_key="sk-test",
-                                     messages=MESSAGES, tools=TOOLS, stream=True))
+    chunks = list(
+        litellm.completion(
+            model="openai/ollama/char/hermes",
+            api_base=f"{proxy}/v1",
+            api_key="sk-test",
+            messages=MESSAGES,
+            tools=TOOLS,
+            stream=True,
+        )
+    )
     built = litellm.stream_chunk_builder(chunks, messages=MESSAGES)
     assert _calls(built.choices[0].message.tool_calls) == WANT
     assert built.choices[0].message.content in (None, "", "Let me look.")
@@ -111,8 +122,9 @@ def test_langchain_chat_openai(proxy: str) -> None:
         """Weather for a city."""
         return city
 
-    llm = langchain_openai.ChatOpenAI(model="vllm/token/qwen3_xml", base_url=f"{proxy}/v1", api_key="sk-test",
-                                      max_retries=0)
+    llm = langchain_openai.ChatOpenAI(
+        model="vllm/token/qwen3_xml", base_url=f"{proxy}/v1", api_key="sk-test", max_retries=0
+    )
     bound = llm.bind_tools([web_search, get_weather])
     message = bound.invoke("find cats")
     assert [(c["name"], c["args"]) for c in message.tool_calls] == WANT

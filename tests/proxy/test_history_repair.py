@@ -13,21 +13,29 @@ from toolrepair._history import PLACEHOLDER
 from .replies import FLAVORS, TOOLS
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "web_search", "arguments": "{'query': 'x',}"}}
-BROKEN = [{"role": "tool", "tool_call_id": "gone", "content": "orphan"},
-          {"role": "user", "content": "hi"},
-          {"role": "assistant", "content": "", "tool_calls": [CALL]},
-          {"role": "user", "content": "and?"}]
-PAIRED = [{"role": "user", "content": "hi"},
-          {"role": "assistant", "content": None, "tool_calls": [
-              {**CALL, "function": {"name": "web_search", "arguments": '{"query": "x"}'}}]},
-          {"role": "tool", "tool_call_id": "c1", "content": PLACEHOLDER},
-          {"role": "user", "content": "and?"}]
+BROKEN = [
+    {"role": "tool", "tool_call_id": "gone", "content": "orphan"},
+    {"role": "user", "content": "hi"},
+    {"role": "assistant", "content": "", "tool_calls": [CALL]},
+    {"role": "user", "content": "and?"},
+]
+PAIRED = [
+    {"role": "user", "content": "hi"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{**CALL, "function": {"name": "web_search", "arguments": '{"query": "x"}'}}],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": PLACEHOLDER},
+    {"role": "user", "content": "and?"},
+]
 
 
 def _send(url: str, upstream: Any, content: bytes) -> dict[str, Any]:
     before = len(upstream.seen)
-    response = httpx.post(f"{url}/v1/chat/completions", content=content, timeout=30,
-                          headers={"content-type": "application/json"})
+    response = httpx.post(
+        f"{url}/v1/chat/completions", content=content, timeout=30, headers={"content-type": "application/json"}
+    )
     assert response.status_code == 200
     body: dict[str, Any] = upstream.seen[before]["body"]
     return body

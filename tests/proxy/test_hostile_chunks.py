@@ -29,7 +29,11 @@ def _choice(delta: Any, finish: Any = None, index: Any = 0) -> dict[str, Any]:
 _HELLO = _choice({"content": "Hello"})
 _MALFORMED = {
     "content-after-finish": [_HELLO, _choice({}, "stop"), _choice({"content": "more"})],
-    "call-after-finish": [_HELLO, _choice({}, "stop"), _choice({"tool_calls": [{"index": 0, "function": {"name": "a"}}]})],
+    "call-after-finish": [
+        _HELLO,
+        _choice({}, "stop"),
+        _choice({"tool_calls": [{"index": 0, "function": {"name": "a"}}]}),
+    ],
     "array-index": [_HELLO, _choice({"content": "x"}, index=[0])],
     "string-index": [_HELLO, _choice({"content": "x"}, index="0")],
     "bool-index": [_HELLO, _choice({"content": "x"}, index=True)],
@@ -44,9 +48,12 @@ _MALFORMED = {
     "function-not-object": [_HELLO, _choice({"tool_calls": [{"index": 0, "function": "web_search"}]})],
     "name-not-string": [_HELLO, _choice({"tool_calls": [{"index": 0, "function": {"name": 7}}]})],
     "arguments-not-string": [_HELLO, _choice({"tool_calls": [{"index": 0, "function": {"arguments": {"q": 1}}}]})],
-    "call-continued-after-a-later-one": [_HELLO, _choice({"tool_calls": [{"index": 0, "function": {"name": "web_search"}}]}),
-                                         _choice({"tool_calls": [{"index": 1, "function": {"name": "get_weather"}}]}),
-                                         _choice({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]})],
+    "call-continued-after-a-later-one": [
+        _HELLO,
+        _choice({"tool_calls": [{"index": 0, "function": {"name": "web_search"}}]}),
+        _choice({"tool_calls": [{"index": 1, "function": {"name": "get_weather"}}]}),
+        _choice({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}),
+    ],
     "not-an-object": [_HELLO, b"[1, 2, 3]"],
     "json-string": [_HELLO, b'"choices"'],
     "not-json": [_HELLO, b"{choices"],
@@ -62,7 +69,7 @@ def test_a_malformed_chunk_ends_with_the_error_event(start_proxy: Any, key: str)
         with httpx.stream("POST", f"{proxy}/v1/chat/completions", json=body, timeout=60) as response:
             lines = [line for line in response.iter_lines() if line.startswith("data: ")]
         assert lines[-1] == "data: [DONE]"
-        events = [json.loads(line[len("data: "):]) for line in lines[:-1]]
+        events = [json.loads(line[len("data: ") :]) for line in lines[:-1]]
         errors = [e for e in events if "error" in e]
         assert len(errors) == 1 and errors[0]["error"]["type"] == "upstream_error"
         assert "malformed" in errors[0]["error"]["message"]
@@ -84,12 +91,15 @@ def test_stream_repair_refuses_malformed_chunks(key: str) -> None:
         repair.feed(bad)
 
 
-@pytest.mark.parametrize("chunks", [
-    [_choice({"content": "a"}, index=None), _choice({}, "stop", index=None)],  # null index: choice 0
-    [_choice({}, "stop"), _choice({"content": ""}), _choice({}, "stop")],  # empty content after the finish
-    [_choice({"tool_calls": [{"index": 0, "function": None}]}), _choice({}, "stop")],
-    [{"id": "x"}, {"id": "x", "choices": None}, _choice(None, "stop")],  # no choices, no delta
-])
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [_choice({"content": "a"}, index=None), _choice({}, "stop", index=None)],  # null index: choice 0
+        [_choice({}, "stop"), _choice({"content": ""}), _choice({}, "stop")],  # empty content after the finish
+        [_choice({"tool_calls": [{"index": 0, "function": None}]}), _choice({}, "stop")],
+        [{"id": "x"}, {"id": "x", "choices": None}, _choice(None, "stop")],  # no choices, no delta
+    ],
+)
 def test_stream_repair_takes_what_is_well_formed(chunks: list[dict[str, Any]]) -> None:
     registry = request_tools({"tools": TOOLS}, "local").registry
     assert registry is not None
@@ -104,23 +114,28 @@ def _deep_tools(depth: int) -> bytes:
     """A request whose one tool's schema nests ``depth`` objects (written as text: json.dumps
     itself would overflow its stack)."""
     schema = '{"type": "object", "properties": {"a": ' * depth + '{"type": "string"}' + "}}" * depth
-    return ('{"model": "m", "tools": [{"type": "function", "function": {"name": "f", "parameters": ' + schema
-            + "}}]}").encode()
+    return (
+        '{"model": "m", "tools": [{"type": "function", "function": {"name": "f", "parameters": ' + schema + "}}]}"
+    ).encode()
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (_deep_tools(depth), "nested too deep") for depth in (150, 400, 2000)
-] + [
-    (b'{"model": "m", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deep"),
-    (b'{"model": "\xff"}', "not UTF-8"),
-    (b"", "not a JSON object"),
-    (b"null", "a JSON NoneType"),
-    (b'"text"', "a JSON str"),
-], ids=["schema-150", "schema-400", "schema-2000", "body-deep", "not-utf8", "empty", "null", "string"])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(_deep_tools(depth), "nested too deep") for depth in (150, 400, 2000)]
+    + [
+        (b'{"model": "m", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deep"),
+        (b'{"model": "\xff"}', "not UTF-8"),
+        (b"", "not a JSON object"),
+        (b"null", "a JSON NoneType"),
+        (b'"text"', "a JSON str"),
+    ],
+    ids=["schema-150", "schema-400", "schema-2000", "body-deep", "not-utf8", "empty", "null", "string"],
+)
 def test_requests_the_proxy_cannot_read_are_400(proxy: str, content: bytes, message: str) -> None:
     for _ in range(2):  # the same answer every time: no state left behind
-        response = httpx.post(f"{proxy}/v1/chat/completions", content=content,
-                              headers={"content-type": "application/json"}, timeout=60)
+        response = httpx.post(
+            f"{proxy}/v1/chat/completions", content=content, headers={"content-type": "application/json"}, timeout=60
+        )
         assert response.status_code == 400
         error = response.json()["error"]
         assert error["type"] == "invalid_request_error" and message in error["message"]
@@ -134,8 +149,9 @@ def test_request_object() -> None:
 
 
 @pytest.mark.parametrize("where", ["feed", "close"])
-def test_a_fault_of_the_proxy_itself_still_ends_the_stream_properly(start_proxy: Any, monkeypatch: pytest.MonkeyPatch,
-                                                                   where: str) -> None:
+def test_a_fault_of_the_proxy_itself_still_ends_the_stream_properly(
+    start_proxy: Any, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
     """Defence in depth: whatever goes wrong while repairing, the client gets the error event and
     [DONE], never a cut connection (the fault injected where the repair runs)."""
     from toolrepair.proxy import _app
@@ -147,7 +163,9 @@ def test_a_fault_of_the_proxy_itself_still_ends_the_stream_properly(start_proxy:
         monkeypatch.setattr(_app, "_repaired", broken)
     else:
         monkeypatch.setattr(StreamRepair, "close", broken)
-    upstream = RawUpstream(lambda request: http_reply(_sse(_HELLO, _choice({}, "stop")), content_type="text/event-stream"))
+    upstream = RawUpstream(
+        lambda request: http_reply(_sse(_HELLO, _choice({}, "stop")), content_type="text/event-stream")
+    )
     try:
         proxy = start_proxy(upstream=f"{upstream.url}/v1")
         body = {"model": "m", "messages": [], "tools": TOOLS, "stream": True}

@@ -27,8 +27,9 @@ def _answer(request: dict[str, Any]) -> bytes:
     text = _PADDING + CASES["hermes"][0].content
     if body.get("stream"):
         chunk = {"id": "x", "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": "stop"}]}
-        return http_reply(b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n",
-                          content_type="text/event-stream")
+        return http_reply(
+            b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n", content_type="text/event-stream"
+        )
     if request["target"].endswith("/models"):
         return http_reply(b'{"object": "list", "data": []}')
     reply = completion(CASES["hermes"][0], "vllm")
@@ -52,8 +53,9 @@ def _hold(monkeypatch: pytest.MonkeyPatch, name: str) -> tuple[threading.Event, 
 
 
 @pytest.mark.parametrize(("stream", "hook"), [(False, "repair_whole"), (True, "_relay_events")])
-def test_health_answers_while_a_large_reply_is_repaired(start_proxy: Any, monkeypatch: pytest.MonkeyPatch,
-                                                        stream: bool, hook: str) -> None:
+def test_health_answers_while_a_large_reply_is_repaired(
+    start_proxy: Any, monkeypatch: pytest.MonkeyPatch, stream: bool, hook: str
+) -> None:
     upstream = RawUpstream(_answer)
     try:
         proxy = start_proxy(upstream=f"{upstream.url}/v1")

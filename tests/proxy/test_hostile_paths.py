@@ -62,8 +62,9 @@ def recorded(start_proxy: Any) -> Iterator[tuple[str, RawUpstream]]:
 @pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
 def test_traversal_is_never_forwarded(recorded: tuple[str, RawUpstream], path: str, method: str) -> None:
     proxy, upstream = recorded
-    status, _headers, body = raw_request(proxy, f"{method} {path} HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n"
-                                               "connection: close\r\n\r\n{}".encode())
+    status, _headers, body = raw_request(
+        proxy, f"{method} {path} HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{{}}".encode()
+    )
     assert status in (400, 404), body
     error = httpx.Response(status, content=body).json()["error"]
     assert error["type"] == "invalid_request_error" and error["message"]
@@ -79,14 +80,17 @@ def test_paths_outside_v1_are_openai_shaped_404(recorded: tuple[str, RawUpstream
     assert upstream.requests == []
 
 
-@pytest.mark.parametrize(("path", "target"), [
-    ("/v1/models", "/v1/models"),
-    ("/v1/models?limit=2", "/v1/models?limit=2"),
-    ("/v1/models/qwen3%3A8b", "/v1/models/qwen3%3A8b"),  # encoding kept as sent
-    ("/v1/files/a.b..c", "/v1/files/a.b..c"),  # dots inside a segment are not dot segments
-    ("/v1/x/...", "/v1/x/..."),
-    ("/v1/a%20b", "/v1/a%20b"),
-])
+@pytest.mark.parametrize(
+    ("path", "target"),
+    [
+        ("/v1/models", "/v1/models"),
+        ("/v1/models?limit=2", "/v1/models?limit=2"),
+        ("/v1/models/qwen3%3A8b", "/v1/models/qwen3%3A8b"),  # encoding kept as sent
+        ("/v1/files/a.b..c", "/v1/files/a.b..c"),  # dots inside a segment are not dot segments
+        ("/v1/x/...", "/v1/x/..."),
+        ("/v1/a%20b", "/v1/a%20b"),
+    ],
+)
 def test_normal_paths_reach_the_upstream_as_sent(recorded: tuple[str, RawUpstream], path: str, target: str) -> None:
     proxy, upstream = recorded
     status, _, _ = raw_request(proxy, f"GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".encode())
@@ -106,8 +110,30 @@ def test_the_base_keeps_its_own_path_and_query(start_proxy: Any) -> None:
 
 
 # -- the rule itself, for any path ------------------------------------------------------------------
-_PIECES = st.sampled_from(["/", ".", "..", "%2e", "%2E", "%2f", "%2F", "%25", "%5c", "\\", ";", "a", "v1", "%",
-                           "2e", "%c0%ae", "%ef%bc%8e", "\x00", "?", "%3f"])
+_PIECES = st.sampled_from(
+    [
+        "/",
+        ".",
+        "..",
+        "%2e",
+        "%2E",
+        "%2f",
+        "%2F",
+        "%25",
+        "%5c",
+        "\\",
+        ";",
+        "a",
+        "v1",
+        "%",
+        "2e",
+        "%c0%ae",
+        "%ef%bc%8e",
+        "\x00",
+        "?",
+        "%3f",
+    ]
+)
 
 
 def _fully_decoded(path: str) -> str:
@@ -137,22 +163,28 @@ def test_forwarded_path(path: str, rest: str) -> None:
     assert forwarded_path(path) == rest
 
 
-@pytest.mark.parametrize(("path", "why"), [
-    ("/v10/models", "not under /v1/"),
-    ("/v1/\u00e9", "not percent-encoded"),
-    ("/v1/%ff", "not UTF-8"),
-    ("/v1/%25252525252e", "nested too deep"),
-    ("/v1/" + "x" * 300 + "/..", "…"),  # a long path is shown cut
-])
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        ("/v10/models", "not under /v1/"),
+        ("/v1/\u00e9", "not percent-encoded"),
+        ("/v1/%ff", "not UTF-8"),
+        ("/v1/%25252525252e", "nested too deep"),
+        ("/v1/" + "x" * 300 + "/..", "…"),  # a long path is shown cut
+    ],
+)
 def test_forwarded_path_refuses(path: str, why: str) -> None:
     with pytest.raises(ProxyError, match=why):
         forwarded_path(path)
 
 
-@pytest.mark.parametrize(("scope_path", "raw", "sent"), [
-    ("/v1/../x", b"/v1/%2e%2e/x", "/v1/%2e%2e/x"),
-    ("/v1/a b", None, "/v1/a%20b"),
-    ("/v1/a", b"/v1/a?q=1", "/v1/a"),
-])
+@pytest.mark.parametrize(
+    ("scope_path", "raw", "sent"),
+    [
+        ("/v1/../x", b"/v1/%2e%2e/x", "/v1/%2e%2e/x"),
+        ("/v1/a b", None, "/v1/a%20b"),
+        ("/v1/a", b"/v1/a?q=1", "/v1/a"),
+    ],
+)
 def test_raw_request_path(scope_path: str, raw: bytes | None, sent: str) -> None:
     assert raw_request_path(scope_path, raw) == sent

@@ -105,8 +105,12 @@ def test_headers_over_the_bound_get_431(serve: Any) -> None:
 def test_a_request_with_a_body_is_not_mistaken_for_slow_headers(serve: Any) -> None:
     address = serve(max_connections=4, header_timeout=600)
     body = b'{"model": "m", "messages": []}' + b" " * (MAX_HEADER_BYTES * 2)
-    response = httpx.post(f"http://{address[0]}:{address[1]}/v1/embeddings", content=body, timeout=60,
-                          headers={"content-type": "application/json"})
+    response = httpx.post(
+        f"http://{address[0]}:{address[1]}/v1/embeddings",
+        content=body,
+        timeout=60,
+        headers={"content-type": "application/json"},
+    )
     assert response.status_code == 200
 
 

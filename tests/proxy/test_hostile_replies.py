@@ -35,7 +35,7 @@ def _events(url: str) -> list[Any]:
         assert response.status_code == 200
         for line in response.iter_lines():
             if line.startswith("data: "):
-                data = line[len("data: "):]
+                data = line[len("data: ") :]
                 out.append(data if data == "[DONE]" else json.loads(data))
     return out
 
@@ -94,8 +94,13 @@ def test_a_compressed_reply_is_read_and_repaired(serve_reply: Any, encoding: str
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_an_encoding_not_asked_for_is_a_502(serve_reply: Any, stream: bool) -> None:
-    url = serve_reply(http_reply(b"\x00\x01", content_type="text/event-stream" if stream else "application/json",
-                                 headers=(("content-encoding", "br"),)))
+    url = serve_reply(
+        http_reply(
+            b"\x00\x01",
+            content_type="text/event-stream" if stream else "application/json",
+            headers=(("content-encoding", "br"),),
+        )
+    )
     response = _chat(url, stream=stream)
     assert response.status_code == 502 and "content-encoding 'br'" in response.json()["error"]["message"]
     assert httpx.get(f"{url}/v1/models").status_code == 502
@@ -117,20 +122,28 @@ def _chunk(content: str) -> bytes:
     return b"data: " + json.dumps(data).encode() + b"\n\n"
 
 
-@pytest.mark.parametrize(("body", "encoding"), [
-    (_chunk("Hello") + b"data: " + b"x" * 300_000 + b"\n\n", None),  # one over-long line
-    (_chunk("Hello") + b"data: " + b"x" * 300_000, None),  # never ended
-    (_chunk("Hello") + b"data: a\n" * 40_000 + b"\n", None),  # short lines, one over-long event
-    (gzip.compress(_chunk("Hello") + b"data: " + b"x" * 30_000_000 + b"\n\n"), "gzip"),  # and compressed
-], ids=["long-line", "unended-line", "long-event", "gzip-line"])
+@pytest.mark.parametrize(
+    ("body", "encoding"),
+    [
+        (_chunk("Hello") + b"data: " + b"x" * 300_000 + b"\n\n", None),  # one over-long line
+        (_chunk("Hello") + b"data: " + b"x" * 300_000, None),  # never ended
+        (_chunk("Hello") + b"data: a\n" * 40_000 + b"\n", None),  # short lines, one over-long event
+        (gzip.compress(_chunk("Hello") + b"data: " + b"x" * 30_000_000 + b"\n\n"), "gzip"),  # and compressed
+    ],
+    ids=["long-line", "unended-line", "long-event", "gzip-line"],
+)
 def test_an_over_long_event_line_is_an_error_event(serve_reply: Any, body: bytes, encoding: str | None) -> None:
     url = serve_reply(_sse_reply(body, encoding), max_line=64 * 1024)
     events = _events(url)
     assert events[-1] == "[DONE]"
     errors = [e for e in events if isinstance(e, dict) and "error" in e]
     assert len(errors) == 1 and "longer than 65536 bytes" in errors[0]["error"]["message"]
-    assert "".join(e["choices"][0]["delta"].get("content") or "" for e in events
-                   if isinstance(e, dict) and e.get("choices")) == "Hello"
+    assert (
+        "".join(
+            e["choices"][0]["delta"].get("content") or "" for e in events if isinstance(e, dict) and e.get("choices")
+        )
+        == "Hello"
+    )
 
 
 def test_a_corrupt_compressed_stream_is_an_error_event(serve_reply: Any) -> None:
@@ -139,7 +152,8 @@ def test_a_corrupt_compressed_stream_is_an_error_event(serve_reply: Any) -> None
     events = _events(url)
     assert events[-1] == "[DONE]"
     assert [e["error"]["message"] for e in events if isinstance(e, dict) and "error" in e] == [
-        "The upstream's stream could not be decoded (corrupt compressed body)."]
+        "The upstream's stream could not be decoded (corrupt compressed body)."
+    ]
 
 
 # -- the decoder -------------------------------------------------------------------------------------
@@ -151,20 +165,24 @@ def _raw_deflate(data: bytes) -> bytes:
 _PLAIN = b'{"a": "' + b"xyz" * 50_000 + b'"}'
 
 
-@pytest.mark.parametrize(("encoding", "packed"), [
-    (None, _PLAIN),
-    ("identity", _PLAIN),
-    ("gzip", gzip.compress(_PLAIN)),
-    (" GZIP ", gzip.compress(_PLAIN)),
-    ("x-gzip", gzip.compress(_PLAIN)),
-    ("gzip", gzip.compress(_PLAIN[:1000]) + gzip.compress(_PLAIN[1000:])),  # two members
-    ("deflate", zlib.compress(_PLAIN)),
-    ("deflate", _raw_deflate(_PLAIN)),
-], ids=["none", "identity", "gzip", "GZIP", "x-gzip", "gzip-members", "deflate-zlib", "deflate-raw"])
+@pytest.mark.parametrize(
+    ("encoding", "packed"),
+    [
+        (None, _PLAIN),
+        ("identity", _PLAIN),
+        ("gzip", gzip.compress(_PLAIN)),
+        (" GZIP ", gzip.compress(_PLAIN)),
+        ("x-gzip", gzip.compress(_PLAIN)),
+        ("gzip", gzip.compress(_PLAIN[:1000]) + gzip.compress(_PLAIN[1000:])),  # two members
+        ("deflate", zlib.compress(_PLAIN)),
+        ("deflate", _raw_deflate(_PLAIN)),
+    ],
+    ids=["none", "identity", "gzip", "GZIP", "x-gzip", "gzip-members", "deflate-zlib", "deflate-raw"],
+)
 @pytest.mark.parametrize("read", [1, 7, 4096, 10**9])
 def test_body_decoder(encoding: str | None, packed: bytes, read: int) -> None:
     decoder = BodyDecoder(encoding)
-    pieces = [piece for i in range(0, len(packed), read) for piece in decoder.feed(packed[i:i + read])]
+    pieces = [piece for i in range(0, len(packed), read) for piece in decoder.feed(packed[i : i + read])]
     assert b"".join(pieces) == _PLAIN
     assert all(0 < len(piece) <= STEP for piece in pieces)
 
@@ -192,8 +210,11 @@ def test_body_decoder_corrupt_raises() -> None:
     assert list(BodyDecoder("deflate").feed(b"")) == []
 
 
-@given(st.binary(max_size=3000), st.sampled_from(["gzip", "deflate", "identity"]),
-       st.lists(st.integers(0, 4000), max_size=6))
+@given(
+    st.binary(max_size=3000),
+    st.sampled_from(["gzip", "deflate", "identity"]),
+    st.lists(st.integers(0, 4000), max_size=6),
+)
 def test_body_decoder_any_cut_gives_the_body(data: bytes, encoding: str, cuts: list[int]) -> None:
     packed = {"gzip": gzip.compress, "deflate": zlib.compress, "identity": bytes}[encoding](data)
     bounds = sorted({min(c, len(packed)) for c in cuts} | {0, len(packed)})
@@ -201,12 +222,15 @@ def test_body_decoder_any_cut_gives_the_body(data: bytes, encoding: str, cuts: l
     assert b"".join(p for a, b in itertools.pairwise(bounds) for p in decoder.feed(packed[a:b])) == data
 
 
-@pytest.mark.parametrize("chunks", [
-    [b"data: " + b"x" * 101],
-    [b"data: ", b"x" * 60, b"x" * 41],
-    [b"data: " + b"x" * 200 + b"\n\n"],
-    [b"data: " + b"x" * 60 + b"\n", b"data: " + b"x" * 60 + b"\n"],  # one event of 120
-])
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [b"data: " + b"x" * 101],
+        [b"data: ", b"x" * 60, b"x" * 41],
+        [b"data: " + b"x" * 200 + b"\n\n"],
+        [b"data: " + b"x" * 60 + b"\n", b"data: " + b"x" * 60 + b"\n"],  # one event of 120
+    ],
+)
 def test_sse_reader_bounds_lines_and_events(chunks: list[bytes]) -> None:
     reader = SSEReader(max_line=100)
     with pytest.raises(MalformedSSE, match="longer than 100 bytes"):
@@ -237,7 +261,9 @@ def test_a_stream_that_is_not_utf8_ends_with_the_error_event(serve_reply: Any, b
     assert events[-1] == "[DONE]"
     errors = [e["error"]["message"] for e in events if isinstance(e, dict) and "error" in e]
     assert len(errors) == 1 and "not UTF-8" in errors[0]
-    text = "".join(e["choices"][0]["delta"].get("content") or "" for e in events if isinstance(e, dict) and e.get("choices"))
+    text = "".join(
+        e["choices"][0]["delta"].get("content") or "" for e in events if isinstance(e, dict) and e.get("choices")
+    )
     assert text == "Hello"
 
 

@@ -41,20 +41,32 @@ def _chunks(content: str | None, native: list[dict[str, Any]], finish: str, poin
         head = {"index": i, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"]}}
         out.append({"id": "x", "choices": [{"index": 0, "delta": {"tool_calls": [head]}, "finish_reason": None}]})
         for piece in _cuts(args, points):
-            out.append({"id": "x", "choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": i, "function": {"arguments": piece}}]}, "finish_reason": None}]})
+            out.append(
+                {
+                    "id": "x",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {"tool_calls": [{"index": i, "function": {"arguments": piece}}]},
+                            "finish_reason": None,
+                        }
+                    ],
+                }
+            )
     out.append({"id": "x", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
     return out
 
 
-def _both(content: str | None, native: list[dict[str, Any]], finish: str, points: list[int],
-          profile: str = "local") -> tuple[dict[str, Any], dict[str, Any], Tally, Tally]:
+def _both(
+    content: str | None, native: list[dict[str, Any]], finish: str, points: list[int], profile: str = "local"
+) -> tuple[dict[str, Any], dict[str, Any], Tally, Tally]:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if native:
         message["tool_calls"] = native
     whole_tally, stream_tally = Tally(), Tally()
-    whole = repair_completion({"choices": [{"index": 0, "message": message, "finish_reason": finish}]},
-                              _registry(profile), whole_tally)["choices"][0]
+    whole = repair_completion(
+        {"choices": [{"index": 0, "message": message, "finish_reason": finish}]}, _registry(profile), whole_tally
+    )["choices"][0]
     repair = StreamRepair(_registry(profile), stream_tally)
     out = [c for chunk in _chunks(content, native, finish, points) for c in repair.feed(chunk)] + repair.close()
     return whole, assemble(out), whole_tally, stream_tally
@@ -95,21 +107,30 @@ def test_without_native_calls_the_text_calls_are_salvaged_on_both_paths(text: st
 _REFUSED = [
     # (native calls, upstream finish, names delivered, finish the client sees)
     ([_call("c1", "web_search", '{"query": "ca')], "length", [], "length"),  # cut by the token limit
-    ([_call("c1", "web_search", '{"query": "cats"}'), _call("c2", "web_search", '{"query": "do')], "length",
-     ["web_search"], "length"),
+    (
+        [_call("c1", "web_search", '{"query": "cats"}'), _call("c2", "web_search", '{"query": "do')],
+        "length",
+        ["web_search"],
+        "length",
+    ),
     ([_call("c1", "web_search", '{"query": "cats"')], "tool_calls", [], "stop"),  # truncated, finish claims calls
     ([_call("c1", "send_email", '{"to": "x"}')], "tool_calls", [], "stop"),  # not offered
     ([_call("c1", "web_search", '{"limit": 2}')], "tool_calls", [], "stop"),  # the schema refuses it
     ([_call("c1", "web_search", "{}")], "tool_calls", [], "stop"),
-    ([_call("c1", "web_search", '{"query": "a"}'), _call("c2", "nope", "{}")], "tool_calls", ["web_search"],
-     "tool_calls"),
+    (
+        [_call("c1", "web_search", '{"query": "a"}'), _call("c2", "nope", "{}")],
+        "tool_calls",
+        ["web_search"],
+        "tool_calls",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("native", "finish", "names", "seen_finish"), _REFUSED)
 @pytest.mark.parametrize("points", [[], [1, 2, 3, 5, 8], list(range(0, 60, 2))])
-def test_a_refused_call_is_never_delivered(native: list[dict[str, Any]], finish: str, names: list[str],
-                                           seen_finish: str, points: list[int]) -> None:
+def test_a_refused_call_is_never_delivered(
+    native: list[dict[str, Any]], finish: str, names: list[str], seen_finish: str, points: list[int]
+) -> None:
     whole, streamed, whole_tally, stream_tally = _both(None, native, finish, points)
     assert [tc["function"]["name"] for tc in whole["message"].get("tool_calls") or ()] == names
     assert [tc["function"]["name"] for tc in streamed["tool_calls"] or ()] == names
@@ -126,10 +147,19 @@ def test_a_refused_text_call_is_never_delivered(profile: str) -> None:
     assert whole_tally == stream_tally
 
 
-@pytest.mark.parametrize(("upstream", "calls", "seen"), [
-    ("length", 0, "length"), ("length", 2, "length"), ("stop", 1, "tool_calls"), ("stop", 0, "stop"),
-    ("tool_calls", 0, "stop"), ("tool_calls", 1, "tool_calls"), (None, 0, None), (None, 1, "tool_calls"),
-    ("content_filter", 0, "content_filter"),
-])
+@pytest.mark.parametrize(
+    ("upstream", "calls", "seen"),
+    [
+        ("length", 0, "length"),
+        ("length", 2, "length"),
+        ("stop", 1, "tool_calls"),
+        ("stop", 0, "stop"),
+        ("tool_calls", 0, "stop"),
+        ("tool_calls", 1, "tool_calls"),
+        (None, 0, None),
+        (None, 1, "tool_calls"),
+        ("content_filter", 0, "content_filter"),
+    ],
+)
 def test_finish_reason(upstream: Any, calls: int, seen: Any) -> None:
     assert finish_reason(upstream, calls) == seen

@@ -69,8 +69,12 @@ def _proxy_stream(pieces: list[str]) -> dict[str, Any]:
     first = {"index": 0, "id": "c1", "type": "function", "function": {"name": "web_search", "arguments": ""}}
     out = repair.feed({"id": "x", "choices": [{"index": 0, "delta": {"tool_calls": [first]}}]})
     for piece in pieces:
-        out += repair.feed({"id": "x", "choices": [{"index": 0, "delta": {"tool_calls": [
-            {"index": 0, "function": {"arguments": piece}}]}}]})
+        out += repair.feed(
+            {
+                "id": "x",
+                "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}}],
+            }
+        )
     out += repair.feed({"id": "x", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
     [call] = [tc for chunk in out for tc in chunk["choices"][0]["delta"].get("tool_calls") or ()]
     return call
@@ -93,16 +97,22 @@ def _litellm_stream(pieces: list[str]) -> dict[str, Any]:
     def chunk(calls: list[dict[str, Any]] | None, finish: str | None = None) -> Any:
         delta = Delta(role="assistant")
         delta.tool_calls = calls  # plain mappings, as some providers' chunks carry: the pieces stay Pieces
-        return ModelResponseStream(id="s", model="m", choices=[StreamingChoices(index=0, delta=delta,
-                                                                                finish_reason=finish)])
+        return ModelResponseStream(
+            id="s", model="m", choices=[StreamingChoices(index=0, delta=delta, finish_reason=finish)]
+        )
 
-    chunks = [chunk([{"index": 0, "id": "c1", "type": "function", "function": {"name": "web_search", "arguments": ""}}]),
-              *(chunk([{"index": 0, "function": {"arguments": p}}]) for p in pieces), chunk(None, "tool_calls")]
+    chunks = [
+        chunk([{"index": 0, "id": "c1", "type": "function", "function": {"name": "web_search", "arguments": ""}}]),
+        *(chunk([{"index": 0, "function": {"arguments": p}}]) for p in pieces),
+        chunk(None, "tool_calls"),
+    ]
     registry = tr.ToolRegistry([tr.ToolSpec("web_search", TOOLS[0]["function"]["parameters"])])
     calls = [tc for c in repair_stream(chunks, registry) for tc in c.choices[0].delta.tool_calls or ()]
     [call] = calls
-    return {"name": call["function"]["name"] if isinstance(call, dict) else call.function.name,
-            "arguments": call["function"]["arguments"] if isinstance(call, dict) else call.function.arguments}
+    return {
+        "name": call["function"]["name"] if isinstance(call, dict) else call.function.name,
+        "arguments": call["function"]["arguments"] if isinstance(call, dict) else call.function.arguments,
+    }
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -130,11 +140,24 @@ def _smolagents_stream(pieces: list[str]) -> Any:
             super().__init__(model_id="pieces")
 
         def generate_stream(self, messages: Any, **kwargs: Any) -> Iterator[ChatMessageStreamDelta]:
-            yield ChatMessageStreamDelta(tool_calls=[ChatMessageToolCallStreamDelta(
-                index=0, id="c1", type="function", function=ChatMessageToolCallFunction(name="web_search", arguments=""))])
+            yield ChatMessageStreamDelta(
+                tool_calls=[
+                    ChatMessageToolCallStreamDelta(
+                        index=0,
+                        id="c1",
+                        type="function",
+                        function=ChatMessageToolCallFunction(name="web_search", arguments=""),
+                    )
+                ]
+            )
             for piece in pieces:
-                yield ChatMessageStreamDelta(tool_calls=[ChatMessageToolCallStreamDelta(
-                    index=0, function=ChatMessageToolCallFunction(name="", arguments=piece))])
+                yield ChatMessageStreamDelta(
+                    tool_calls=[
+                        ChatMessageToolCallStreamDelta(
+                            index=0, function=ChatMessageToolCallFunction(name="", arguments=piece)
+                        )
+                    ]
+                )
 
     def web_search(query: str) -> str:
         return query

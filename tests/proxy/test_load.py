@@ -27,8 +27,11 @@ async def _one(client: httpx.AsyncClient, url: str, i: int) -> tuple[int, Any, A
                 events.append("[DONE]")
     message = assemble([e for e in events if e != "[DONE]"])
     expected = CASES[key][1]
-    return response.status_code, (seen(message), message["finish_reason"], events[-1]), (
-        (expected.content, expected.calls), expected.finish, "[DONE]")
+    return (
+        response.status_code,
+        (seen(message), message["finish_reason"], events[-1]),
+        ((expected.content, expected.calls), expected.finish, "[DONE]"),
+    )
 
 
 def test_200_concurrent_streams(proxy: str) -> None:

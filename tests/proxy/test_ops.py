@@ -41,11 +41,19 @@ def test_metrics_count_requests_calls_repairs_and_latency(start_proxy: Any) -> N
     url = start_proxy(metrics=True)
     assert _chat(url, "vllm/whole/hermes").status_code == 200
     assert _chat(url, "vllm/whole/native_mixed").status_code == 200
-    with httpx.stream("POST", f"{url}/v1/chat/completions", timeout=30, json={
-            "model": "vllm/token/mistral", "messages": [], "tools": TOOLS, "stream": True}) as response:
+    with httpx.stream(
+        "POST",
+        f"{url}/v1/chat/completions",
+        timeout=30,
+        json={"model": "vllm/token/mistral", "messages": [], "tools": TOOLS, "stream": True},
+    ) as response:
         response.read()
-    with httpx.stream("POST", f"{url}/v1/chat/completions", timeout=30, json={
-            "model": "fault/cut", "messages": [], "tools": TOOLS, "stream": True}) as response:
+    with httpx.stream(
+        "POST",
+        f"{url}/v1/chat/completions",
+        timeout=30,
+        json={"model": "fault/cut", "messages": [], "tools": TOOLS, "stream": True},
+    ) as response:
         response.read()
     assert _chat(url, "fault/500").status_code == 500
     httpx.get(f"{url}/v1/models", timeout=30)
@@ -94,8 +102,9 @@ def test_two_apps_count_apart(start_proxy: Any) -> None:
 
 def test_reprompts_counted() -> None:
     metrics = Metrics(otel=False)
-    metrics.observe(route="messages", stream=False, status=200, fault=None, tally=Tally(reprompts=2),
-                    upstream=None, total=0.1)
+    metrics.observe(
+        route="messages", stream=False, status=200, fault=None, tally=Tally(reprompts=2), upstream=None, total=0.1
+    )
     samples = _samples(metrics.exposition().decode())
     assert samples["toolrepair_proxy_reprompts_total", ()] == 2
     assert ("toolrepair_proxy_added_seconds_count", (("route", "messages"),)) not in samples
@@ -116,19 +125,34 @@ def test_unbounded_values_are_counted_as_other() -> None:
     assert samples["toolrepair_proxy_refusals_total", (("reason", "other"),)] == 1
 
 
-@pytest.mark.parametrize(("status", "fault", "outcome"), [
-    (200, None, "ok"), (200, "broken", "stream_fault"), (499, None, "client_disconnected"),
-    (400, None, "client_error"), (401, None, "client_error"), (502, None, "upstream_error"),
-    (504, None, "upstream_error"), (500, None, "proxy_error"), (304, None, "ok"),
-])
+@pytest.mark.parametrize(
+    ("status", "fault", "outcome"),
+    [
+        (200, None, "ok"),
+        (200, "broken", "stream_fault"),
+        (499, None, "client_disconnected"),
+        (400, None, "client_error"),
+        (401, None, "client_error"),
+        (502, None, "upstream_error"),
+        (504, None, "upstream_error"),
+        (500, None, "proxy_error"),
+        (304, None, "ok"),
+    ],
+)
 def test_outcomes(status: int, fault: str | None, outcome: str) -> None:
     assert outcome_of(status, fault) == outcome
 
 
-@pytest.mark.parametrize(("path", "route"), [
-    ("/v1/chat/completions", "chat_completions"), ("/v1/messages", "messages"), ("/v1/responses", "responses"),
-    ("/v1/models", "passthrough"), ("/v1/anything/at/all", "passthrough"),
-])
+@pytest.mark.parametrize(
+    ("path", "route"),
+    [
+        ("/v1/chat/completions", "chat_completions"),
+        ("/v1/messages", "messages"),
+        ("/v1/responses", "responses"),
+        ("/v1/models", "passthrough"),
+        ("/v1/anything/at/all", "passthrough"),
+    ],
+)
 def test_routes(path: str, route: str) -> None:
     assert route_of(path) == route
 
@@ -148,7 +172,8 @@ def test_opentelemetry_gets_the_same_counts() -> None:
     points = {m.name: m.data.data_points for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
     assert {p.attributes["outcome"]: p.value for p in points["toolrepair.proxy.requests"]} == {"ok": 1}
     assert [(dict(p.attributes), p.value) for p in points["toolrepair.proxy.tool_calls"]] == [
-        ({"source": "salvaged", "result": "repaired"}, 1)]
+        ({"source": "salvaged", "result": "repaired"}, 1)
+    ]
     assert [p.value for p in points["toolrepair.proxy.salvaged_calls"]] == [1]
     assert [p.value for p in points["toolrepair.proxy.reprompts"]] == [1]
     assert [p.count for p in points["toolrepair.proxy.added.duration"]] == [1]
@@ -204,8 +229,12 @@ def test_a_broken_stream_says_so_in_its_log_line(proxy: str) -> None:
     level = logger.level
     logger.setLevel(logging.INFO)
     try:
-        with httpx.stream("POST", f"{proxy}/v1/chat/completions", timeout=30, json={
-                "model": "fault/malformed", "messages": [], "tools": TOOLS, "stream": True}) as response:
+        with httpx.stream(
+            "POST",
+            f"{proxy}/v1/chat/completions",
+            timeout=30,
+            json={"model": "fault/malformed", "messages": [], "tools": TOOLS, "stream": True},
+        ) as response:
             for _ in response.iter_lines():
                 pass
         assert lines.seen.wait(30)
@@ -224,26 +253,38 @@ def test_port_out_of_range(port: str, capsys: pytest.CaptureFixture[str]) -> Non
     assert "a port is 1 to 65535" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("host", "line"), [
-    ("127.0.0.1", "OpenAI base URL http://127.0.0.1:8787/v1 (Anthropic: http://127.0.0.1:8787)"),
-    ("::1", "OpenAI base URL http://[::1]:8787/v1 (Anthropic: http://[::1]:8787)"),
-])
+@pytest.mark.parametrize(
+    ("host", "line"),
+    [
+        ("127.0.0.1", "OpenAI base URL http://127.0.0.1:8787/v1 (Anthropic: http://127.0.0.1:8787)"),
+        ("::1", "OpenAI base URL http://[::1]:8787/v1 (Anthropic: http://[::1]:8787)"),
+    ],
+)
 def test_banner(host: str, line: str) -> None:
     assert banner(host, 8787) == f"toolrepair serve: {line}\n"
 
 
-@pytest.mark.parametrize(("url", "warned"), [
-    ("http://127.0.0.1:11434/v1", False), ("http://127.0.0.1:11434/v1/", False),
-    ("http://h/api/v1", False), ("https://h/v1beta/openai", False), ("http://h/openai/v2", False),
-    ("http://127.0.0.1:11434", True), ("http://h/", True), ("http://h/api", True), ("http://h/version", True),
-])
+@pytest.mark.parametrize(
+    ("url", "warned"),
+    [
+        ("http://127.0.0.1:11434/v1", False),
+        ("http://127.0.0.1:11434/v1/", False),
+        ("http://h/api/v1", False),
+        ("https://h/v1beta/openai", False),
+        ("http://h/openai/v2", False),
+        ("http://127.0.0.1:11434", True),
+        ("http://h/", True),
+        ("http://h/api", True),
+        ("http://h/version", True),
+    ],
+)
 def test_upstream_without_a_version_path_is_warned(url: str, warned: bool) -> None:
     assert (upstream_warning(url) is not None) == warned
 
 
-def test_serve_prints_the_banner_and_the_warning(monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str],
-                                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_serve_prints_the_banner_and_the_warning(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     import uvicorn
 
     ran: dict[str, Any] = {}

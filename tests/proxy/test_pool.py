@@ -87,8 +87,12 @@ def _pool_of(client: httpx.AsyncClient) -> StackPool:
 
 def _run(server: _Server, body: Callable[[httpx.AsyncClient, StackPool], Awaitable[Any]], max_idle: int = 8) -> Any:
     async def main() -> Any:
-        async with httpx.AsyncClient(base_url=server.url, timeout=10, trust_env=False,
-                                     transport=transport(max_idle=max_idle, keepalive_expiry=60)) as client:
+        async with httpx.AsyncClient(
+            base_url=server.url,
+            timeout=10,
+            trust_env=False,
+            transport=transport(max_idle=max_idle, keepalive_expiry=60),
+        ) as client:
             return await body(client, _pool_of(client))
 
     return asyncio.run(main())
@@ -184,8 +188,9 @@ def test_an_unreachable_server_raises_connect_error_and_leaves_nothing_behind() 
         port = sock.getsockname()[1]  # bound, never listening: connections are refused
 
         async def main() -> None:
-            async with httpx.AsyncClient(transport=transport(max_idle=8, keepalive_expiry=60),
-                                         trust_env=False) as client:
+            async with httpx.AsyncClient(
+                transport=transport(max_idle=8, keepalive_expiry=60), trust_env=False
+            ) as client:
                 with pytest.raises(httpx.ConnectError):
                     await client.get(f"http://127.0.0.1:{port}/keep")
                 pool = _pool_of(client)
@@ -212,6 +217,7 @@ def test_closing_the_pool_closes_idle_and_busy_connections(server: _Server) -> N
 def test_a_different_origin_is_not_sent_on_an_idle_connection(server: _Server) -> None:
     other = _Server()
     try:
+
         async def body(client: httpx.AsyncClient, pool: StackPool) -> None:
             await client.get("/keep")
             assert (await client.get(f"{other.url}/keep")).text == "ok"

@@ -56,15 +56,24 @@ def test_claude_code_variables(keyed: str, monkeypatch: pytest.MonkeyPatch) -> N
         monkeypatch.setenv(name, value.replace(DOCUMENTED, keyed))
     client = anthropic.Anthropic(max_retries=0)  # everything from the environment, as Claude Code reads it
     try:
-        reply = client.messages.create(model="token/hermes", max_tokens=100, tools=MESSAGE_TOOLS,
-                                       messages=[{"role": "user", "content": "find cats"}])
+        reply = client.messages.create(
+            model="token/hermes",
+            max_tokens=100,
+            tools=MESSAGE_TOOLS,
+            messages=[{"role": "user", "content": "find cats"}],
+        )
     finally:
         client.close()
     assert [(b.name, b.input) for b in reply.content if b.type == "tool_use"] == [
-        ("web_search", {"query": "cats", "limit": 3})]
+        ("web_search", {"query": "cats", "limit": 3})
+    ]
     # Claude Code sends ANTHROPIC_API_KEY as x-api-key, which --api-key does not accept.
-    response = httpx.post(f"{keyed}/v1/messages", headers={"x-api-key": env["ANTHROPIC_AUTH_TOKEN"]}, timeout=30,
-                          json={"model": "token/hermes", "max_tokens": 10, "messages": []})
+    response = httpx.post(
+        f"{keyed}/v1/messages",
+        headers={"x-api-key": env["ANTHROPIC_AUTH_TOKEN"]},
+        timeout=30,
+        json={"model": "token/hermes", "max_tokens": 10, "messages": []},
+    )
     assert response.status_code == 401
 
 
@@ -74,15 +83,17 @@ def test_codex_provider(keyed: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert provider["wire_api"] == "responses" and provider["base_url"] == f"{DOCUMENTED}/v1"
     monkeypatch.setenv(provider["env_key"], "unused")
     # What Codex sends: POST <base_url>/responses with the env_key's value as a Bearer token.
-    client = openai.OpenAI(base_url=provider["base_url"].replace(DOCUMENTED, keyed),
-                           api_key=os.environ[provider["env_key"]], max_retries=0)
+    client = openai.OpenAI(
+        base_url=provider["base_url"].replace(DOCUMENTED, keyed), api_key=os.environ[provider["env_key"]], max_retries=0
+    )
     try:
         with client.responses.stream(model="char/qwen3_xml", input="find cats", tools=RESPONSE_TOOLS) as stream:
             final = stream.get_final_response()
     finally:
         client.close()
     assert [(i.name, i.arguments) for i in final.output if i.type == "function_call"] == [
-        ("web_search", '{"query": "cats", "limit": 3}')]
+        ("web_search", '{"query": "cats", "limit": 3}')
+    ]
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -18,13 +18,15 @@ def _chat(url: str, model: str, **extra: Any) -> httpx.Response:
     return httpx.post(f"{url}/v1/chat/completions", json=body, timeout=30)
 
 
-def _events(url: str, model: str, headers: dict[str, str] | None = None, **extra: Any) -> tuple[httpx.Response, list[Any]]:
+def _events(
+    url: str, model: str, headers: dict[str, str] | None = None, **extra: Any
+) -> tuple[httpx.Response, list[Any]]:
     body = {"model": model, "messages": [{"role": "user", "content": "hi"}], "tools": TOOLS, "stream": True, **extra}
     out: list[Any] = []
     with httpx.stream("POST", f"{url}/v1/chat/completions", json=body, timeout=30, headers=headers) as response:
         for line in response.iter_lines():
             if line.startswith("data: "):
-                data = line[len("data: "):]
+                data = line[len("data: ") :]
                 out.append(data if data == "[DONE]" else json.loads(data))
             elif line.startswith(":"):
                 out.append(line)
@@ -49,8 +51,10 @@ def test_whole_reply_repaired(proxy: str, flavor: str, key: str) -> None:
 _STREAMED = ["hermes", "qwen3_xml", "mistral", "harmony", "reasoning", "native_drift", "native_mixed", "prose"]
 # Every server shape and chunking for one case, every case in each chunking (the pure property
 # test runs every combination and arbitrary cuts; these run them through real sockets).
-_COMBOS = sorted({(f, c, "hermes") for f in FLAVORS for c in CHUNKINGS}
-                 | {(FLAVORS[i % len(FLAVORS)], c, k) for i, k in enumerate(_STREAMED) for c in CHUNKINGS})
+_COMBOS = sorted(
+    {(f, c, "hermes") for f in FLAVORS for c in CHUNKINGS}
+    | {(FLAVORS[i % len(FLAVORS)], c, k) for i, k in enumerate(_STREAMED) for c in CHUNKINGS}
+)
 
 
 @pytest.mark.parametrize(("flavor", "chunking", "key"), _COMBOS)
@@ -67,7 +71,9 @@ def test_streamed_reply_repaired(proxy: str, flavor: str, chunking: str, key: st
     assert message["finish_reason"] == expected.finish
     assert message["reasoning"] == reply.reasoning
     whole = _chat(proxy, f"{flavor}/whole/{key}").json()["choices"][0]
-    assert [tc["id"] for tc in message["tool_calls"] or ()] == [tc["id"] for tc in whole["message"].get("tool_calls") or ()]
+    assert [tc["id"] for tc in message["tool_calls"] or ()] == [
+        tc["id"] for tc in whole["message"].get("tool_calls") or ()
+    ]
     if flavor == "vllm":  # the usage chunk passes through
         assert any(c.get("usage") for c in chunks)
 
@@ -181,9 +187,13 @@ def test_upstream_unreachable_is_502(start_proxy: Any) -> None:
     with socket.socket() as sock:  # a port nobody listens on: bound, never listening
         sock.bind(("127.0.0.1", 0))
         url = start_proxy(upstream=f"http://127.0.0.1:{sock.getsockname()[1]}/v1")
-        for response in (_chat(url, "vllm/whole/prose"), httpx.get(f"{url}/v1/models"),
-                         httpx.post(f"{url}/v1/chat/completions", json={"model": "m", "messages": [], "tools": TOOLS,
-                                                                        "stream": True})):
+        for response in (
+            _chat(url, "vllm/whole/prose"),
+            httpx.get(f"{url}/v1/models"),
+            httpx.post(
+                f"{url}/v1/chat/completions", json={"model": "m", "messages": [], "tools": TOOLS, "stream": True}
+            ),
+        ):
             assert response.status_code == 502
             assert response.json()["error"]["type"] == "upstream_unreachable"
             assert "could not be reached" in response.json()["error"]["message"]
@@ -236,16 +246,27 @@ def test_client_disconnect_cancels_the_upstream(proxy: str, upstream: Any) -> No
     assert upstream.cancelled.wait(20)
 
 
-@pytest.mark.parametrize(("content", "status", "message"), [
-    (b"{not json", 400, "not a JSON object"),
-    (b"[1, 2]", 400, "not a JSON object"),
-    (b'{"model": "m", "tools": {"a": 1}}', 400, "tools must be an array"),
-    (b'{"model": "m", "tools": [{"type": "function", "function": {}}]}', 400, "function.name"),
-    (b'{"model": "m", "tools": [{"type": "function", "function": {"name": "a"}}], "tool_choice": 3}', 400, "tool_choice"),
-    (b'{"model": "m", "tools": [{"type": "function", "function": {"name": "a"}}], '
-     b'"tool_choice": {"type": "function", "function": {"name": "b"}}}', 400, "not in tools"),
-    (b'{"model": "m", "messages": [], "pad": "' + b"x" * 2000 + b'"}', 413, "--max-body"),
-])
+@pytest.mark.parametrize(
+    ("content", "status", "message"),
+    [
+        (b"{not json", 400, "not a JSON object"),
+        (b"[1, 2]", 400, "not a JSON object"),
+        (b'{"model": "m", "tools": {"a": 1}}', 400, "tools must be an array"),
+        (b'{"model": "m", "tools": [{"type": "function", "function": {}}]}', 400, "function.name"),
+        (
+            b'{"model": "m", "tools": [{"type": "function", "function": {"name": "a"}}], "tool_choice": 3}',
+            400,
+            "tool_choice",
+        ),
+        (
+            b'{"model": "m", "tools": [{"type": "function", "function": {"name": "a"}}], '
+            b'"tool_choice": {"type": "function", "function": {"name": "b"}}}',
+            400,
+            "not in tools",
+        ),
+        (b'{"model": "m", "messages": [], "pad": "' + b"x" * 2000 + b'"}', 413, "--max-body"),
+    ],
+)
 def test_bad_requests(start_proxy: Any, content: bytes, status: int, message: str) -> None:
     url = start_proxy(max_body=1000)
     response = httpx.post(f"{url}/v1/chat/completions", content=content, headers={"content-type": "application/json"})
@@ -364,8 +385,12 @@ def test_upstream_read_timeout_is_504(upstream: Any) -> None:
         client = Client(ProxyConfig(f"{upstream.url}/v1", timeout=0.2))
         try:
             with pytest.raises(ProxyError) as exc:
-                await client.open("POST", "/v1/chat/completions", headers=[], content=json.dumps(
-                    {"model": "fault/slow", "messages": []}).encode())
+                await client.open(
+                    "POST",
+                    "/v1/chat/completions",
+                    headers=[],
+                    content=json.dumps({"model": "fault/slow", "messages": []}).encode(),
+                )
             assert exc.value.status == 504
         finally:
             await client.aclose()
@@ -405,14 +430,21 @@ class _Flaky:
                 while b"\r\n\r\n" not in data:
                     data += conn.recv(65536)
                 head, _, rest = data.partition(b"\r\n\r\n")
-                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
-                                  if line.lower().startswith(b"content-length")))
+                length = int(
+                    next(
+                        line.split(b":")[1]
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length")
+                    )
+                )
                 while len(rest) < length:
                     rest += conn.recv(65536)
                 if self.connections > self.drops:
                     body = self.reply
-                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
-                                 b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+                    conn.sendall(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+                        b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+                    )
 
     def close(self) -> None:
         self.sock.close()
@@ -434,16 +466,36 @@ def test_a_connection_closed_before_any_answer_is_retried_once(start_proxy: Any,
         flaky.close()
 
 
-@pytest.mark.parametrize(("reply", "passed_as_written"), [
-    # nothing to repair: the upstream's bytes, spacing and number spelling included
-    (b'{"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi \\u00e9"},'
-     b' "finish_reason": "stop"}], "usage": {"cost": 1E2}}', True),
-    # a text call salvaged: the body is re-encoded
-    (json.dumps({"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": CASES["hermes"][0].content},
-                                         "finish_reason": "stop"}]}).encode(), False),
-])
-def test_a_whole_reply_with_nothing_to_repair_keeps_its_bytes(start_proxy: Any, reply: bytes,
-                                                              passed_as_written: bool) -> None:
+@pytest.mark.parametrize(
+    ("reply", "passed_as_written"),
+    [
+        # nothing to repair: the upstream's bytes, spacing and number spelling included
+        (
+            b'{"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi \\u00e9"},'
+            b' "finish_reason": "stop"}], "usage": {"cost": 1E2}}',
+            True,
+        ),
+        # a text call salvaged: the body is re-encoded
+        (
+            json.dumps(
+                {
+                    "id": "x",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": CASES["hermes"][0].content},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                }
+            ).encode(),
+            False,
+        ),
+    ],
+)
+def test_a_whole_reply_with_nothing_to_repair_keeps_its_bytes(
+    start_proxy: Any, reply: bytes, passed_as_written: bool
+) -> None:
     upstream = _Flaky(0, reply)
     try:
         response = _chat(start_proxy(upstream=f"{upstream.url}/v1"), "m")

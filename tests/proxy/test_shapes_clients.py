@@ -63,8 +63,9 @@ def test_anthropic_sdk(proxy: str, chunking: str) -> None:
         with client.messages.stream(model=model, max_tokens=100, messages=MESSAGES, tools=MESSAGE_TOOLS) as stream:
             final = stream.get_final_message()
         assert final.model_dump() == reply.model_dump()
-        raw = client.messages.with_raw_response.create(model=model, max_tokens=100, messages=MESSAGES,
-                                                       tools=MESSAGE_TOOLS)
+        raw = client.messages.with_raw_response.create(
+            model=model, max_tokens=100, messages=MESSAGES, tools=MESSAGE_TOOLS
+        )
         assert raw.headers["x-toolrepair"] == "repaired=1, salvaged=1, refused=0"
     finally:
         client.close()
@@ -76,8 +77,9 @@ def test_anthropic_sdk_each_shape(proxy: str, key: str) -> None:
     client = _anthropic(proxy)
     try:
         reply = client.messages.create(model=f"token/{key}", max_tokens=100, messages=MESSAGES, tools=MESSAGE_TOOLS)
-        with client.messages.stream(model=f"char/{key}", max_tokens=100, messages=MESSAGES,
-                                    tools=MESSAGE_TOOLS) as stream:
+        with client.messages.stream(
+            model=f"char/{key}", max_tokens=100, messages=MESSAGES, tools=MESSAGE_TOOLS
+        ) as stream:
             final = stream.get_final_message()
         for message in (reply, final):
             assert _tool_uses(message) == expected.calls
@@ -92,13 +94,15 @@ def test_anthropic_sdk_async_and_a_broken_stream(proxy: str) -> None:
     async def main() -> None:
         client = anthropic.AsyncAnthropic(base_url=proxy, api_key="sk-test", max_retries=0)
         try:
-            async with client.messages.stream(model="token/qwen3_xml", max_tokens=100, messages=MESSAGES,
-                                              tools=MESSAGE_TOOLS) as stream:
+            async with client.messages.stream(
+                model="token/qwen3_xml", max_tokens=100, messages=MESSAGES, tools=MESSAGE_TOOLS
+            ) as stream:
                 final = await stream.get_final_message()
             assert _tool_uses(final) == WANT
             with pytest.raises(anthropic.APIStatusError, match=r"broke off|closed the stream"):
-                async with client.messages.stream(model="fault/cut", max_tokens=100, messages=MESSAGES,
-                                                  tools=MESSAGE_TOOLS) as stream:
+                async with client.messages.stream(
+                    model="fault/cut", max_tokens=100, messages=MESSAGES, tools=MESSAGE_TOOLS
+                ) as stream:
                     await stream.get_final_message()
         finally:
             await client.close()
@@ -109,8 +113,9 @@ def test_anthropic_sdk_async_and_a_broken_stream(proxy: str) -> None:
 def test_anthropic_reprompt_answers_with_an_is_error_tool_result(reprompting: str, shaped: ShapedUpstream) -> None:
     client = _anthropic(reprompting)
     try:
-        raw = client.messages.with_raw_response.create(model="script/reprompt", max_tokens=100, messages=MESSAGES,
-                                                       tools=MESSAGE_TOOLS)
+        raw = client.messages.with_raw_response.create(
+            model="script/reprompt", max_tokens=100, messages=MESSAGES, tools=MESSAGE_TOOLS
+        )
         reply = raw.parse()
     finally:
         client.close()
@@ -172,8 +177,10 @@ def test_openai_responses_each_shape(proxy: str, key: str) -> None:
 def test_openai_responses_broken_stream_raises(proxy: str) -> None:
     client = openai.OpenAI(base_url=f"{proxy}/v1", api_key="sk-test", max_retries=0)
     try:
-        with pytest.raises(openai.APIError, match=r"broke off|closed the stream"), client.responses.stream(
-                model="fault/cut", input="find cats", tools=RESPONSE_TOOLS) as stream:
+        with (
+            pytest.raises(openai.APIError, match=r"broke off|closed the stream"),
+            client.responses.stream(model="fault/cut", input="find cats", tools=RESPONSE_TOOLS) as stream,
+        ):
             stream.get_final_response()
     finally:
         client.close()
@@ -196,14 +203,14 @@ def test_route_errors(proxy: str, route: str) -> None:
     response = httpx.post(f"{proxy}/v1/{route}", json={"model": "m", "tools": "x"}, timeout=30)
     assert (response.status_code, response.json()["error"]["param"]) == (400, "tools")
     for stream in (False, True):
-        response = httpx.post(f"{proxy}/v1/{route}", json={"model": "fault/500", "tools": tools, "stream": stream},
-                              timeout=30)
+        response = httpx.post(
+            f"{proxy}/v1/{route}", json={"model": "fault/500", "tools": tools, "stream": stream}, timeout=30
+        )
         assert response.status_code == 500 and response.json()["error"]["message"] == "model exploded"
 
 
 def test_malformed_stream_is_reported(proxy: str) -> None:
-    body = {"model": "fault/malformed", "max_tokens": 10, "messages": MESSAGES, "tools": MESSAGE_TOOLS,
-            "stream": True}
+    body = {"model": "fault/malformed", "max_tokens": 10, "messages": MESSAGES, "tools": MESSAGE_TOOLS, "stream": True}
     with httpx.stream("POST", f"{proxy}/v1/messages", json=body, timeout=30) as response:
         lines = list(response.iter_lines())
     assert "event: error" in lines
@@ -225,8 +232,9 @@ def test_openai_agents_runner_end_to_end(proxy: str, shaped: ShapedUpstream) -> 
     client = openai.AsyncOpenAI(base_url=f"{proxy}/v1", api_key="sk-test", max_retries=0)
     # the provider's default model for a name: OpenAIResponsesModel, posting to /v1/responses
     provider = agents.OpenAIProvider(openai_client=client)
-    agent = agents.Agent(name="weather", instructions="Answer with the tools.", tools=[get_weather],
-                         model="script/agent")
+    agent = agents.Agent(
+        name="weather", instructions="Answer with the tools.", tools=[get_weather], model="script/agent"
+    )
     config = agents.RunConfig(model_provider=provider, tracing_disabled=True)
     assert isinstance(provider.get_model("script/agent"), agents.OpenAIResponsesModel)
 

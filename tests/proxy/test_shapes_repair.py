@@ -79,8 +79,16 @@ def _message_seen(body: dict[str, Any]) -> tuple[str | None, list[tuple[str, Any
 
 
 def _response_seen(body: dict[str, Any]) -> tuple[str | None, list[tuple[str, Any]]]:
-    text = "".join(p["text"] for item in body["output"] if item["type"] == "message"
-                   for p in item["content"] if p["type"] == "output_text") or None
+    text = (
+        "".join(
+            p["text"]
+            for item in body["output"]
+            if item["type"] == "message"
+            for p in item["content"]
+            if p["type"] == "output_text"
+        )
+        or None
+    )
     calls = [(i["name"], _loads(i["arguments"])) for i in body["output"] if i["type"] == "function_call"]
     return text, calls
 
@@ -128,7 +136,8 @@ def test_responses_each_case(key: str, chunking: str) -> None:
     assert _response_seen(whole) == (expected.content, expected.calls)
     assert _response_seen(streamed) == (expected.content, expected.calls)
     assert [(i["type"], i.get("id"), i.get("call_id")) for i in whole["output"]] == [
-        (i["type"], i.get("id"), i.get("call_id")) for i in streamed["output"]]
+        (i["type"], i.get("id"), i.get("call_id")) for i in streamed["output"]
+    ]
     assert whole_tally.header() == stream_tally.header() == expected.header
     for item in whole["output"]:
         if item["type"] == "function_call" and not reply.tool_calls:
@@ -174,15 +183,20 @@ def test_responses_streamed_equals_whole_over_chunkings(key: str, points: list[i
 
 
 # -- text around calls, and what passes ----------------------------------------------------------
-_TEXT_AROUND = Reply('Checking. <tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call> '
-                     'Then <tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>')
+_TEXT_AROUND = Reply(
+    'Checking. <tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call> '
+    'Then <tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>'
+)
 
 
 def test_messages_calls_stand_where_they_were_written() -> None:
     body = repair_message_body(message(_TEXT_AROUND), _registry("messages"), Tally())
     assert [(b["type"], b.get("text"), b.get("name")) for b in body["content"]] == [
-        ("text", "Checking.", None), ("tool_use", None, "get_weather"), ("text", " Then", None),
-        ("tool_use", None, "web_search")]
+        ("text", "Checking.", None),
+        ("tool_use", None, "get_weather"),
+        ("text", " Then", None),
+        ("tool_use", None, "web_search"),
+    ]
     ids = [b["id"] for b in body["content"] if b["type"] == "tool_use"]
     assert len(set(ids)) == 2
 
@@ -195,19 +209,28 @@ def test_responses_calls_stand_where_they_were_written() -> None:
 
 def test_text_after_a_native_call_is_not_salvaged() -> None:
     text_call = '<tool_call>{"name": "web_search", "arguments": {"query": "y"}}</tool_call>'
-    body = {"type": "message", "role": "assistant", "stop_reason": "tool_use", "content": [
-        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Rome"}},
-        {"type": "text", "text": text_call}]}
+    body = {
+        "type": "message",
+        "role": "assistant",
+        "stop_reason": "tool_use",
+        "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Rome"}},
+            {"type": "text", "text": text_call},
+        ],
+    }
     tally = Tally()
     out = repair_message_body(body, _registry("messages"), tally)
     assert out == body and tally.salvaged == 0
 
 
-@pytest.mark.parametrize("body", [
-    {"type": "message", "content": "a string"},
-    {"type": "message", "content": [{"type": "text", "text": "x"}, "not a block"]},
-    {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"type": "message", "content": "a string"},
+        {"type": "message", "content": [{"type": "text", "text": "x"}, "not a block"]},
+        {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}},
+    ],
+)
 def test_messages_bodies_that_are_not_replies_pass(body: dict[str, Any]) -> None:
     assert repair_message_body(body, _registry("messages"), Tally()) is body
 
@@ -218,9 +241,15 @@ def test_responses_bodies_that_are_not_replies_pass(body: dict[str, Any]) -> Non
 
 
 def test_empty_text_block_is_dropped_and_other_blocks_pass() -> None:
-    body = {"type": "message", "stop_reason": "end_turn", "content": [
-        {"type": "text", "text": ""}, {"type": "redacted_thinking", "data": "abc"},
-        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}}]}
+    body = {
+        "type": "message",
+        "stop_reason": "end_turn",
+        "content": [
+            {"type": "text", "text": ""},
+            {"type": "redacted_thinking", "data": "abc"},
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}},
+        ],
+    }
     out = repair_message_body(body, _registry("messages"), Tally())
     assert out["content"] == body["content"][1:] and out["stop_reason"] == "end_turn"
 
@@ -254,14 +283,16 @@ def test_stream_cut_short_ends_its_blocks() -> None:
 
 def test_unknown_events_and_blocks_pass_renumbered() -> None:
     repair = MessagesStream(_registry("messages"), Tally())
-    events = [{"type": "message_start", "message": {"id": "m", "content": []}},
-              {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-              {"type": "content_block_stop", "index": 0},
-              {"type": "content_block_start", "index": 1, "content_block": {"type": "thinking", "thinking": ""}},
-              {"type": "content_block_delta", "index": 1, "delta": {"type": "thinking_delta", "thinking": "t"}},
-              {"type": "content_block_stop", "index": 1},
-              {"type": "content_block_start", "index": 2, "content_block": "not a block"},
-              {"type": "something_new", "x": 1}]
+    events = [
+        {"type": "message_start", "message": {"id": "m", "content": []}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "thinking", "thinking": ""}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "thinking_delta", "thinking": "t"}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "content_block_start", "index": 2, "content_block": "not a block"},
+        {"type": "something_new", "x": 1},
+    ]
     out = [e for event in events for e in repair.feed(event)]
     assert [e.get("index") for e in out] == [None, 0, 0, 0, 2, None]
     responses = ResponsesStream(_registry("responses"), Tally())
@@ -271,56 +302,76 @@ def test_unknown_events_and_blocks_pass_renumbered() -> None:
 
 
 # -- the request's tools -------------------------------------------------------------------------
-@pytest.mark.parametrize(("body", "names", "required"), [
-    ({"tools": MESSAGE_TOOLS}, ["web_search", "get_weather"], False),
-    ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "any"}}, ["web_search", "get_weather"], True),
-    ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "tool", "name": "get_weather"}}, ["get_weather"], True),
-    ({"tools": [*MESSAGE_TOOLS, {"type": "web_search_20250305", "name": "web_search_server"}]},
-     ["web_search", "get_weather"], False),
-    ({"tools": [{"name": "noschema"}]}, ["noschema"], False),
-    ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "none"}}, None, False),
-    ({}, None, False),
-])
+@pytest.mark.parametrize(
+    ("body", "names", "required"),
+    [
+        ({"tools": MESSAGE_TOOLS}, ["web_search", "get_weather"], False),
+        ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "any"}}, ["web_search", "get_weather"], True),
+        ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "tool", "name": "get_weather"}}, ["get_weather"], True),
+        (
+            {"tools": [*MESSAGE_TOOLS, {"type": "web_search_20250305", "name": "web_search_server"}]},
+            ["web_search", "get_weather"],
+            False,
+        ),
+        ({"tools": [{"name": "noschema"}]}, ["noschema"], False),
+        ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "none"}}, None, False),
+        ({}, None, False),
+    ],
+)
 def test_message_tools(body: dict[str, Any], names: list[str] | None, required: bool) -> None:
     tools = message_tools(body, "local")
     assert (sorted(tools.registry.names) if tools.registry else None, tools.required) == (
-        sorted(names) if names else None, required)
+        sorted(names) if names else None,
+        required,
+    )
 
 
-@pytest.mark.parametrize(("body", "param"), [
-    ({"tools": {}}, "tools"), ({"tools": ["x"]}, "tools[0]"), ({"tools": [{"name": ""}]}, "tools[0].name"),
-    ({"tools": [{"name": "a", "input_schema": []}]}, "tools[0].input_schema"),
-    ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "sometimes"}}, "tool_choice"),
-    ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "tool"}}, "tool_choice"),
-    ({"tools": MESSAGE_TOOLS, "tool_choice": "auto"}, "tool_choice"),
-    ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "tool", "name": "nope"}}, "tool_choice"),
-])
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"tools": {}}, "tools"),
+        ({"tools": ["x"]}, "tools[0]"),
+        ({"tools": [{"name": ""}]}, "tools[0].name"),
+        ({"tools": [{"name": "a", "input_schema": []}]}, "tools[0].input_schema"),
+        ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "sometimes"}}, "tool_choice"),
+        ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "tool"}}, "tool_choice"),
+        ({"tools": MESSAGE_TOOLS, "tool_choice": "auto"}, "tool_choice"),
+        ({"tools": MESSAGE_TOOLS, "tool_choice": {"type": "tool", "name": "nope"}}, "tool_choice"),
+    ],
+)
 def test_message_tools_refused(body: dict[str, Any], param: str) -> None:
     with pytest.raises(ProxyError) as info:
         message_tools(body, "local")
     assert info.value.status == 400 and info.value.param == param
 
 
-@pytest.mark.parametrize(("body", "names", "required"), [
-    ({"tools": RESPONSE_TOOLS}, ["get_weather", "web_search"], False),
-    ({"tools": RESPONSE_TOOLS, "tool_choice": "required"}, ["get_weather", "web_search"], True),
-    ({"tools": RESPONSE_TOOLS, "tool_choice": {"type": "function", "name": "web_search"}}, ["web_search"], True),
-    ({"tools": [*RESPONSE_TOOLS, {"type": "web_search"}]}, ["get_weather", "web_search"], False),
-    ({"tools": RESPONSE_TOOLS, "tool_choice": {"type": "web_search_preview"}}, None, False),
-    ({"tools": RESPONSE_TOOLS, "tool_choice": "none"}, None, False),
-    ({"tools": [{"type": "function", "name": "f"}]}, ["f"], False),
-])
+@pytest.mark.parametrize(
+    ("body", "names", "required"),
+    [
+        ({"tools": RESPONSE_TOOLS}, ["get_weather", "web_search"], False),
+        ({"tools": RESPONSE_TOOLS, "tool_choice": "required"}, ["get_weather", "web_search"], True),
+        ({"tools": RESPONSE_TOOLS, "tool_choice": {"type": "function", "name": "web_search"}}, ["web_search"], True),
+        ({"tools": [*RESPONSE_TOOLS, {"type": "web_search"}]}, ["get_weather", "web_search"], False),
+        ({"tools": RESPONSE_TOOLS, "tool_choice": {"type": "web_search_preview"}}, None, False),
+        ({"tools": RESPONSE_TOOLS, "tool_choice": "none"}, None, False),
+        ({"tools": [{"type": "function", "name": "f"}]}, ["f"], False),
+    ],
+)
 def test_response_tools(body: dict[str, Any], names: list[str] | None, required: bool) -> None:
     tools = response_tools(body, "local")
     assert (sorted(tools.registry.names) if tools.registry else None, tools.required) == (names, required)
 
 
-@pytest.mark.parametrize(("body", "param"), [
-    ({"tools": "x"}, "tools"), ({"tools": [3]}, "tools[0]"),
-    ({"tools": [{"type": "function"}]}, "tools[0].name"),
-    ({"tools": [{"type": "function", "name": "f", "parameters": "x"}]}, "tools[0].parameters"),
-    ({"tools": RESPONSE_TOOLS, "tool_choice": "sometimes"}, "tool_choice"),
-])
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"tools": "x"}, "tools"),
+        ({"tools": [3]}, "tools[0]"),
+        ({"tools": [{"type": "function"}]}, "tools[0].name"),
+        ({"tools": [{"type": "function", "name": "f", "parameters": "x"}]}, "tools[0].parameters"),
+        ({"tools": RESPONSE_TOOLS, "tool_choice": "sometimes"}, "tool_choice"),
+    ],
+)
 def test_response_tools_refused(body: dict[str, Any], param: str) -> None:
     with pytest.raises(ProxyError) as info:
         response_tools(body, "local")
@@ -329,26 +380,45 @@ def test_response_tools_refused(body: dict[str, Any], param: str) -> None:
 
 # -- asking again ----------------------------------------------------------------------------------
 def test_corrective_messages() -> None:
-    reply = {"content": [{"type": "tool_use", "id": "toolu_a", "name": "send_email", "input": {}},
-                         {"type": "tool_use", "id": "toolu_b", "name": "get_weather", "input": {"city": "R"}}]}
+    reply = {
+        "content": [
+            {"type": "tool_use", "id": "toolu_a", "name": "send_email", "input": {}},
+            {"type": "tool_use", "id": "toolu_b", "name": "get_weather", "input": {"city": "R"}},
+        ]
+    }
     notes = [Note("toolu_a", "send_email", "Tool 'send_email' not found."), Note(None, "x", "A text call.")]
     body = corrective_messages({"messages": [{"role": "user", "content": "hi"}]}, reply, notes, "Call one.")
     assistant, user = body["messages"][1:]
     assert assistant == {"role": "assistant", "content": reply["content"]}
     assert [(b["type"], b.get("tool_use_id"), b.get("is_error")) for b in user["content"]] == [
-        ("tool_result", "toolu_a", True), ("tool_result", "toolu_b", True), ("text", None, None), ("text", None, None)]
+        ("tool_result", "toolu_a", True),
+        ("tool_result", "toolu_b", True),
+        ("text", None, None),
+        ("text", None, None),
+    ]
     assert user["content"][0]["content"] == "Tool 'send_email' not found."
     assert [b["text"] for b in user["content"][2:]] == ["A text call.", "Call one."]
 
 
 def test_corrective_input() -> None:
-    reply = {"output": [{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "send_email",
-                         "arguments": "{}", "status": "completed"}]}
+    reply = {
+        "output": [
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "send_email",
+                "arguments": "{}",
+                "status": "completed",
+            }
+        ]
+    }
     body = corrective_input({"input": "hi"}, reply, [Note("call_1", "send_email", "not found")], None)
-    assert body["input"] == [{"role": "user", "content": "hi"},
-                             {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "send_email",
-                              "arguments": "{}"},
-                             {"type": "function_call_output", "call_id": "call_1", "output": "not found"}]
+    assert body["input"] == [
+        {"role": "user", "content": "hi"},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "send_email", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "not found"},
+    ]
     body = corrective_input({"input": [{"role": "user", "content": "hi"}]}, {"output": []}, [], "Call one.")
     assert body["input"][-1] == {"role": "user", "content": "Call one."}
 
@@ -376,39 +446,63 @@ def test_hosted_leaves_an_undecodable_streamed_input_as_written() -> None:
 
 def test_a_citations_delta_stays_with_its_text_block() -> None:
     repair = MessagesStream(_registry("messages"), Tally())
-    events = [{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-              {"type": "content_block_delta", "index": 0,
-               "delta": {"type": "citations_delta", "citation": {"type": "char_location", "cited_text": "x"}}},
-              {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
-              {"type": "content_block_stop", "index": 0}]
+    events = [
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "citations_delta", "citation": {"type": "char_location", "cited_text": "x"}},
+        },
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+        {"type": "content_block_stop", "index": 0},
+    ]
     out = [e for event in events for e in repair.feed(event)]
     assert [(e["type"], e.get("index")) for e in out] == [
-        ("content_block_start", 0), ("content_block_delta", 0), ("content_block_delta", 0), ("content_block_stop", 0)]
+        ("content_block_start", 0),
+        ("content_block_delta", 0),
+        ("content_block_delta", 0),
+        ("content_block_stop", 0),
+    ]
 
 
 def test_responses_refusal_parts_and_other_events_stay_in_their_message() -> None:
     repair = ResponsesStream(_registry("responses"), Tally())
     item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}
     refusal = {"type": "refusal", "refusal": ""}
-    events = [{"type": "response.output_item.added", "output_index": 3, "item": item},
-              {"type": "response.output_text.annotation.added", "output_index": 3, "annotation": {}},
-              {"type": "response.content_part.added", "output_index": 3, "content_index": 0, "part": refusal},
-              {"type": "response.refusal.delta", "output_index": 3, "content_index": 0, "delta": "No."},
-              {"type": "response.output_text.annotation.added", "output_index": 3, "annotation": {}},
-              {"type": "response.content_part.done", "output_index": 3, "content_index": 0, "part": refusal},
-              {"type": "response.output_item.done", "output_index": 3, "item": {**item, "status": "completed"}},
-              {"type": "error", "code": "x", "message": "m"}]
+    events = [
+        {"type": "response.output_item.added", "output_index": 3, "item": item},
+        {"type": "response.output_text.annotation.added", "output_index": 3, "annotation": {}},
+        {"type": "response.content_part.added", "output_index": 3, "content_index": 0, "part": refusal},
+        {"type": "response.refusal.delta", "output_index": 3, "content_index": 0, "delta": "No."},
+        {"type": "response.output_text.annotation.added", "output_index": 3, "annotation": {}},
+        {"type": "response.content_part.done", "output_index": 3, "content_index": 0, "part": refusal},
+        {"type": "response.output_item.done", "output_index": 3, "item": {**item, "status": "completed"}},
+        {"type": "error", "code": "x", "message": "m"},
+    ]
     out = [e for event in events for e in repair.feed(event)]
     assert [(e["type"], e.get("output_index")) for e in out] == [
-        ("response.output_item.added", 0), ("response.content_part.added", 0), ("response.refusal.delta", 0),
-        ("response.output_item.done", 0), ("error", None)]
+        ("response.output_item.added", 0),
+        ("response.content_part.added", 0),
+        ("response.refusal.delta", 0),
+        ("response.output_item.done", 0),
+        ("error", None),
+    ]
     assert repair.output == [{**item, "status": "completed", "content": [refusal]}]
     assert "sequence_number" not in out[-1]
 
 
 def test_responses_whole_refusal_part_and_a_call_cut_short() -> None:
-    body = {"output": [{"type": "message", "id": "m", "role": "assistant", "status": "completed",
-                        "content": [{"type": "refusal", "refusal": "No."}]}]}
+    body = {
+        "output": [
+            {
+                "type": "message",
+                "id": "m",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "refusal", "refusal": "No."}],
+            }
+        ]
+    }
     assert repair_response_body(body, _registry("responses"), Tally()) == body
     events = response_events(CASES["native_drift"][0], "token")
     done = next(i for i, e in enumerate(events) if e["type"] == "response.output_item.done")
@@ -424,11 +518,14 @@ def test_responses_call_arguments_from_its_events_when_the_done_item_has_none(gi
     item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": ""}
     events = [{"type": "response.output_item.added", "output_index": 0, "item": item}]
     if given == "deltas":
-        events += [{"type": "response.function_call_arguments.delta", "output_index": 0, "delta": p}
-                   for p in ('{"city": ', '"Rome"}')]
+        events += [
+            {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": p}
+            for p in ('{"city": ', '"Rome"}')
+        ]
     else:
-        events.append({"type": "response.function_call_arguments.done", "output_index": 0,
-                       "arguments": '{"city": "Rome"}'})
+        events.append(
+            {"type": "response.function_call_arguments.done", "output_index": 0, "arguments": '{"city": "Rome"}'}
+        )
     events.append({"type": "response.output_item.done", "output_index": 0, "item": item})
     out = [e for event in events for e in repair.feed(event)]
     assert out[-1]["item"]["arguments"] == '{"city": "Rome"}'

@@ -52,7 +52,8 @@ def test_each_shape_gives_what_the_client_must_see(key: str, flavor: str, chunki
     assert seen(streamed) == (expected.content, expected.calls)
     assert choice["finish_reason"] == streamed["finish_reason"] == expected.finish
     assert [tc["id"] for tc in choice["message"].get("tool_calls") or ()] == [
-        tc["id"] for tc in streamed["tool_calls"] or ()]
+        tc["id"] for tc in streamed["tool_calls"] or ()
+    ]
     assert whole_tally.header() == stream_tally.header() == expected.header
     # reasoning passes through untouched, and its text calls are never salvaged
     assert streamed["reasoning"] == reply.reasoning
@@ -63,8 +64,11 @@ def _cuts(text: str, points: list[int]) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-@given(key=st.sampled_from(sorted(CASES)), flavor=st.sampled_from(FLAVORS),
-       points=st.lists(st.integers(min_value=0, max_value=10_000), max_size=30))
+@given(
+    key=st.sampled_from(sorted(CASES)),
+    flavor=st.sampled_from(FLAVORS),
+    points=st.lists(st.integers(min_value=0, max_value=10_000), max_size=30),
+)
 def test_streamed_equals_whole_over_chunkings(key: str, flavor: str, points: list[int]) -> None:
     reply, _ = CASES[key]
     choice, whole_tally = _whole(completion(reply, flavor))
@@ -72,7 +76,10 @@ def test_streamed_equals_whole_over_chunkings(key: str, flavor: str, points: lis
     streamed = assemble(out)
     message = choice["message"]
     assert (streamed["content"], streamed["tool_calls"], streamed["finish_reason"]) == (
-        message.get("content"), message.get("tool_calls"), choice["finish_reason"])
+        message.get("content"),
+        message.get("tool_calls"),
+        choice["finish_reason"],
+    )
     assert whole_tally == stream_tally
 
 

@@ -24,34 +24,40 @@ from toolrepair.proxy._tools import request_tools
 from .replies import TOOLS, assemble
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"upstream": "localhost:11434"}, "http:// or https://"),
-    ({"upstream": "http://x", "profile": "cloud"}, "profile"),
-    ({"upstream": "http://x", "max_reprompts": -1}, "max_reprompts"),
-    ({"upstream": "http://x", "timeout": 0}, "timeout"),
-    ({"upstream": "http://x", "max_body": 0}, "max_body"),
-    ({"upstream": "http://x", "api_key": ""}, "api_key"),
-    ({"upstream": "http://x", "max_reply": 0}, "max_reply"),
-    ({"upstream": "http://x", "max_line": 0}, "max_line"),
-    ({"upstream": "http://x", "workers": 0}, "workers"),
-    ({"upstream": "http://x", "header_timeout": 0}, "header_timeout"),
-    ({"upstream": "http://x", "max_connections": 0}, "max_connections"),
-    ({"upstream": "me:pw@host"}, "'\\*\\*\\*@host'"),  # credentials hidden even in this message
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"upstream": "localhost:11434"}, "http:// or https://"),
+        ({"upstream": "http://x", "profile": "cloud"}, "profile"),
+        ({"upstream": "http://x", "max_reprompts": -1}, "max_reprompts"),
+        ({"upstream": "http://x", "timeout": 0}, "timeout"),
+        ({"upstream": "http://x", "max_body": 0}, "max_body"),
+        ({"upstream": "http://x", "api_key": ""}, "api_key"),
+        ({"upstream": "http://x", "max_reply": 0}, "max_reply"),
+        ({"upstream": "http://x", "max_line": 0}, "max_line"),
+        ({"upstream": "http://x", "workers": 0}, "workers"),
+        ({"upstream": "http://x", "header_timeout": 0}, "header_timeout"),
+        ({"upstream": "http://x", "max_connections": 0}, "max_connections"),
+        ({"upstream": "me:pw@host"}, "'\\*\\*\\*@host'"),  # credentials hidden even in this message
+    ],
+)
 def test_config_refuses(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         ProxyConfig(**options)
 
 
-@pytest.mark.parametrize(("lines", "payloads"), [
-    (["data: {}", ""], ["{}"]),
-    (["data:{}", ""], ["{}"]),  # the space is optional
-    (["data: a", "data: b", ""], ["a\nb"]),  # several data lines are one event
-    ([": keep-alive", "", "data: x", ""], ["x"]),
-    (["event: message", "id: 7", "retry: 10", "data: x", ""], ["x"]),
-    (["", "", "id: 1", ""], []),  # blank lines and events without data carry nothing
-    (["data", ""], [""]),
-])
+@pytest.mark.parametrize(
+    ("lines", "payloads"),
+    [
+        (["data: {}", ""], ["{}"]),
+        (["data:{}", ""], ["{}"]),  # the space is optional
+        (["data: a", "data: b", ""], ["a\nb"]),  # several data lines are one event
+        ([": keep-alive", "", "data: x", ""], ["x"]),
+        (["event: message", "id: 7", "retry: 10", "data: x", ""], ["x"]),
+        (["", "", "id: 1", ""], []),  # blank lines and events without data carry nothing
+        (["data", ""], [""]),
+    ],
+)
 def test_sse_reader(lines: list[str], payloads: list[str]) -> None:
     reader = SSEReader()
     out = [p for line in lines if (p := reader.feed_line(line)) is not None]
@@ -65,17 +71,20 @@ def test_sse_reader_close_gives_an_unterminated_event() -> None:
     assert reader.close() == "last"
 
 
-@pytest.mark.parametrize(("chunks", "payloads"), [
-    ([b"data: a\n\n"], ["a"]),
-    ([b"data: a\r\n\r\n"], ["a"]),
-    ([b"data: a\r\r"], ["a"]),  # CR alone ends a line, and the event at once
-    ([b"data: a\r", b"\n\r", b"\n"], ["a"]),  # CRLF split between chunks is one line end
-    ([b"data: a\r", b"", b"\n", b"\n"], ["a"]),
-    ([b"da", b"ta: ", b"a", b"\n", b"\n", b"data: b\n\n: ping"], ["a", "b"]),
-    ([b"data: a\n\ndata: b\n\n"], ["a", "b"]),  # one read, two events
-    (["data: \u2028\u2029\x85\x0c\n\n".encode()], ["\u2028\u2029\x85\x0c"]),  # not line ends in SSE
-    ([b"data: \xc3", b"\xa9\n\n"], ["\u00e9"]),  # UTF-8 split between chunks
-])
+@pytest.mark.parametrize(
+    ("chunks", "payloads"),
+    [
+        ([b"data: a\n\n"], ["a"]),
+        ([b"data: a\r\n\r\n"], ["a"]),
+        ([b"data: a\r\r"], ["a"]),  # CR alone ends a line, and the event at once
+        ([b"data: a\r", b"\n\r", b"\n"], ["a"]),  # CRLF split between chunks is one line end
+        ([b"data: a\r", b"", b"\n", b"\n"], ["a"]),
+        ([b"da", b"ta: ", b"a", b"\n", b"\n", b"data: b\n\n: ping"], ["a", "b"]),
+        ([b"data: a\n\ndata: b\n\n"], ["a", "b"]),  # one read, two events
+        (["data: \u2028\u2029\x85\x0c\n\n".encode()], ["\u2028\u2029\x85\x0c"]),  # not line ends in SSE
+        ([b"data: \xc3", b"\xa9\n\n"], ["\u00e9"]),  # UTF-8 split between chunks
+    ],
+)
 def test_sse_reader_feed(chunks: list[bytes], payloads: list[str]) -> None:
     reader = SSEReader()
     assert [p for chunk in chunks for p in reader.feed(chunk)] == payloads
@@ -95,8 +104,9 @@ def test_sse_reader_feed_raises_after_the_events_before_a_bad_line() -> None:
         next(events)
 
 
-_SSE_LINES = st.lists(st.sampled_from(["data: {}", "data: x\u2028y", ": ping", "id: 1", "", "data: \u00e9"]),
-                      max_size=12)
+_SSE_LINES = st.lists(
+    st.sampled_from(["data: {}", "data: x\u2028y", ": ping", "id: 1", "", "data: \u00e9"]), max_size=12
+)
 
 
 @given(_SSE_LINES, st.sampled_from(["\n", "\r\n", "\r"]), st.lists(st.integers(0, 200), max_size=8))
@@ -112,41 +122,51 @@ def test_sse_reader_feed_equals_reading_the_lines_whole(lines: list[str], end: s
     assert reader.close() == expected_reader.close()
 
 
-@pytest.mark.parametrize("line", ["garbage", "error: {}", "Data: x", "{\"choices\": []}"])
+@pytest.mark.parametrize("line", ["garbage", "error: {}", "Data: x", '{"choices": []}'])
 def test_sse_reader_refuses_what_is_not_a_field(line: str) -> None:
     with pytest.raises(MalformedSSE, match="not a server-sent event line"):
         SSEReader().feed_line(line)
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"tools": "x"}, "tools must be an array"),
-    ({"tools": [1]}, r"tools\[0\] must be an object"),
-    ({"tools": [{"type": "function"}]}, "function.name"),
-    ({"tools": [{"type": "function", "function": {"name": ""}}]}, "function.name"),
-    ({"tools": [{"type": "function", "function": {"name": "a", "parameters": []}}]}, "JSON Schema object"),
-    ({"tools": [{"function": {"name": "a"}}, {"function": {"name": "a"}}]}, "two tools are named 'a'"),
-    ({"tools": [{"function": {"name": "a", "parameters": {"type": "nonsense"}}}]}, "tool 'a'"),
-    ({"tools": TOOLS, "tool_choice": "sometimes"}, "tool_choice must be"),
-    ({"tools": TOOLS, "tool_choice": {"type": "function"}}, "tool_choice must be"),
-    ({"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "nope"}}}, "not in tools"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"tools": "x"}, "tools must be an array"),
+        ({"tools": [1]}, r"tools\[0\] must be an object"),
+        ({"tools": [{"type": "function"}]}, "function.name"),
+        ({"tools": [{"type": "function", "function": {"name": ""}}]}, "function.name"),
+        ({"tools": [{"type": "function", "function": {"name": "a", "parameters": []}}]}, "JSON Schema object"),
+        ({"tools": [{"function": {"name": "a"}}, {"function": {"name": "a"}}]}, "two tools are named 'a'"),
+        ({"tools": [{"function": {"name": "a", "parameters": {"type": "nonsense"}}}]}, "tool 'a'"),
+        ({"tools": TOOLS, "tool_choice": "sometimes"}, "tool_choice must be"),
+        ({"tools": TOOLS, "tool_choice": {"type": "function"}}, "tool_choice must be"),
+        ({"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "nope"}}}, "not in tools"),
+    ],
+)
 def test_request_tools_refuses(body: dict[str, Any], message: str) -> None:
     with pytest.raises(ProxyError, match=message) as exc:
         request_tools(body, "local")
     assert exc.value.status == 400 and exc.value.body()["error"]["type"] == "invalid_request_error"
 
 
-@pytest.mark.parametrize(("body", "names", "required"), [
-    ({}, None, False),
-    ({"tools": []}, None, False),
-    ({"tools": TOOLS, "tool_choice": "none"}, None, False),
-    ({"tools": [{"type": "custom", "custom": {"name": "grep"}}]}, None, False),  # no schema: nothing to repair
-    ({"tools": TOOLS}, ["web_search", "get_weather"], False),
-    ({"tools": TOOLS, "tool_choice": None}, ["web_search", "get_weather"], False),
-    ({"tools": TOOLS, "tool_choice": "auto"}, ["web_search", "get_weather"], False),
-    ({"tools": TOOLS, "tool_choice": "required"}, ["web_search", "get_weather"], True),
-    ({"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "get_weather"}}}, ["get_weather"], True),
-])
+@pytest.mark.parametrize(
+    ("body", "names", "required"),
+    [
+        ({}, None, False),
+        ({"tools": []}, None, False),
+        ({"tools": TOOLS, "tool_choice": "none"}, None, False),
+        ({"tools": [{"type": "custom", "custom": {"name": "grep"}}]}, None, False),  # no schema: nothing to repair
+        ({"tools": TOOLS}, ["web_search", "get_weather"], False),
+        ({"tools": TOOLS, "tool_choice": None}, ["web_search", "get_weather"], False),
+        ({"tools": TOOLS, "tool_choice": "auto"}, ["web_search", "get_weather"], False),
+        ({"tools": TOOLS, "tool_choice": "required"}, ["web_search", "get_weather"], True),
+        (
+            {"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "get_weather"}}},
+            ["get_weather"],
+            True,
+        ),
+    ],
+)
 def test_request_tools(body: dict[str, Any], names: list[str] | None, required: bool) -> None:
     tools = request_tools(body, "local")
     assert (tools.registry.names if tools.registry is not None else None) == names
@@ -159,13 +179,16 @@ def _registry() -> tr.ToolRegistry:
     return registry
 
 
-@pytest.mark.parametrize("body", [
-    {"object": "chat.completion"},
-    {"choices": "x"},
-    {"choices": [1, {"index": 0}]},
-    {"choices": [{"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "stop"}]},
-    {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"object": "chat.completion"},
+        {"choices": "x"},
+        {"choices": [1, {"index": 0}]},
+        {"choices": [{"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "stop"}]},
+        {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]},
+    ],
+)
 def test_completion_shapes_left_alone(body: dict[str, Any]) -> None:
     tally = Tally()
     assert repair_completion(body, _registry(), tally) == body
@@ -174,8 +197,11 @@ def test_completion_shapes_left_alone(body: dict[str, Any]) -> None:
 
 def test_custom_tool_calls_pass_as_they_are() -> None:
     custom = {"id": "c1", "type": "custom", "custom": {"name": "grep", "input": "x"}}
-    body = {"choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": [custom, 3]},
-                         "finish_reason": "tool_calls"}]}
+    body = {
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "tool_calls": [custom, 3]}, "finish_reason": "tool_calls"}
+        ]
+    }
     tally = Tally()
     assert repair_completion(body, _registry(), tally)["choices"][0]["message"]["tool_calls"] == [custom, 3]
     assert tally.header() == "repaired=0, salvaged=0, refused=0"
@@ -200,22 +226,43 @@ def _feed(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_stream_edges() -> None:
     usage = {"total_tokens": 3}
-    out = _feed([
-        {"id": "a", "choices": [{"index": 0, "delta": {"content": "Hi <tool_"}}]},  # held: may be a marker
-        {"id": "a", "choices": [], "usage": usage},  # no choices: passes as it is
-        {"id": "a", "choices": [{"index": 0, "delta": {"content": "c"}}], "usage": usage},  # still held
-        {"id": "a", "choices": [{"index": 0, "delta": {"content": "y"}, "finish_reason": "stop"}]},
-    ])
+    out = _feed(
+        [
+            {"id": "a", "choices": [{"index": 0, "delta": {"content": "Hi <tool_"}}]},  # held: may be a marker
+            {"id": "a", "choices": [], "usage": usage},  # no choices: passes as it is
+            {"id": "a", "choices": [{"index": 0, "delta": {"content": "c"}}], "usage": usage},  # still held
+            {"id": "a", "choices": [{"index": 0, "delta": {"content": "y"}, "finish_reason": "stop"}]},
+        ]
+    )
     assert out.count({"id": "a", "choices": [], "usage": usage}) == 2  # nothing to carry them: on their own
     assert assemble(out)["content"] == "Hi <tool_cy"
     assert out[-1]["choices"][0]["finish_reason"] == "stop"
 
 
 def test_stream_cut_short_releases_what_it_held() -> None:
-    out = _feed([{"id": "a", "choices": [{"index": 0, "delta": {"content": 'ok <tool_call>{"name": "web'}}]},
-                 {"id": "a", "choices": [{"index": 0, "delta": {"tool_calls": [
-                     {"index": 0, "id": "c", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}},
-                     {"index": 0, "type": "function", "function": None}]}}]}])
+    out = _feed(
+        [
+            {"id": "a", "choices": [{"index": 0, "delta": {"content": 'ok <tool_call>{"name": "web'}}]},
+            {
+                "id": "a",
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "c",
+                                    "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'},
+                                },
+                                {"index": 0, "type": "function", "function": None},
+                            ]
+                        },
+                    }
+                ],
+            },
+        ]
+    )
     message = assemble(out)
     assert message["content"] == 'ok <tool_call>{"name": "web'  # native calls began: held text is text
     assert [tc["function"]["name"] for tc in message["tool_calls"]] == ["get_weather"]
@@ -224,25 +271,42 @@ def test_stream_cut_short_releases_what_it_held() -> None:
 
 
 def test_stream_text_and_finish_in_one_chunk() -> None:
-    out = _feed([{"id": "a", "choices": [{"index": 0, "delta": {"content": "a  "}}]},
-                 {"id": "a", "choices": [{"index": 0, "delta": {"content": "b <tool_"}, "finish_reason": "stop"}]}])
+    out = _feed(
+        [
+            {"id": "a", "choices": [{"index": 0, "delta": {"content": "a  "}}]},
+            {"id": "a", "choices": [{"index": 0, "delta": {"content": "b <tool_"}, "finish_reason": "stop"}]},
+        ]
+    )
     # Without a model profile the stream holds its text until the finish (a lone </think> could
     # still make it reasoning): all of it comes with the close at the finish, one delta.
     assert [c["choices"][0]["delta"].get("content") for c in out] == ["a  b <tool_"]
 
 
 def test_corrective_turn() -> None:
-    message = {"role": "assistant", "content": None, "reasoning_content": "r", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "web_search", "arguments": "{}"}},
-        {"type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
-    turn = corrective_turn(message, [Note("c1", "web_search", "Fix it."), Note(None, "x", "Not offered.")],
-                           missing_call=None)
-    assert turn[0] == {"role": "assistant", "content": None, "tool_calls": [
-        message["tool_calls"][0], {**message["tool_calls"][1], "id": "call_toolrepair_1"}]}
+    message = {
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": "r",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "web_search", "arguments": "{}"}},
+            {"type": "function", "function": {"name": "get_weather", "arguments": "{}"}},
+        ],
+    }
+    turn = corrective_turn(
+        message, [Note("c1", "web_search", "Fix it."), Note(None, "x", "Not offered.")], missing_call=None
+    )
+    assert turn[0] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [message["tool_calls"][0], {**message["tool_calls"][1], "id": "call_toolrepair_1"}],
+    }
     assert turn[1:] == [
         {"role": "tool", "tool_call_id": "c1", "content": "Fix it."},
-        {"role": "tool", "tool_call_id": "call_toolrepair_1",
-         "content": "Not run: correct the other calls of this turn, then call again."},
+        {
+            "role": "tool",
+            "tool_call_id": "call_toolrepair_1",
+            "content": "Not run: correct the other calls of this turn, then call again.",
+        },
         {"role": "user", "content": "Not offered."},
     ]
 
@@ -264,9 +328,20 @@ async def _asgi(app: Any, scope: dict[str, Any], receive: Any) -> list[dict[str,
 
 
 def _scope(path: str, method: str = "POST") -> dict[str, Any]:
-    return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"}, "http_version": "1.1",
-            "method": method, "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-            "scheme": "http", "server": ("127.0.0.1", 8787), "client": ("127.0.0.1", 5), "headers": []}
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": method,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "scheme": "http",
+        "server": ("127.0.0.1", 8787),
+        "client": ("127.0.0.1", 5),
+        "headers": [],
+    }
 
 
 def test_client_gone_before_its_body_arrived() -> None:
@@ -303,12 +378,21 @@ def test_streamed_body_stops_when_a_write_fails() -> None:
     assert closed == [True]
 
 
-@pytest.mark.parametrize(("deltas", "merged"), [
-    ([], []),
-    ([{"content": "a"}, {"content": "b"}], [{"content": "ab"}]),
-    ([{"content": "a"}, {"tool_calls": []}, {"content": "b"}], [{"content": "a"}, {"tool_calls": []}, {"content": "b"}]),
-    ([{"role": "assistant", "content": "a"}, {"content": "b"}], [{"role": "assistant", "content": "a"}, {"content": "b"}]),
-])
+@pytest.mark.parametrize(
+    ("deltas", "merged"),
+    [
+        ([], []),
+        ([{"content": "a"}, {"content": "b"}], [{"content": "ab"}]),
+        (
+            [{"content": "a"}, {"tool_calls": []}, {"content": "b"}],
+            [{"content": "a"}, {"tool_calls": []}, {"content": "b"}],
+        ),
+        (
+            [{"role": "assistant", "content": "a"}, {"content": "b"}],
+            [{"role": "assistant", "content": "a"}, {"content": "b"}],
+        ),
+    ],
+)
 def test_adjacent_text_deltas_merge(deltas: list[dict[str, Any]], merged: list[dict[str, Any]]) -> None:
     from toolrepair.proxy._stream import _merge
 

@@ -88,8 +88,13 @@ def read_float(text: str) -> float:
     # The usual spelling is the float's repr, told without computing it (repr costs 3x the
     # rest): at most 15 significant digits (16 characters with the point) always read back as
     # written, no exponent, no trailing zero but ".0", and at least 1e-4 (repr's fixed range).
-    if (len(text) <= 16 and "e" not in text and "E" not in text and (text[-1] != "0" or text.endswith(".0"))
-            and (value >= 1e-4 or value <= -1e-4 or value == 0.0)):
+    if (
+        len(text) <= 16
+        and "e" not in text
+        and "E" not in text
+        and (text[-1] != "0" or text.endswith(".0"))
+        and (value >= 1e-4 or value <= -1e-4 or value == 0.0)
+    ):
         return value
     if -_EXACT_INT_LIMIT < value < _EXACT_INT_LIMIT and float.__repr__(value) == text:
         return value

@@ -219,11 +219,11 @@ def _vacuous(schema: Mapping[str, Any]) -> bool:
     """Whether ``schema`` accepts every JSON object: ``{}``, ``{"type": "object"}`` and the
     like, with annotations and no-op keywords only (what tools given by name get)."""
     return all(
-        key in _ANNOTATIONS or (key == "type" and value in ("object", ["object"]))
+        key in _ANNOTATIONS
+        or (key == "type" and value in ("object", ["object"]))
         or (key in _NO_OP and value == _NO_OP[key] and type(value) is type(_NO_OP[key]))
         for key, value in schema.items()
     )
-
 
 
 class _Run:
@@ -372,8 +372,9 @@ class CompiledSchema:
 
     # -- apply --------------------------------------------------------------------------------
 
-    def apply(self, arguments: Mapping[str, Any], *, tool: str,
-              max_depth: int = DEFAULT_LIMITS.max_depth) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
+    def apply(
+        self, arguments: Mapping[str, Any], *, tool: str, max_depth: int = DEFAULT_LIMITS.max_depth
+    ) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
         """Rename misnamed keys, coerce values where safe, validate; return arguments and events.
 
         ``max_depth`` is ``Limits.max_depth``: JSON text coerced to an array or object is
@@ -407,8 +408,9 @@ class CompiledSchema:
                 reason="constraint",
             ) from None
 
-    def _repair(self, args: dict[str, Any], tool: str,
-                max_depth: int) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
+    def _repair(
+        self, args: dict[str, Any], tool: str, max_depth: int
+    ) -> tuple[dict[str, Any], tuple[RepairEvent, ...]]:
         events: list[RepairEvent] = []
         if self._normalized:
             args = self._rename(args, tool, events)
@@ -506,8 +508,9 @@ class CompiledSchema:
                 value = self._coerce(value, branch, path, depth + 1, run)
         return value
 
-    def _coerce_properties(self, value: dict[str, Any], schema: Mapping[str, Any], path: str, depth: int,
-                           run: _Run) -> dict[str, Any]:
+    def _coerce_properties(
+        self, value: dict[str, Any], schema: Mapping[str, Any], path: str, depth: int, run: _Run
+    ) -> dict[str, Any]:
         properties = schema.get("properties")
         additional = schema.get("additionalProperties")
         if not (isinstance(properties, Mapping) or isinstance(additional, Mapping)):
@@ -520,8 +523,7 @@ class CompiledSchema:
             out[key] = item if sub is None else self._coerce(item, sub, _join(path, key), depth + 1, run)
         return out
 
-    def _coerce_items(self, value: list[Any], schema: Mapping[str, Any], path: str, depth: int,
-                      run: _Run) -> list[Any]:
+    def _coerce_items(self, value: list[Any], schema: Mapping[str, Any], path: str, depth: int, run: _Run) -> list[Any]:
         prefix = schema.get("prefixItems")
         items = schema.get("items")
         # Draft 2020-12's prefixItems, or the older array form of items.

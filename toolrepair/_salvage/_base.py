@@ -103,7 +103,6 @@ class RawCall:
     repairs: tuple[RepairEvent, ...] = ()
 
 
-
 @dataclass(frozen=True, slots=True)
 class Found:
     """A candidate spanning ``[start, end)``: its calls, or ``error`` refusing all of it.
@@ -116,7 +115,6 @@ class Found:
     calls: tuple[RawCall, ...] = ()
     error: str | None = None
     resume: int | None = None
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +239,7 @@ class ContentBuilder:
             if not body:
                 ws.append(piece)
                 return ""
-            trail = piece[len(body):]
+            trail = piece[len(body) :]
             if ws:
                 body = "".join(ws) + body
                 ws.clear()
@@ -258,7 +256,7 @@ class ContentBuilder:
         if not self._any_cut:  # leading whitespace goes only after a cut, with nothing kept
             out = "".join(ws) + piece[:lead]
         ws.clear()
-        trail = piece[lead + len(body):]
+        trail = piece[lead + len(body) :]
         if trail:
             ws.append(trail)
         self._kept = self._kept_since_cut = True
@@ -308,7 +306,7 @@ class ReasoningBuilder:
             lead += "".join(ws)
             ws.clear()
         if len(body) < len(piece):
-            ws.append(piece[len(body):])
+            ws.append(piece[len(body) :])
         return lead + body
 
     def close(self) -> None:
@@ -352,8 +350,9 @@ def salvaged_call(offered: str, raw: RawCall, dialect: str, span: tuple[int, int
     the payload's repairs, each naming the tool. The registry budgets them when it runs it."""
     repairs = raw.repairs
     if repairs:
-        repairs = tuple(RepairEvent(e.kind, e.message, offered, e.before, e.after, e.path) if e.tool is None
-                        else e for e in repairs)
+        repairs = tuple(
+            RepairEvent(e.kind, e.message, offered, e.before, e.after, e.path) if e.tool is None else e for e in repairs
+        )
     if offered != raw.name:
         message = f"Self-repaired tool name {raw.name!r} -> {offered!r}"
         repairs = (RepairEvent("name", message, offered, raw.name, offered), *repairs)

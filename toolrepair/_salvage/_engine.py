@@ -109,8 +109,15 @@ def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect
 
 
 @functools.lru_cache(maxsize=64)
-def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bool,
-            gated: bool = True, *, profile: ModelProfile | None = None, take: bool = False) -> SalvageConfig:
+def _config(
+    dialects: tuple[Dialect, ...],
+    mask_fences: bool,
+    mask_reasoning: bool,
+    gated: bool = True,
+    *,
+    profile: ModelProfile | None = None,
+    take: bool = False,
+) -> SalvageConfig:
     """``gated=False`` hands every marker occurrence to its readers, ignoring the dialects'
     ``Gate``s: the same answers by the gates' contract (tested), only slower. With a
     ``profile`` its reasoning pairs replace the defaults, and no close forces reasoning open
@@ -149,12 +156,18 @@ def _config(dialects: tuple[Dialect, ...], mask_fences: bool, mask_reasoning: bo
     unforced = frozenset(i for i, f in enumerate(forced) if not f)
     finder = MarkerFinder(entries, gated)
     opened = bool(profile is not None and profile.opened and pairs)
-    return SalvageConfig(dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced,
-                         opened, take)
+    return SalvageConfig(
+        dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced, opened, take
+    )
 
 
-def config_of(dialects: Sequence[str | Dialect] | None, mask_fences: bool = True, mask_reasoning: bool = True,
-              model: ModelProfile | str | None = None, reasoning_calls: str = "refuse") -> SalvageConfig:
+def config_of(
+    dialects: Sequence[str | Dialect] | None,
+    mask_fences: bool = True,
+    mask_reasoning: bool = True,
+    model: ModelProfile | str | None = None,
+    reasoning_calls: str = "refuse",
+) -> SalvageConfig:
     """``config_for`` with a model profile (by name or value) and the ``reasoning_calls``
     choice: the profile's dialects unless ``dialects`` is given, and its reasoning convention."""
     if reasoning_calls not in ("refuse", "take"):
@@ -165,8 +178,14 @@ def config_of(dialects: Sequence[str | Dialect] | None, mask_fences: bool = True
     if profile is not None and not isinstance(profile, ModelProfile):
         raise TypeError(f"model must be a ModelProfile, a profile name or None, not {type(model).__name__}")
     chosen = dialects if dialects is not None or profile is None else profile.dialects
-    return _config(_resolve_dialects(chosen), bool(mask_fences), bool(mask_reasoning), True, profile=profile,
-                   take=reasoning_calls == "take")
+    return _config(
+        _resolve_dialects(chosen),
+        bool(mask_fences),
+        bool(mask_reasoning),
+        True,
+        profile=profile,
+        take=reasoning_calls == "take",
+    )
 
 
 _DEFAULT_CONFIGS: dict[tuple[bool, bool], SalvageConfig] = {}
@@ -270,9 +289,16 @@ class SalvagePass:
         "skip_until",
     )
 
-    def __init__(self, config: SalvageConfig, allowed: Collection[str] | AnyTool | NameTable, text: str = "", *,
-                 max_depth: int = DEFAULT_MAX_DEPTH, max_call_chars: int = DEFAULT_MAX_CALL_CHARS,
-                 max_name_chars: int = DEFAULT_LIMITS.max_name_chars) -> None:
+    def __init__(
+        self,
+        config: SalvageConfig,
+        allowed: Collection[str] | AnyTool | NameTable,
+        text: str = "",
+        *,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_call_chars: int = DEFAULT_MAX_CALL_CHARS,
+        max_name_chars: int = DEFAULT_LIMITS.max_name_chars,
+    ) -> None:
         self.config = config
         self.names = _allowlist(allowed)
         self.scan = config.finder.scan(text)
@@ -340,8 +366,9 @@ class SalvagePass:
         self._ctx_at = first - offset if self.scan.first_nonspace != -1 else None
         # Payloads are read to the depth limit plus a wrapper's levels (a safety bound); the
         # arguments themselves are held to the limit exactly in `_take`.
-        ctx = self._ctx_cache = ReadContext(final, self.limits[0] + WRAPPER_DEPTH, self.limits[1], first - offset,
-                                            self.limits[2])
+        ctx = self._ctx_cache = ReadContext(
+            final, self.limits[0] + WRAPPER_DEPTH, self.limits[1], first - offset, self.limits[2]
+        )
         return ctx
 
     def advance(self, final: bool) -> None:
@@ -380,8 +407,12 @@ class SalvagePass:
                         return
                     if end is not None:
                         self._end_region(mode, s, end)
-                elif (kind is Kind.REASON_OPEN and role.pair == mode.pair and mode.inner == 0
-                      and s == self.scan.first_nonspace):
+                elif (
+                    kind is Kind.REASON_OPEN
+                    and role.pair == mode.pair
+                    and mode.inner == 0
+                    and s == self.scan.first_nonspace
+                ):
                     # The template opened reasoning and the reply opens it again first thing:
                     # one opener, its marker no reasoning.
                     end = self._tail_end(s, marker, role, final)
@@ -391,8 +422,12 @@ class SalvagePass:
                     if end is not None:
                         self.mode = InReasoning(mode.pair, 0, end)
                         self.pos = max(self.pos, end)
-                elif (kind is Kind.DIALECT and s >= self.skip_until and s >= mode.inner
-                      and not self._marker(item, final, retried, pending)):
+                elif (
+                    kind is Kind.DIALECT
+                    and s >= self.skip_until
+                    and s >= mode.inner
+                    and not self._marker(item, final, retried, pending)
+                ):
                     return
                 continue
             if kind is Kind.DIALECT:
@@ -579,8 +614,7 @@ class SalvagePass:
             return True
         return True
 
-    def _read(self, dialect: Dialect, s: int, marker_end: int, final: bool,
-              retried: bool) -> Found | NeedMore | None:
+    def _read(self, dialect: Dialect, s: int, marker_end: int, final: bool, retried: bool) -> Found | NeedMore | None:
         """The dialect's answer at marker ``s``, within the size limit, in whole-text offsets.
 
         A candidate is given up (``too-large``) when the text runs past ``max_call_chars``
@@ -636,8 +670,9 @@ class SalvagePass:
             # Inside open reasoning: no call. If the reasoning never closes, each is reported
             # (``in-reasoning``), or under "take" the first call that would be accepted ends
             # the reasoning and they are taken (``_unterminated``): what engines read.
-            if self.config.take and any(raw.error is None and offered_name(self.names, raw.name) is not None
-                                        for raw in found.calls):
+            if self.config.take and any(
+                raw.error is None and offered_name(self.names, raw.name) is not None for raw in found.calls
+            ):
                 if self.hold_from is None:
                     self.hold_from = s
                 self.inside_calls.append((dialect, s, marker_end, found))
@@ -682,7 +717,8 @@ class SalvagePass:
         quoted = scan.text[s - scan.base : min(end, s + REJECTION_TEXT_CHARS) - scan.base]
         # Inside open reasoning a rejection waits: reported only if the reasoning never closes.
         (self.rejected if self.mode is None else self.inside).append(
-            Rejection(quoted, (s, end), dialect.name, RejectReason(reason), name))
+            Rejection(quoted, (s, end), dialect.name, RejectReason(reason), name)
+        )
 
     def _refused(self, after: int, resume: int | None) -> None:
         """Scanning goes on right after a candidate that gave no call: what it read stays text,
@@ -702,9 +738,25 @@ class SalvagePass:
 # have read never takes in the text after it, so it needs no settling character (a property
 # test checks each on every corpus call). The markerless JSON readers are not: `json` takes a
 # `;` and the whitespace after it.
-END_STABLE = ("hermes", "qwen3_coder", "harmony", "mistral", "python_tag", "llama4_pythonic", "pythonic",
-              "deepseek_v3", "deepseek_v31", "dsml", "kimi_k2", "kimi_k3", "gemma4", "glm", "seed_oss",
-              "minimax_m2", "minimax_m3")
+END_STABLE = (
+    "hermes",
+    "qwen3_coder",
+    "harmony",
+    "mistral",
+    "python_tag",
+    "llama4_pythonic",
+    "pythonic",
+    "deepseek_v3",
+    "deepseek_v31",
+    "dsml",
+    "kimi_k2",
+    "kimi_k3",
+    "gemma4",
+    "glm",
+    "seed_oss",
+    "minimax_m2",
+    "minimax_m3",
+)
 
 
 @functools.cache
@@ -768,18 +820,24 @@ def salvage_text(
     if not isinstance(text, str):
         raise TypeError(f"salvage_text takes a str, not {type(text).__name__}")
     text = exact_str(text)  # a str subclass's own methods never run on the reply
-    bounds = limits_with(limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars,
-                         max_depth=max_depth)
+    bounds = limits_with(limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars, max_depth=max_depth)
     config = config_of(dialects, mask_fences, mask_reasoning, model, reasoning_calls)
     if len(text) > bounds.max_input_chars:
-        return SalvageResult((), text, (Rejection(
-            "", (0, len(text)), "", RejectReason.INPUT_TOO_LARGE, None),))
-    return run_whole(text, config, allowed, bounds.max_depth, bounds.max_call_chars,
-                     max_name_chars=bounds.max_name_chars)
+        return SalvageResult((), text, (Rejection("", (0, len(text)), "", RejectReason.INPUT_TOO_LARGE, None),))
+    return run_whole(
+        text, config, allowed, bounds.max_depth, bounds.max_call_chars, max_name_chars=bounds.max_name_chars
+    )
 
 
-def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTool | NameTable, max_depth: int,
-              max_call_chars: int, *, max_name_chars: int = DEFAULT_LIMITS.max_name_chars) -> SalvageResult:
+def run_whole(
+    text: str,
+    config: SalvageConfig,
+    allowed: Collection[str] | AnyTool | NameTable,
+    max_depth: int,
+    max_call_chars: int,
+    *,
+    max_name_chars: int = DEFAULT_LIMITS.max_name_chars,
+) -> SalvageResult:
     """One whole-text pass: ``SalvagePass`` run once, final, over the complete text.
 
     A text holding no anchor character of any enabled marker (most prose) has no marker, so
@@ -790,9 +848,14 @@ def run_whole(text: str, config: SalvageConfig, allowed: Collection[str] | AnyTo
     names = _allowlist(allowed)
     if not config.opened and not any(a in text for a in config.finder.anchors):
         return SalvageResult((), text, ())
-    run = SalvagePass(config, ANY_TOOL if names is None else names, text, max_depth=max_depth,
-                      max_call_chars=max_call_chars,
-                      max_name_chars=max_name_chars)
+    run = SalvagePass(
+        config,
+        ANY_TOOL if names is None else names,
+        text,
+        max_depth=max_depth,
+        max_call_chars=max_call_chars,
+        max_name_chars=max_name_chars,
+    )
     run.advance(final=True)
     return run.result()
 

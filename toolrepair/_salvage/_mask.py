@@ -147,6 +147,7 @@ def tag_name(marker: str) -> str | None:
     m = re.fullmatch(r"</?([a-z][a-z0-9:_-]*)>", marker)
     return None if m is None else m.group(1)
 
+
 MAX_CONTAINERS = 64
 _BIG = 1 << 62
 
@@ -186,8 +187,10 @@ _BLOCK_NAMES = (
     "p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul"
 )
 _HTML: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
-    (re.compile(r"<(?a:script|pre|style|textarea)(?=\s|>|$)", re.I),
-     re.compile(r"</(?a:script|pre|style|textarea)>", re.I)),
+    (
+        re.compile(r"<(?a:script|pre|style|textarea)(?=\s|>|$)", re.I),
+        re.compile(r"</(?a:script|pre|style|textarea)>", re.I),
+    ),
     (re.compile(r"<!--"), re.compile(r"-->")),
     (re.compile(r"<\?"), re.compile(r"\?>")),
     (re.compile(r"<![A-Za-z]"), re.compile(r">")),
@@ -233,9 +236,7 @@ _PLAIN = re.compile(f"((?:{_PLAIN_LINE})*)((?:{_BLANK_LINE}(?:{_PLAIN_LINE}|{_BL
 
 # Lines inside a fence (no container open) that cannot close it: not three spaces at most and
 # then the fence's character. Any line ending but a CR the text may yet follow with LF.
-_FENCE_BODY = {
-    ch: re.compile(r"(?:(?! {0,3}" + re.escape(ch) + r")[^\r\n]*(?:\r\n|\r(?!$)|\n))+") for ch in "`~"
-}
+_FENCE_BODY = {ch: re.compile(r"(?:(?! {0,3}" + re.escape(ch) + r")[^\r\n]*(?:\r\n|\r(?!$)|\n))+") for ch in "`~"}
 
 # Leaf blocks that matter here.
 _NONE, _PARA, _FENCE, _ICODE, _HTML_BLOCK = range(5)

@@ -40,8 +40,14 @@ class ModelProfile:
     reasoning: tuple[tuple[str, str], ...] = ()
     opened: bool = False
 
-    def __init__(self, name: str, *, dialects: tuple[str, ...] | list[str],
-                 reasoning: tuple[tuple[str, str], ...] | list[tuple[str, str]] = (), opened: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        dialects: tuple[str, ...] | list[str],
+        reasoning: tuple[tuple[str, str], ...] | list[tuple[str, str]] = (),
+        opened: bool = False,
+    ) -> None:
         from ._registry import by_name  # the table of built-ins imports every family
 
         if not isinstance(name, str) or not name:
@@ -53,8 +59,7 @@ class ModelProfile:
             by_name(d)  # ValueError naming the built-ins for an unknown one
         pairs: list[tuple[str, str]] = []
         for pair in reasoning:
-            if (not isinstance(pair, tuple | list) or len(pair) != 2
-                    or not all(isinstance(m, str) and m for m in pair)):
+            if not isinstance(pair, tuple | list) or len(pair) != 2 or not all(isinstance(m, str) and m for m in pair):
                 raise ValueError(f"a reasoning pair is (open, close), two non-empty strings: {pair!r}")
             pairs.append((pair[0], pair[1]))
         if opened and not pairs:
@@ -68,8 +73,9 @@ class ModelProfile:
 _THINK = (("<think>", "</think>"),)
 
 
-def _p(name: str, dialects: tuple[str, ...], reasoning: tuple[tuple[str, str], ...] = _THINK,
-       opened: bool = False) -> ModelProfile:
+def _p(
+    name: str, dialects: tuple[str, ...], reasoning: tuple[tuple[str, str], ...] = _THINK, opened: bool = False
+) -> ModelProfile:
     return ModelProfile(name, dialects=dialects, reasoning=reasoning, opened=opened)
 
 

@@ -87,17 +87,26 @@ class _Subgroup:
     """The markers sharing one anchor character at one offset (and, for a gated marker, that
     marker alone), and how to find them at a start."""
 
-    __slots__ = ("_match", "_plain", "_roles", "_search", "admits", "anchor", "dialect_only", "entries", "free",
-                 "leads", "offset", "table")
+    __slots__ = (
+        "_match",
+        "_plain",
+        "_roles",
+        "_search",
+        "admits",
+        "anchor",
+        "dialect_only",
+        "entries",
+        "free",
+        "leads",
+        "offset",
+        "table",
+    )
 
-    def __init__(self, offset: int, entries: list[tuple[int, str, int, Role]],
-                 gates: Sequence[Gate] = ()) -> None:
+    def __init__(self, offset: int, entries: list[tuple[int, str, int, Role]], gates: Sequence[Gate] = ()) -> None:
         self.offset = offset
         self.entries = [(m, order, role) for _, m, order, role in entries]
         # Marker -> every entry matching wherever it does: its own and its prefixes'.
-        self.table = {
-            m: [e for e in self.entries if m.startswith(e[0])] for m, _, _ in self.entries
-        }
+        self.table = {m: [e for e in self.entries if m.startswith(e[0])] for m, _, _ in self.entries}
         markers = {m for m, _, _ in self.entries}
         self._match = re.compile(_longest_first(markers), re.IGNORECASE).match
         self.anchor = next(iter(markers))[offset]
@@ -109,14 +118,15 @@ class _Subgroup:
         # ``markers_at`` verifies. Literal alternatives and bounded gates: no backtracking
         # beyond a marker's length and a gate's bound per anchor occurrence.
         before = {m[:offset] for m in markers}
-        after = _longest_first({m[offset + 1:] for m in markers})
+        after = _longest_first({m[offset + 1 :] for m in markers})
         look = "(?<=" + _longest_first(before) + re.escape(self.anchor) + ")" if offset else ""
         pattern = re.escape(self.anchor) + look + after
         # Gates (one marker alone here): the pattern gates go into the search; a lead gate's
         # one position per scan is checked by the scan (``MarkerScan._lead``).
         follows = [g.pattern or "" for g in gates if g.lead is None]
-        self.leads = tuple((g.lead, None if g.pattern is None else re.compile(g.pattern).match)
-                           for g in gates if g.lead is not None)
+        self.leads = tuple(
+            (g.lead, None if g.pattern is None else re.compile(g.pattern).match) for g in gates if g.lead is not None
+        )
         self._plain = re.compile(pattern, re.IGNORECASE).search
         # A dialect marker's occurrences before a refused candidate's end are not wanted
         # (``MarkerScan.pop``'s ``skip``): a subgroup of dialect markers alone may search past them.
@@ -132,8 +142,7 @@ class _Subgroup:
             pattern += "(?:" + "|".join(f"(?-i:{f})" for f in follows) + ")" if follows else "(?!)"
         self._search = re.compile(pattern, re.IGNORECASE).search
 
-    def admitted(self, role: Role, text: str, i: int, lead_at: Callable[[str], int | None],
-                 away: bool) -> Role | None:
+    def admitted(self, role: Role, text: str, i: int, lead_at: Callable[[str], int | None], away: bool) -> Role | None:
         """``role`` narrowed to the dialects whose gate passes at window offset ``i``, or None
         when none does; ``lead_at(lead)`` is where a lead regex ends (window offset; -1
         nowhere; None not yet known: it may end here); ``away``: ``i`` is known to be no
@@ -214,8 +223,19 @@ def _dialect_gates(dialect: Dialect) -> dict[str, Gate]:
 class MarkerFinder:
     """The compiled table of markers: built once per configuration, shared by every scan."""
 
-    __slots__ = ("anchor_re", "anchors", "at", "firsts", "groups", "lead_re", "leads", "max_len", "max_offset",
-                 "prefixes", "subgroups")
+    __slots__ = (
+        "anchor_re",
+        "anchors",
+        "at",
+        "firsts",
+        "groups",
+        "lead_re",
+        "leads",
+        "max_len",
+        "max_offset",
+        "prefixes",
+        "subgroups",
+    )
 
     def __init__(self, entries: Sequence[tuple[str, Role]], gated: bool = True) -> None:
         groups: dict[str, list[tuple[int, str, int, Role]]] = {}
@@ -247,8 +267,10 @@ class MarkerFinder:
                 if plain:
                     subs.append(_Subgroup(k, plain))
         # Every lead gate's regex, matched once per scan at the reply's first non-space.
-        self.leads = {lead: j for j, lead in enumerate(
-            {lead: None for subs in self.at.values() for sub in subs for lead, _ in sub.leads})}
+        self.leads = {
+            lead: j
+            for j, lead in enumerate({lead: None for subs in self.at.values() for sub in subs for lead, _ in sub.leads})
+        }
         self.lead_re = tuple(re.compile(lead).match for lead in self.leads)
         self.anchors = tuple(groups)
         self.subgroups = tuple(sub for subs in self.at.values() for sub in subs)
@@ -293,8 +315,22 @@ class MarkerScan:
     are offsets in the whole text: ``text`` holds the text from ``base`` on.
     """
 
-    __slots__ = ("_finder", "_heap", "_idle", "_lead_at", "_lead_ends", "_next", "_parts", "_pending", "_seq",
-                 "base", "copied", "first_nonspace", "stall", "text")
+    __slots__ = (
+        "_finder",
+        "_heap",
+        "_idle",
+        "_lead_at",
+        "_lead_ends",
+        "_next",
+        "_parts",
+        "_pending",
+        "_seq",
+        "base",
+        "copied",
+        "first_nonspace",
+        "stall",
+        "text",
+    )
 
     def __init__(self, finder: MarkerFinder, text: str) -> None:
         self._finder = finder
@@ -385,8 +421,12 @@ class MarkerScan:
                 return sub.next_start(text, i, gated=False)
             w = end - base
             a = w + sub.offset  # the lead's one position holds no marker without its anchor
-            if (w >= i and (q == -1 or w < q) and (a >= len(text) or text[a] == sub.anchor)
-                    and (pattern is None or pattern(text, sub.marker_end(w)))):
+            if (
+                w >= i
+                and (q == -1 or w < q)
+                and (a >= len(text) or text[a] == sub.anchor)
+                and (pattern is None or pattern(text, sub.marker_end(w)))
+            ):
                 q = w
         return q
 

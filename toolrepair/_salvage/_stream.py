@@ -91,12 +91,12 @@ def _ends_after(delta: str, before: bool) -> bool:
     wait for the next non-space character after it: `;` goes on with a list of calls.)"""
     body = delta.rstrip()
     return before if not body else body[-1] in ">})]"
+
+
 # Plain text (see ``StreamSalvager.feed``) is handed to the pass in batches of about this many
 # characters: the pass's per-entry cost is paid once per batch, not once per delta, and the
 # batch is all the stream keeps beyond the pass's window.
 _BATCH = 8 * LOOKBEHIND
-
-
 
 
 class _Plain(NamedTuple):
@@ -192,9 +192,33 @@ class StreamSalvager:
             ...
     """
 
-    __slots__ = ("_after_end", "_anchor", "_batch", "_call_i", "_closed", "_content", "_cut_i", "_entries",
-                 "_fed", "_held", "_looked", "_max_input", "_may_reset", "_over", "_pass", "_plain", "_prefix",
-                 "_rel", "_resets", "_spent", "_table", "_thought", "_tried", "_until", "_wait_at")
+    __slots__ = (
+        "_after_end",
+        "_anchor",
+        "_batch",
+        "_call_i",
+        "_closed",
+        "_content",
+        "_cut_i",
+        "_entries",
+        "_fed",
+        "_held",
+        "_looked",
+        "_max_input",
+        "_may_reset",
+        "_over",
+        "_pass",
+        "_plain",
+        "_prefix",
+        "_rel",
+        "_resets",
+        "_spent",
+        "_table",
+        "_thought",
+        "_tried",
+        "_until",
+        "_wait_at",
+    )
 
     def __init__(
         self,
@@ -210,16 +234,22 @@ class StreamSalvager:
         max_input_chars: int | None = None,
         limits: Limits | None = None,
     ) -> None:
-        bounds = limits_with(limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars,
-                             max_depth=max_depth)
+        bounds = limits_with(
+            limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars, max_depth=max_depth
+        )
         config = config_of(dialects, mask_fences, mask_reasoning, model, reasoning_calls)
         # Past `max_input_chars` in all, salvage stops: what was not yet released, and all
         # that follows, passes through as text (calls already released stand).
         self._max_input = bounds.max_input_chars
         self._fed = 0
         self._over = False
-        self._pass = SalvagePass(config, allowed, max_depth=bounds.max_depth, max_call_chars=bounds.max_call_chars,
-                                 max_name_chars=bounds.max_name_chars)
+        self._pass = SalvagePass(
+            config,
+            allowed,
+            max_depth=bounds.max_depth,
+            max_call_chars=bounds.max_call_chars,
+            max_name_chars=bounds.max_name_chars,
+        )
         # Can a reasoning close with nothing open still make all before it reasoning? Then
         # everything is held from the start (see the class docstring).
         self._may_reset = len(config.unforced) < len(config.reasoning)
@@ -315,8 +345,11 @@ class StreamSalvager:
             waited = self._tried - run.blocked
             span = scan.end - run.blocked
             after_end, self._after_end = self._after_end, _ends_after(delta, self._after_end)
-            if (_GROWTH * (scan.end - self._tried) < waited and span <= run.limits[1]
-                    and not (self._spent <= _GROWTH * span + _END_BUDGET and (after_end or _may_end(delta)))):
+            if (
+                _GROWTH * (scan.end - self._tried) < waited
+                and span <= run.limits[1]
+                and not (self._spent <= _GROWTH * span + _END_BUDGET and (after_end or _may_end(delta)))
+            ):
                 return []  # not worth re-reading yet: see the module docstring
             self._spent += span
         return self._step(final=False)
@@ -341,7 +374,7 @@ class StreamSalvager:
         ending = ends.get(text[-1:].lower())
         if ending is not None:
             for prefix in ending:
-                if text[-len(prefix):].lower() == prefix:
+                if text[-len(prefix) :].lower() == prefix:
                     return len(prefix)
         return 0
 
@@ -433,8 +466,11 @@ class StreamSalvager:
             held = self._held or []
             first = cuts[0]
             before = "".join(item.raw for item in held) + text[self._rel - base : first.inner_end - base]
-            self._held = [_Held("cut", ""), _Held("reason", before),
-                          _Held("end", text[first.inner_end - base : first.end - base])]
+            self._held = [
+                _Held("cut", ""),
+                _Held("reason", before),
+                _Held("end", text[first.inner_end - base : first.end - base]),
+            ]
             self._content, self._thought = ContentBuilder(), ReasoningBuilder()
             self._rel, self._cut_i, self._call_i = first.end, 1, 0
         while self._cut_i < len(cuts) and cuts[self._cut_i].start < limit:
@@ -475,8 +511,11 @@ class StreamSalvager:
         else:
             if run.mask is not None:  # the code mask reads (and then forgets) complete lines
                 run.mask.catch_up(run.pos if run.blocked is None else run.blocked)
-            scan.trim(min(self._rel, run.pos) - LOOKBEHIND if run.hold_from is not None
-                      else min(self._rel, run.pos - LOOKBEHIND))
+            scan.trim(
+                min(self._rel, run.pos) - LOOKBEHIND
+                if run.hold_from is not None
+                else min(self._rel, run.pos - LOOKBEHIND)
+            )
             # Plain text may pass the pass by (see `feed`) while nothing waits, no reasoning
             # is open and the text not released holds no anchor: then no marker is pending in
             # it (each holds its anchor, and the scan returns every one before what is

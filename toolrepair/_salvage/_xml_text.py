@@ -275,7 +275,12 @@ def value_close_after(text: str, end: int, spec: ValueSpec, ctx: ReadContext) ->
 
 
 def refused_if_dangling(
-    found: Found, text: str, closers: tuple[str, ...], ctx: ReadContext, *, own: tuple[str, ...] = (),
+    found: Found,
+    text: str,
+    closers: tuple[str, ...],
+    ctx: ReadContext,
+    *,
+    own: tuple[str, ...] = (),
     spec: ValueSpec | None = None,
 ) -> Found | NeedMore:
     """``found`` (calls read to its end), or the whole region refused as ``ambiguous`` when
@@ -291,8 +296,9 @@ def refused_if_dangling(
     return found if after is None else Found(after, error="ambiguous", resume=after)
 
 
-def call_at_end(text: str, name: str, arguments: dict[str, Any], j: int, ctx: ReadContext
-                ) -> tuple[RawCall, int] | Found | NeedMore:
+def call_at_end(
+    text: str, name: str, arguments: dict[str, Any], j: int, ctx: ReadContext
+) -> tuple[RawCall, int] | Found | NeedMore:
     """The call whose text ends after its arguments (the last ending at ``j``): the end of
     the reply ate the closing tags after a complete value; with no value yet, the call may
     have been cut short."""

@@ -18,6 +18,7 @@ from ._json import _PARTIAL_TAIL, JsonFailure, calls_from_value, decode_at
 
 __all__ = ["BARE_JSON", "nested_run"]
 
+
 # Hostile nesting (`{"a":{"a":...`, `[[[[`) is refused after a bounded look: a run of
 # more than `max_depth` openers with only keys between them. Each alternative consumes at least
 # one character and strings are matched by a deterministic loop: linear, no backtracking blow-up.

@@ -75,8 +75,9 @@ def _headless(text: str, start: int, ctx: ReadContext) -> Found | NeedMore | Non
     return _arguments_then_close(text, text[j:start], start, ctx, required=True)
 
 
-def _arguments_then_close(text: str, name: str, body: int, ctx: ReadContext, *,
-                          required: bool) -> Found | NeedMore | None:
+def _arguments_then_close(
+    text: str, name: str, body: int, ctx: ReadContext, *, required: bool
+) -> Found | NeedMore | None:
     """The JSON arguments at ``body`` then ``</function>`` (``required``: else None)."""
     i = skip_ws(text, body)
     if i >= len(text):

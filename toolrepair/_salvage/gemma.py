@@ -45,9 +45,7 @@ def _short(ctx: ReadContext, n: int) -> JsonFailure | NeedMore:
     return NEED_MORE if not ctx.final else JsonFailure("truncated", n)
 
 
-def _string(
-    text: str, j: int, quote: str, ctx: ReadContext, limit: int
-) -> tuple[str, int] | JsonFailure | NeedMore:
+def _string(text: str, j: int, quote: str, ctx: ReadContext, limit: int) -> tuple[str, int] | JsonFailure | NeedMore:
     """A string opening at ``j``: quote-token delimited (raw) or a JSON ``"…"`` string."""
     n = len(text)
     if text.startswith(quote, j):
@@ -139,8 +137,11 @@ class _LooseObject:
         if c in "{[":
             return self.open(j, c)
         text, quote = self.text, self.quote
-        got = _string(text, j, quote, self.ctx, self.limit) if c == '"' or text.startswith(quote, j) else _scalar(
-            text, j, self.ctx)
+        got = (
+            _string(text, j, quote, self.ctx, self.limit)
+            if c == '"' or text.startswith(quote, j)
+            else _scalar(text, j, self.ctx)
+        )
         if not isinstance(got, tuple):
             return got
         self.put(got[0])
@@ -281,6 +282,7 @@ def _follows(text: str, i: int, token: str) -> bool:
     return text[max(0, k - len(token)) : k].lower() == token
 
 
-GEMMA4 = _CallToken("gemma4", "<|tool_call>", "<tool_call|>", '<|"|>', (("<|channel>", "<channel|>"),),
-                    after="<channel|>")
+GEMMA4 = _CallToken(
+    "gemma4", "<|tool_call>", "<tool_call|>", '<|"|>', (("<|channel>", "<channel|>"),), after="<channel|>"
+)
 FUNCTIONGEMMA = _CallToken("functiongemma", "<start_function_call>", "<end_function_call>", "<escape>")

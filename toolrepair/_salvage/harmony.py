@@ -51,9 +51,7 @@ _DETOKENISED = re.compile(r"([\w.\-]{1,256})[ \t]*(?:json)?[ \t]*(?=\{)", re.IGN
 MAX_HEADER_PARTS = 10
 
 
-def _read_header(
-    text: str, i: int, ctx: ReadContext, first: str | None, head: _Header
-) -> int | NeedMore | None:
+def _read_header(text: str, i: int, ctx: ReadContext, first: str | None, head: _Header) -> int | NeedMore | None:
     """Fill ``head`` from ``i`` to ``<|message|>``; the first bare word goes to slot ``first``.
 
     Returns the body index, NEED_MORE, or None when this is not a message header (a token that
@@ -209,7 +207,8 @@ class _Harmony:
     reasoning: tuple[tuple[str | None, str, bool] | tuple[str | None, str, bool, str], ...] = tuple(
         (f"<|channel|>{lead}{channel}{sep}<|message|>", "<|end|>", False, *kind)
         for channel, kind in (("analysis", ()),)
-        for lead in ("", " ") for sep in ("", " ", "\n", "\r\n")
+        for lead in ("", " ")
+        for sep in ("", " ", "\n", "\r\n")
     )
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:

@@ -206,15 +206,17 @@ class InvokeDialect:
             got = self._invoke(text, start, ctx, self._spec(None), [0])
             if not isinstance(got, tuple):
                 return got
-            return refused_if_dangling(Found(got[1], (got[0],)), text, self._closers(()), ctx, own=self.markers,
-                                       spec=self._after_spec(None))
+            return refused_if_dangling(
+                Found(got[1], (got[0],)), text, self._closers(()), ctx, own=self.markers, spec=self._after_spec(None)
+            )
         marker = text[start:marker_end].lower()
         close = next(c for o, c in self.blocks if o == marker)
         found = self._block(text, marker_end, close, ctx)
         if not isinstance(found, Found):
             return found
-        return refused_if_dangling(found, text, self._closers((close,)), ctx, own=self.markers,
-                                   spec=self._after_spec(close))
+        return refused_if_dangling(
+            found, text, self._closers((close,)), ctx, own=self.markers, spec=self._after_spec(close)
+        )
 
     def _after_spec(self, block_close: str | None) -> ValueSpec:
         """The value spec with the next parameter's tag as the stop that ends a look past a call."""
@@ -264,9 +266,7 @@ class InvokeDialect:
             j = got[1]
 
 
-MINIMAX_M2 = InvokeDialect(
-    "minimax_m2", (("<minimax:tool_call>", "</minimax:tool_call>"),), "invoke", "parameter"
-)
+MINIMAX_M2 = InvokeDialect("minimax_m2", (("<minimax:tool_call>", "</minimax:tool_call>"),), "invoke", "parameter")
 # DeepSeek V3.2 `function_calls`, V4 `tool_calls`, V4.1 `calls` (written `<｜DSML｜ calls>`, a
 # space after the bar); agent UIs show the bar doubled. One form per spelling of the prefix.
 DSML = Spelled(

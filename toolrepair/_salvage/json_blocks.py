@@ -53,8 +53,9 @@ def refused(failure: JsonFailure, i: int) -> Found:
     return Found(end, error=failure.reason, resume=end)
 
 
-def payload_at(text: str, i: int, ctx: ReadContext,
-               bound: str | None = None) -> tuple[Any, int, tuple[RepairEvent, ...]] | Found | NeedMore:
+def payload_at(
+    text: str, i: int, ctx: ReadContext, bound: str | None = None
+) -> tuple[Any, int, tuple[RepairEvent, ...]] | Found | NeedMore:
     """The JSON value at ``text[i]``, the index after it and the repairs reading it took
     (``decode_payload``; ``bound`` None: valid JSON only), or its refusal (``refused``)."""
     decoded = decode_payload(text, i, ctx, bound)
@@ -63,9 +64,9 @@ def payload_at(text: str, i: int, ctx: ReadContext,
     return decoded
 
 
-
-def arguments_at(text: str, name: str, i: int, ctx: ReadContext, ident: str | None = None, *,
-                 bound: str | None = None) -> Found | NeedMore:
+def arguments_at(
+    text: str, name: str, i: int, ctx: ReadContext, ident: str | None = None, *, bound: str | None = None
+) -> Found | NeedMore:
     """The arguments of a call to ``name`` starting at ``text[i]`` (``{``, or ``"`` for a JSON
     string holding them), for the formats that write the name outside the JSON; repairs as
     ``arguments_payload`` makes them. O(payload)."""
@@ -78,6 +79,7 @@ def arguments_at(text: str, name: str, i: int, ctx: ReadContext, ident: str | No
     if value is None:
         return Found(end, (RawCall(name, {}, ident, "undecodable-arguments"),))
     return Found(end, (RawCall(name, value, ident, None, repairs),))
+
 
 def read_after_payload(text: str, j: int, close: str | None, ctx: ReadContext) -> int | NeedMore:
     """End of a candidate whose payload ends at ``j``: past ``close`` when it follows (after

@@ -363,8 +363,7 @@ class _Pythonic:
     name: str = "pythonic"
     markers: tuple[str, ...] = ("[",)
     # _TRIGGER or, mid-stream, _TRIGGER_PREFIX after the marker (possessive: linear).
-    gates: ClassVar[Mapping[str, Gate]] = {
-        "[": Gate(r"[ \t\r\n]{0,8}+(?:[^\W\d][\w.]{0,255}+[ \t]{0,8}+(?:\(|\Z)|\Z)")}
+    gates: ClassVar[Mapping[str, Gate]] = {"[": Gate(r"[ \t\r\n]{0,8}+(?:[^\W\d][\w.]{0,255}+[ \t]{0,8}+(?:\(|\Z)|\Z)")}
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(name) unless `[name(` follows; then O(walk) (module doc).

@@ -138,8 +138,9 @@ class _QwenXml:
             j, more = after
             if not more:
                 closers = (_END_PARAMETER, _END_FUNCTION, self.close, _PARAMETER)
-                spec = ValueSpec(close=_END_PARAMETER, successors=(*closers[1:3], _PARAMETER), stops=(_PARAMETER,),
-                                 own=self.markers)
+                spec = ValueSpec(
+                    close=_END_PARAMETER, successors=(*closers[1:3], _PARAMETER), stops=(_PARAMETER,), own=self.markers
+                )
                 return refused_if_dangling(Found(j, tuple(calls)), text, closers, ctx, own=self.markers, spec=spec)
 
     def _first(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> int | NeedMore | None:
@@ -177,6 +178,10 @@ class _QwenXml:
 
 QWEN3_CODER = _QwenXml("qwen3_coder", "<tool_call>", "</tool_call>", trim=True, bare_function=True)
 SEED_OSS = _QwenXml(
-    "seed_oss", "<seed:tool_call>", "</seed:tool_call>", trim=False, bare_function=False,
+    "seed_oss",
+    "<seed:tool_call>",
+    "</seed:tool_call>",
+    trim=False,
+    bare_function=False,
     reasoning=(("<seed:think>", "</seed:think>"),),
 )

@@ -14,7 +14,13 @@ __all__ = ["AttributeTagDialect", "TagDialect", "read_json_block"]
 
 
 def read_json_block(
-    text: str, s: int, body: int, close: str | None, ctx: ReadContext, *, require_arguments: bool = False,
+    text: str,
+    s: int,
+    body: int,
+    close: str | None,
+    ctx: ReadContext,
+    *,
+    require_arguments: bool = False,
     bound: str | None = None,
 ) -> Found | NeedMore | None:
     """A call object (or array of them) at ``body`` (after whitespace), then ``close``.

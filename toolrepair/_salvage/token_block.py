@@ -33,9 +33,7 @@ def _word_char(c: str) -> bool:
     return c.isalnum() or c in "_▁ \\"
 
 
-def token_at(
-    text: str, i: int, opener: str, closer: str, ctx: ReadContext
-) -> tuple[str, int] | NeedMore | None:
+def token_at(text: str, i: int, opener: str, closer: str, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:
     """The token ``opener WORDS closer`` at ``i``: (normalised lower-case words, index after).
 
     ``<｜tool▁call▁end｜>`` and ``<｜tool_call_end｜>`` both read as ``tool_call_end``. NEED_MORE
@@ -99,8 +97,9 @@ class TokenBlock:
     call_begin: frozenset[str]
     call_end: frozenset[str]
 
-    def read(self, text: str, start: int, marker_end: int, ctx: ReadContext,
-             body: BodyReader) -> Found | NeedMore | None:
+    def read(
+        self, text: str, start: int, marker_end: int, ctx: ReadContext, body: BodyReader
+    ) -> Found | NeedMore | None:
         """The block or lone call at ``start``. O(what it reads): each token and payload is
         read once; a refused section adds one forward search for its end token."""
         tok = token_at(text, start, self.opener, self.closer, ctx)
@@ -161,8 +160,9 @@ class TokenBlock:
             calls.append(got[0])
             end = got[1]
 
-    def _section_call(self, text: str, i: int, ctx: ReadContext, body: BodyReader
-                      ) -> tuple[RawCall, int] | Found | NeedMore | None:
+    def _section_call(
+        self, text: str, i: int, ctx: ReadContext, body: BodyReader
+    ) -> tuple[RawCall, int] | Found | NeedMore | None:
         """The call whose payload starts at ``i`` in a section, through its end token."""
         got = body(text, i, ctx)
         if isinstance(got, BodyFailure):

@@ -82,9 +82,12 @@ def rejection_error(rejection: Rejection, registry: ToolRegistry) -> ToolExecuti
             return repair.error
         return ToolExecutionError(f"Tool {rejection.name!r} not found.", kind="not-found", tool_name=rejection.name)
     which = f"The call to {rejection.name!r}" if rejection.name else "A tool call"
-    return ToolExecutionError(f"{which} written as text could not be used ({rejection.reason}): write it again "
-                              "with its arguments as one complete JSON object.", kind="arguments",
-                              tool_name=rejection.name)
+    return ToolExecutionError(
+        f"{which} written as text could not be used ({rejection.reason}): write it again "
+        "with its arguments as one complete JSON object.",
+        kind="arguments",
+        tool_name=rejection.name,
+    )
 
 
 def rejection_message(rejection: Rejection, registry: ToolRegistry) -> str:
@@ -94,8 +97,10 @@ def rejection_message(rejection: Rejection, registry: ToolRegistry) -> str:
 
 def rejection_errors(result: SalvageResult, registry: ToolRegistry, id_key: str) -> list[dict[str, Any]]:
     """Text calls the salvage refused, as error entries the application can show the model."""
-    return [{id_key: None, "name": r.name, "message": rejection_message(r, registry), "reason": r.reason}
-            for r in result.rejected]
+    return [
+        {id_key: None, "name": r.name, "message": rejection_message(r, registry), "reason": r.reason}
+        for r in result.rejected
+    ]
 
 
 # -- policy at every edge ------------------------------------------------------------------
@@ -185,8 +190,13 @@ def vet_text(registry: ToolRegistry, text: str, prefix: str, *, answer_rejected:
     content = result.content
     for k, rejection in enumerate(result.rejected):
         content = content.replace(rejection.text, "", 1)
-        written = ToolCall(rejection.name or "", {}, stable_id(prefix, text, len(result.calls) + k),
-                           dialect=rejection.dialect, span=rejection.span)
+        written = ToolCall(
+            rejection.name or "",
+            {},
+            stable_id(prefix, text, len(result.calls) + k),
+            dialect=rejection.dialect,
+            span=rejection.span,
+        )
         calls.append(Vetted(written, rejection_error(rejection, registry)))
     calls.sort(key=lambda v: v.call.span[0] if v.call.span is not None else 0)
     return VettedText(content.strip(), tuple(calls), (), result.reasoning)

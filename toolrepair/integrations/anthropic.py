@@ -42,7 +42,8 @@ def repair_message(message: Any, registry: ToolRegistry) -> dict[str, Any]:
     out = as_dict(message)
     content = out.get("content")
     blocks: list[dict[str, Any]] = (
-        [{"type": "text", "text": content}] if isinstance(content, str) else list(content or []))
+        [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    )
     errors: list[dict[str, Any]] = []
     salvaged_any = False
     if any(block.get("type") == "tool_use" for block in blocks):
@@ -74,8 +75,9 @@ def _repaired_block(block: dict[str, Any], registry: ToolRegistry, errors: list[
     return {**block, "name": vetted.call.name, "input": vetted.call.arguments}
 
 
-def _maybe_salvaged_blocks(block: dict[str, Any], registry: ToolRegistry,
-                           errors: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+def _maybe_salvaged_blocks(
+    block: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]]
+) -> list[dict[str, Any]] | None:
     """What a text block becomes when calls are salvaged from it: its text without them, then
     a ``tool_use`` block per call; None when it holds none (refusals go to ``errors``)."""
     text = block.get("text") if block.get("type") == "text" else None
@@ -89,15 +91,22 @@ def _maybe_salvaged_blocks(block: dict[str, Any], registry: ToolRegistry,
     for vetted in vetted_text.calls:
         if vetted.error is not None:
             errors.append(_error(vetted))
-        out.append({"type": "tool_use", "id": vetted.call.id, "name": vetted.call.name,
-                    "input": vetted.call.arguments})
+        out.append({"type": "tool_use", "id": vetted.call.id, "name": vetted.call.name, "input": vetted.call.arguments})
     return out
 
 
 def _error(vetted: Vetted) -> dict[str, Any]:
-    return {"tool_use_id": vetted.call.id, "name": vetted.call.name, "message": vetted.message,
-            "tool_result": {"type": "tool_result", "tool_use_id": vetted.call.id, "content": vetted.message,
-                            "is_error": True}}
+    return {
+        "tool_use_id": vetted.call.id,
+        "name": vetted.call.name,
+        "message": vetted.message,
+        "tool_result": {
+            "type": "tool_result",
+            "tool_use_id": vetted.call.id,
+            "content": vetted.message,
+            "is_error": True,
+        },
+    }
 
 
 def tool_result_block(outcome: ToolOutcome) -> dict[str, Any]:
@@ -116,6 +125,8 @@ def tool_calls(repaired: Mapping[str, Any]) -> list[ToolCall]:
     (listed under ``toolrepair_errors``) are left out."""
     refused = {e.get("tool_use_id") for e in repaired.get(ERRORS_KEY) or []} - {None}
     content = repaired.get("content")
-    return [ToolCall(block["name"], dict(block.get("input") or {}), block.get("id"))
-            for block in (content if isinstance(content, list) else [])
-            if block.get("type") == "tool_use" and block.get("id") not in refused]
+    return [
+        ToolCall(block["name"], dict(block.get("input") or {}), block.get("id"))
+        for block in (content if isinstance(content, list) else [])
+        if block.get("type") == "tool_use" and block.get("id") not in refused
+    ]

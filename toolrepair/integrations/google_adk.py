@@ -76,16 +76,20 @@ def _plugin_class() -> type:
             for vetted in vetted_text.calls:
                 if vetted.error is not None:
                     self._refused.put(str(vetted.call.id), vetted.message)
-                new_parts.append(types.Part(function_call=types.FunctionCall(
-                    id=vetted.call.id, name=vetted.call.name, args=vetted.call.arguments)))
+                new_parts.append(
+                    types.Part(
+                        function_call=types.FunctionCall(
+                            id=vetted.call.id, name=vetted.call.name, args=vetted.call.arguments
+                        )
+                    )
+                )
             content.parts = kept + new_parts
             return llm_response
 
         def _screen_partial(self, callback_context: Any, llm_response: Any, parts: list[Any]) -> Any:
             # Partial chunks are shown as they come; the final response (not partial) is the one
             # the calls are read from, so a chunk only has to hide what may be call markup.
-            screen = self._screens.setdefault(_invocation(callback_context),
-                                              VettedStream(self.registry, "call_"))
+            screen = self._screens.setdefault(_invocation(callback_context), VettedStream(self.registry, "call_"))
             for part in parts:
                 if isinstance(getattr(part, "text", None), str) and not part.thought:
                     part.text = _visible(screen.feed(part.text))
@@ -117,8 +121,9 @@ def _plugin_class() -> type:
                 tool_args.update(vetted.call.arguments)
             return None
 
-        async def on_tool_error_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any,
-                                         error: Exception) -> Any:
+        async def on_tool_error_callback(
+            self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception
+        ) -> Any:
             refused = self._refused.pop(getattr(tool_context, "function_call_id", None))
             if refused is not None:  # a refused call ADK could not look up (a text call to no tool)
                 return {"error": refused}

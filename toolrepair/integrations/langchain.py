@@ -93,8 +93,11 @@ def repair_ai_message(message: Any, registry: ToolRegistry) -> Any:
     if not pending:
         return message
     update["tool_calls"] = [_tool_call(v.call.name, v.call.arguments, v.call.id) for v, _ in pending if v.error is None]
-    update["invalid_tool_calls"] = [{"name": v.call.name, "args": raw_args, "id": v.call.id, "error": v.message,
-                                     "type": "invalid_tool_call"} for v, raw_args in pending if v.error is not None]
+    update["invalid_tool_calls"] = [
+        {"name": v.call.name, "args": raw_args, "id": v.call.id, "error": v.message, "type": "invalid_tool_call"}
+        for v, raw_args in pending
+        if v.error is not None
+    ]
     if "tool_calls" in (message.additional_kwargs or {}):
         # The provider's raw calls would now disagree with tool_calls: drop them.
         kwargs = update.get("additional_kwargs", message.additional_kwargs)
@@ -105,8 +108,10 @@ def repair_ai_message(message: Any, registry: ToolRegistry) -> Any:
 def _vetted_calls(message: Any, registry: ToolRegistry) -> list[tuple[Vetted, Any]]:
     """Each of the message's ``tool_calls`` and ``invalid_tool_calls`` vetted, with the
     arguments as a string (what an ``invalid_tool_calls`` entry keeps if it is refused)."""
-    pending = [(vet(registry, (tc["name"], tc["args"], tc.get("id"))), _json_args(tc["args"]))
-               for tc in message.tool_calls or []]
+    pending = [
+        (vet(registry, (tc["name"], tc["args"], tc.get("id"))), _json_args(tc["args"]))
+        for tc in message.tool_calls or []
+    ]
     for i, itc in enumerate(message.invalid_tool_calls or []):
         ident = itc.get("id") or stable_id("call_", str(itc.get("args")), i)
         pending.append((vet(registry, (itc.get("name") or "", itc.get("args"), ident)), itc.get("args")))
@@ -118,8 +123,9 @@ def _json_args(args: Any) -> str:
     return json.dumps(args, ensure_ascii=False, default=str)
 
 
-def _salvage_content(content: Any, registry: ToolRegistry,
-                     thought: list[str] | None = None) -> tuple[Any, list[Vetted]]:
+def _salvage_content(
+    content: Any, registry: ToolRegistry, thought: list[str] | None = None
+) -> tuple[Any, list[Vetted]]:
     """(content without the text calls, the vetted calls with stable ids) for str or block-list content;
     the reasoning cut out with the calls goes to ``thought``."""
     calls: list[Vetted] = []
@@ -153,8 +159,7 @@ def _salvage_content(content: Any, registry: ToolRegistry,
 
 # -- tool dispatch ---------------------------------------------------------------------------
 def _error_message(call: Any, text: str) -> Any:
-    return _messages().ToolMessage(content=text, name=call.get("name"), tool_call_id=call.get("id"),
-                                   status="error")
+    return _messages().ToolMessage(content=text, name=call.get("name"), tool_call_id=call.get("id"), status="error")
 
 
 def _find_tool(registry: ToolRegistry, name: str, request: Any) -> Any:
@@ -204,8 +209,9 @@ ToolCallHandler = Callable[[Any], Any]
 AsyncToolCallHandler = Callable[[Any], Awaitable[Any]]
 
 
-def _sync_wrapper(registry: ToolRegistry, handle_tool_errors: bool,
-                  pending: PendingMessages | None) -> Callable[[Any, ToolCallHandler], Any]:
+def _sync_wrapper(
+    registry: ToolRegistry, handle_tool_errors: bool, pending: PendingMessages | None
+) -> Callable[[Any, ToolCallHandler], Any]:
     def wrap(request: Any, execute: ToolCallHandler) -> Any:
         ready, answer = _prepare(registry, request, pending)
         if answer is not None:
@@ -220,8 +226,9 @@ def _sync_wrapper(registry: ToolRegistry, handle_tool_errors: bool,
     return wrap
 
 
-def _async_wrapper(registry: ToolRegistry, handle_tool_errors: bool,
-                   pending: PendingMessages | None) -> Callable[[Any, AsyncToolCallHandler], Awaitable[Any]]:
+def _async_wrapper(
+    registry: ToolRegistry, handle_tool_errors: bool, pending: PendingMessages | None
+) -> Callable[[Any, AsyncToolCallHandler], Awaitable[Any]]:
     async def wrap(request: Any, execute: AsyncToolCallHandler) -> Any:
         ready, answer = _prepare(registry, request, pending)
         if answer is not None:
@@ -236,8 +243,9 @@ def _async_wrapper(registry: ToolRegistry, handle_tool_errors: bool,
     return wrap
 
 
-def tool_call_wrapper(registry: ToolRegistry | Iterable[Any], *,
-                      handle_tool_errors: bool = True) -> Callable[[Any, ToolCallHandler], Any]:
+def tool_call_wrapper(
+    registry: ToolRegistry | Iterable[Any], *, handle_tool_errors: bool = True
+) -> Callable[[Any, ToolCallHandler], Any]:
     """A ``wrap_tool_call`` hook for ``langgraph.prebuilt.ToolNode``: ``(request, execute) -> ToolMessage``.
 
     Drifted names and repairable arguments are fixed before ``execute``; unknown names, bad
@@ -250,26 +258,35 @@ def tool_call_wrapper(registry: ToolRegistry | Iterable[Any], *,
     return _sync_wrapper(_registry(registry), handle_tool_errors, None)
 
 
-def async_tool_call_wrapper(registry: ToolRegistry | Iterable[Any], *,
-                            handle_tool_errors: bool = True) -> Callable[[Any, AsyncToolCallHandler], Awaitable[Any]]:
+def async_tool_call_wrapper(
+    registry: ToolRegistry | Iterable[Any], *, handle_tool_errors: bool = True
+) -> Callable[[Any, AsyncToolCallHandler], Awaitable[Any]]:
     """The async twin of ``tool_call_wrapper``, for ``ToolNode(awrap_tool_call=...)``."""
     require("langgraph.prebuilt", _EXTRA)
     return _async_wrapper(_registry(registry), handle_tool_errors, None)
 
 
-def wrap_tool_call(registry: ToolRegistry | Iterable[Any], *,
-                   handle_tool_errors: bool = True) -> Callable[[Any, ToolCallHandler], Any]:
+def wrap_tool_call(
+    registry: ToolRegistry | Iterable[Any], *, handle_tool_errors: bool = True
+) -> Callable[[Any, ToolCallHandler], Any]:
     """Deprecated alias of ``tool_call_wrapper`` (the old name is LangChain's own decorator's)."""
-    warnings.warn("toolrepair.integrations.langchain.wrap_tool_call is deprecated: use tool_call_wrapper",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "toolrepair.integrations.langchain.wrap_tool_call is deprecated: use tool_call_wrapper",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return tool_call_wrapper(registry, handle_tool_errors=handle_tool_errors)
 
 
-def awrap_tool_call(registry: ToolRegistry | Iterable[Any], *,
-                    handle_tool_errors: bool = True) -> Callable[[Any, AsyncToolCallHandler], Awaitable[Any]]:
+def awrap_tool_call(
+    registry: ToolRegistry | Iterable[Any], *, handle_tool_errors: bool = True
+) -> Callable[[Any, AsyncToolCallHandler], Awaitable[Any]]:
     """Deprecated alias of ``async_tool_call_wrapper``."""
-    warnings.warn("toolrepair.integrations.langchain.awrap_tool_call is deprecated: use async_tool_call_wrapper",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "toolrepair.integrations.langchain.awrap_tool_call is deprecated: use async_tool_call_wrapper",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return async_tool_call_wrapper(registry, handle_tool_errors=handle_tool_errors)
 
 
@@ -301,8 +318,9 @@ class ToolNodeRepair:
     def tool_node(self, tools: Iterable[Any], **kwargs: Any) -> Any:
         """A ``ToolNode`` over ``tools`` whose dispatch goes through this repair."""
         prebuilt = require("langgraph.prebuilt", _EXTRA)
-        return prebuilt.ToolNode(list(tools), wrap_tool_call=self.wrap_tool_call,
-                                 awrap_tool_call=self.awrap_tool_call, **kwargs)
+        return prebuilt.ToolNode(
+            list(tools), wrap_tool_call=self.wrap_tool_call, awrap_tool_call=self.awrap_tool_call, **kwargs
+        )
 
 
 def _repair_for_agent(message: Any, registry: ToolRegistry, pending: PendingMessages) -> Any:
@@ -363,9 +381,21 @@ def _screened_model_class() -> type:
                     continue
                 key = json.dumps([call.name, call.arguments, call.span], ensure_ascii=False, default=str)
                 ident = stable_id("call_", key, count[0])
-                out.append(messages.AIMessageChunk(content="", id=template.id, tool_call_chunks=[{
-                    "name": call.name, "args": json.dumps(call.arguments, ensure_ascii=False), "id": ident,
-                    "index": 1000 + count[0], "type": "tool_call_chunk"}]))
+                out.append(
+                    messages.AIMessageChunk(
+                        content="",
+                        id=template.id,
+                        tool_call_chunks=[
+                            {
+                                "name": call.name,
+                                "args": json.dumps(call.arguments, ensure_ascii=False),
+                                "id": ident,
+                                "index": 1000 + count[0],
+                                "type": "tool_call_chunk",
+                            }
+                        ],
+                    )
+                )
                 count[0] += 1
             return out
 
@@ -393,16 +423,16 @@ def _screened_model_class() -> type:
         def _emit(piece: Any, run_manager: Any) -> Any:
             generation = outputs.ChatGenerationChunk(message=piece)
             if run_manager is not None:
-                run_manager.on_llm_new_token(piece.content if isinstance(piece.content, str) else "",
-                                             chunk=generation)
+                run_manager.on_llm_new_token(piece.content if isinstance(piece.content, str) else "", chunk=generation)
             return generation
 
         @staticmethod
         async def _aemit(piece: Any, run_manager: Any) -> Any:
             generation = outputs.ChatGenerationChunk(message=piece)
             if run_manager is not None:
-                await run_manager.on_llm_new_token(piece.content if isinstance(piece.content, str) else "",
-                                                   chunk=generation)
+                await run_manager.on_llm_new_token(
+                    piece.content if isinstance(piece.content, str) else "", chunk=generation
+                )
             return generation
 
     ScreenedChatModel.__module__ = __name__
@@ -435,8 +465,9 @@ def _middleware_class() -> type:
             result = getattr(response, "result", None)
             if not isinstance(result, list) or not dataclasses.is_dataclass(response) or isinstance(response, type):
                 return response
-            fixed = [_repair_for_agent(m, self.registry, self._pending) if isinstance(m, ai_message) else m
-                     for m in result]
+            fixed = [
+                _repair_for_agent(m, self.registry, self._pending) if isinstance(m, ai_message) else m for m in result
+            ]
             return dataclasses.replace(response, result=fixed)
 
         def _screened(self, request: Any) -> Any:
@@ -463,5 +494,6 @@ def _middleware_class() -> type:
 
 # ToolRepairMiddleware subclasses LangChain's AgentMiddleware, so it is built on first use: importing this module
 # must not import the framework.
-__getattr__ = lazy_classes(__name__, {"ToolRepairMiddleware": _middleware_class,
-                                      "ScreenedChatModel": _screened_model_class})
+__getattr__ = lazy_classes(
+    __name__, {"ToolRepairMiddleware": _middleware_class, "ScreenedChatModel": _screened_model_class}
+)

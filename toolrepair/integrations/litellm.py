@@ -106,9 +106,15 @@ class _StreamRepair:
     def _chunk(self, template: Any, content: str | None, calls: list[ToolCall], finish: Any) -> Any:
         utils = _utils()
         chunk = template.model_copy(deep=True)
-        deltas = [{"index": self._sent_calls + i, "id": c.id, "type": "function",
-                   "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
-                  for i, c in enumerate(calls)]
+        deltas = [
+            {
+                "index": self._sent_calls + i,
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)},
+            }
+            for i, c in enumerate(calls)
+        ]
         self._sent_calls += len(calls)
         chunk.choices[0].delta = utils.Delta(content=content, tool_calls=deltas or None)
         chunk.choices[0].finish_reason = finish
@@ -192,17 +198,26 @@ async def arepair_stream(chunks: AsyncIterable[Any], registry: ToolRegistry) -> 
 
 
 # -- proxy ----------------------------------------------------------------------------------------
-def registry_for_request(data: Mapping[str, Any], *, allow: Collection[str] | None = None,
-                         deny: Collection[str] | None = None,
-                         before_call: Callable[[ToolCall], bool | None] | None = None) -> ToolRegistry:
+def registry_for_request(
+    data: Mapping[str, Any],
+    *,
+    allow: Collection[str] | None = None,
+    deny: Collection[str] | None = None,
+    before_call: Callable[[ToolCall], bool | None] | None = None,
+) -> ToolRegistry:
     """A registry of the tools one Chat Completions request offers (schemas only), with a policy."""
     specs: list[ToolSpec] = []
     for tool in data.get("tools") or []:
         fn = tool.get("function") if isinstance(tool, Mapping) else None
         if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
             params = fn.get("parameters")
-            specs.append(ToolSpec(fn["name"], dict(params) if isinstance(params, Mapping) else {"type": "object"},
-                                  fn.get("description") or ""))
+            specs.append(
+                ToolSpec(
+                    fn["name"],
+                    dict(params) if isinstance(params, Mapping) else {"type": "object"},
+                    fn.get("description") or "",
+                )
+            )
     return ToolRegistry(specs, allow=allow, deny=deny, before_call=before_call)
 
 
@@ -217,9 +232,15 @@ def _logger_class() -> type:
         offer no tools pass through untouched.
         """
 
-        def __init__(self, registry: ToolRegistry | None = None, *, allow: Collection[str] | None = None,
-                     deny: Collection[str] | None = None,
-                     before_call: Callable[[ToolCall], bool | None] | None = None, **kwargs: Any) -> None:
+        def __init__(
+            self,
+            registry: ToolRegistry | None = None,
+            *,
+            allow: Collection[str] | None = None,
+            deny: Collection[str] | None = None,
+            before_call: Callable[[ToolCall], bool | None] | None = None,
+            **kwargs: Any,
+        ) -> None:
             super().__init__(**kwargs)
             self.registry = registry
             self._policy: dict[str, Any] = {"allow": allow, "deny": deny, "before_call": before_call}
@@ -230,15 +251,17 @@ def _logger_class() -> type:
             registry = registry_for_request(data, **self._policy)
             return registry if len(registry) else None
 
-        async def async_post_call_success_hook(self, data: dict[str, Any], user_api_key_dict: Any,
-                                               response: Any) -> Any:
+        async def async_post_call_success_hook(
+            self, data: dict[str, Any], user_api_key_dict: Any, response: Any
+        ) -> Any:
             registry = self.registry_for(data)
             if registry is None or not hasattr(response, "choices"):
                 return response
             return repair_response(response, registry)
 
-        async def async_post_call_streaming_iterator_hook(self, user_api_key_dict: Any, response: Any,
-                                                          request_data: dict[str, Any]) -> AsyncIterator[Any]:
+        async def async_post_call_streaming_iterator_hook(
+            self, user_api_key_dict: Any, response: Any, request_data: dict[str, Any]
+        ) -> AsyncIterator[Any]:
             registry = self.registry_for(request_data)
             if registry is None:
                 async for chunk in response:

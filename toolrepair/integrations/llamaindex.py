@@ -59,8 +59,9 @@ def _text_of(message: Any) -> str:
     return "".join(b.text for b in blocks if getattr(b, "block_type", None) == "text")
 
 
-def repair_tool_selections(response: Any, registry: ToolRegistry, *,
-                           on_error: Pending | None = None, keep_refused: bool = False) -> list[Any]:
+def repair_tool_selections(
+    response: Any, registry: ToolRegistry, *, on_error: Pending | None = None, keep_refused: bool = False
+) -> list[Any]:
     """The ``ToolSelection``s to run for a ``ChatResponse``, repaired, or salvaged from its text.
 
     Native calls get the offered name and repaired arguments (their ``ToolCallBlock`` is
@@ -123,16 +124,18 @@ def _vet_salvaged(message: Any, registry: ToolRegistry, types: Any) -> list[tupl
     new_blocks: list[Any] = [types.TextBlock(text=vetted_text.content)] if vetted_text.content else []
     vetted_calls: list[tuple[Vetted, Any]] = []
     for vetted in vetted_text.calls:
-        block = types.ToolCallBlock(tool_call_id=vetted.call.id, tool_name=vetted.call.name,
-                                    tool_kwargs=vetted.call.arguments)
+        block = types.ToolCallBlock(
+            tool_call_id=vetted.call.id, tool_name=vetted.call.name, tool_kwargs=vetted.call.arguments
+        )
         new_blocks.append(block)
         vetted_calls.append((vetted, block))
     message.blocks = new_blocks + kept
     return vetted_calls
 
 
-def wrap_llm(llm: Any, registry: ToolRegistry | Iterable[Any], *, on_error: Pending | None = None,
-             keep_refused: bool = False) -> Any:
+def wrap_llm(
+    llm: Any, registry: ToolRegistry | Iterable[Any], *, on_error: Pending | None = None, keep_refused: bool = False
+) -> Any:
     """A copy of ``llm`` whose ``get_tool_calls_from_response`` goes through ``repair_tool_selections``
     (``on_error`` and ``keep_refused`` are passed on: a plain agent never receives a refused call).
 
@@ -154,8 +157,6 @@ def wrap_llm(llm: Any, registry: ToolRegistry | Iterable[Any], *, on_error: Pend
     return copy
 
 
-
-
 def _agent_class() -> type:
     workflow = require("llama_index.core.agent.workflow", _EXTRA)
     decorators = require("llama_index.core.workflow", _EXTRA)
@@ -167,18 +168,24 @@ def _agent_class() -> type:
         if message is None:
             return await workflow.FunctionAgent.call_tool(self, ctx, ev)
         ctx.write_event_to_stream(
-            workflow.ToolCall(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs, tool_id=ev.tool_id))
-        output = tools_mod.ToolOutput(content=message, tool_name=ev.tool_name, raw_input=ev.tool_kwargs,
-                                      raw_output=None, is_error=True)
-        result = workflow.ToolCallResult(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs, tool_id=ev.tool_id,
-                                         tool_output=output, return_direct=False)
+            workflow.ToolCall(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs, tool_id=ev.tool_id)
+        )
+        output = tools_mod.ToolOutput(
+            content=message, tool_name=ev.tool_name, raw_input=ev.tool_kwargs, raw_output=None, is_error=True
+        )
+        result = workflow.ToolCallResult(
+            tool_name=ev.tool_name,
+            tool_kwargs=ev.tool_kwargs,
+            tool_id=ev.tool_id,
+            tool_output=output,
+            return_direct=False,
+        )
         ctx.write_event_to_stream(result)
         return result
 
     # The workflow routes events by the step's annotations, read at decoration time: give it
     # the classes themselves (this module's annotations are strings).
-    _call_tool.__annotations__ = {"ctx": decorators.Context, "ev": workflow.ToolCall,
-                                  "return": workflow.ToolCallResult}
+    _call_tool.__annotations__ = {"ctx": decorators.Context, "ev": workflow.ToolCall, "return": workflow.ToolCallResult}
     _call_tool.__name__ = "call_tool"
     _call_tool.__qualname__ = "ToolRepairAgent.call_tool"  # a method, not a free step
 

@@ -96,8 +96,7 @@ def _spec(session: Any, tool: Any) -> ToolSpec:
 
 def _text(result: Any) -> str | None:
     """The result's text blocks joined, or None when it has only other kinds of content."""
-    texts = [_field(block, "text") for block in _field(result, "content") or []
-             if _field(block, "type") == "text"]
+    texts = [_field(block, "text") for block in _field(result, "content") or [] if _field(block, "type") == "text"]
     parts = [t for t in texts if isinstance(t, str)]
     return "\n".join(parts) if parts else None
 

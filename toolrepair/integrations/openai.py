@@ -58,8 +58,10 @@ def repair_chat_message(message: Any, registry: ToolRegistry) -> dict[str, Any]:
     if "choices" in out:
         return _repair_completion(out, registry)
     if out.get("role", "assistant") != "assistant" or not ({"content", "tool_calls"} & out.keys()):
-        raise TypeError("repair_chat_message expects an assistant message (completion.choices[0].message) "
-                        f"or a ChatCompletion, not {type(message).__name__} with keys {sorted(out)}")
+        raise TypeError(
+            "repair_chat_message expects an assistant message (completion.choices[0].message) "
+            f"or a ChatCompletion, not {type(message).__name__} with keys {sorted(out)}"
+        )
     errors: list[dict[str, Any]] = []
     native = out.get("tool_calls") or []
     if native:
@@ -85,8 +87,9 @@ def _salvage_content(out: dict[str, Any], registry: ToolRegistry, errors: list[d
         _set_calls(out, "tool_calls", [v.call.to_openai() for v in text.calls])
 
 
-def _repaired_tool_call(tool_call: dict[str, Any], registry: ToolRegistry,
-                        errors: list[dict[str, Any]]) -> dict[str, Any]:
+def _repaired_tool_call(
+    tool_call: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]]
+) -> dict[str, Any]:
     """A function tool call with the offered name and repaired arguments; a custom tool call,
     and a refused one (its error added to ``errors``), as written."""
     fn = tool_call.get("function")
@@ -100,8 +103,12 @@ def _repaired_tool_call(tool_call: dict[str, Any], registry: ToolRegistry,
 
 
 def _chat_error(vetted: Vetted) -> dict[str, Any]:
-    return {"tool_call_id": vetted.call.id, "name": vetted.call.name, "message": vetted.message,
-            "tool_message": {"role": "tool", "tool_call_id": vetted.call.id, "content": vetted.message}}
+    return {
+        "tool_call_id": vetted.call.id,
+        "name": vetted.call.name,
+        "message": vetted.message,
+        "tool_message": {"role": "tool", "tool_call_id": vetted.call.id, "content": vetted.message},
+    }
 
 
 def _repair_completion(completion: dict[str, Any], registry: ToolRegistry) -> dict[str, Any]:
@@ -159,8 +166,9 @@ def repair_response_items(items: Any, registry: ToolRegistry) -> dict[str, Any]:
     return {"output": result_items, ERRORS_KEY: errors}
 
 
-def _repaired_function_call(item: dict[str, Any], registry: ToolRegistry,
-                            errors: list[dict[str, Any]]) -> dict[str, Any]:
+def _repaired_function_call(
+    item: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]]
+) -> dict[str, Any]:
     """A ``function_call`` item with the offered name and repaired arguments; any other item,
     and a refused call (its error added to ``errors``), as written."""
     if item.get("type") != "function_call":
@@ -172,8 +180,9 @@ def _repaired_function_call(item: dict[str, Any], registry: ToolRegistry,
     return {**item, "name": vetted.call.name, "arguments": _dumps(vetted.call.arguments)}
 
 
-def _salvaged_from_part(part: dict[str, Any], registry: ToolRegistry,
-                        errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _salvaged_from_part(
+    part: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """The ``function_call`` items salvaged from an ``output_text`` part, which loses their
     text (refusals go to ``errors``); none for any other part."""
     text = part.get("text") if part.get("type") == "output_text" else None
@@ -189,14 +198,25 @@ def _salvaged_from_part(part: dict[str, Any], registry: ToolRegistry,
     for vetted in vetted_text.calls:
         if vetted.error is not None:
             errors.append(_response_error(vetted))
-        items.append({"type": "function_call", "call_id": vetted.call.id, "name": vetted.call.name,
-                      "arguments": _dumps(vetted.call.arguments), "status": "completed"})
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": vetted.call.id,
+                "name": vetted.call.name,
+                "arguments": _dumps(vetted.call.arguments),
+                "status": "completed",
+            }
+        )
     return items
 
 
 def _response_error(vetted: Vetted) -> dict[str, Any]:
-    return {"call_id": vetted.call.id, "name": vetted.call.name, "message": vetted.message,
-            "output_item": {"type": "function_call_output", "call_id": vetted.call.id, "output": vetted.message}}
+    return {
+        "call_id": vetted.call.id,
+        "name": vetted.call.name,
+        "message": vetted.message,
+        "output_item": {"type": "function_call_output", "call_id": vetted.call.id, "output": vetted.message},
+    }
 
 
 def function_call_output(outcome: ToolOutcome) -> dict[str, Any]:
@@ -215,15 +235,20 @@ def tool_calls(repaired: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> lis
         refused = {e.get("tool_call_id", e.get("call_id")) for e in repaired.get(ERRORS_KEY) or []} - {None}
         if "output" in repaired:
             return _function_calls(repaired["output"], refused)
-        return [ToolCall(tc["function"]["name"], json.loads(tc["function"]["arguments"]), tc.get("id"))
-                for tc in repaired.get("tool_calls") or []
-                if tc.get("type", "function") == "function" and tc.get("id") not in refused]
+        return [
+            ToolCall(tc["function"]["name"], json.loads(tc["function"]["arguments"]), tc.get("id"))
+            for tc in repaired.get("tool_calls") or []
+            if tc.get("type", "function") == "function" and tc.get("id") not in refused
+        ]
     return _function_calls(repaired, set())
 
 
 def _function_calls(items: Iterable[Mapping[str, Any]], refused: set[Any]) -> list[ToolCall]:
-    return [ToolCall(item["name"], json.loads(item["arguments"]), item.get("call_id"))
-            for item in items if item.get("type") == "function_call" and item.get("call_id") not in refused]
+    return [
+        ToolCall(item["name"], json.loads(item["arguments"]), item.get("call_id"))
+        for item in items
+        if item.get("type") == "function_call" and item.get("call_id") not in refused
+    ]
 
 
 def _require_id(outcome: ToolOutcome) -> str:

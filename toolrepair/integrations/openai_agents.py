@@ -39,9 +39,14 @@ REFUSED_SUFFIX = "__refused"
 class ToolRepair:
     """The repair shared by a wrapped model and the runner's error formatter (see the module doc)."""
 
-    def __init__(self, registry: ToolRegistry | None = None, *, allow: Collection[str] | None = None,
-                 deny: Collection[str] | None = None,
-                 before_call: Callable[[ToolCall], bool | None] | None = None) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry | None = None,
+        *,
+        allow: Collection[str] | None = None,
+        deny: Collection[str] | None = None,
+        before_call: Callable[[ToolCall], bool | None] | None = None,
+    ) -> None:
         require("agents", _EXTRA)
         self.registry = registry
         self._policy: dict[str, Any] = {"allow": allow, "deny": deny, "before_call": before_call}
@@ -50,8 +55,11 @@ class ToolRepair:
     def registry_for(self, tools: Iterable[Any]) -> ToolRegistry:
         if self.registry is not None:
             return self.registry
-        specs = [ToolSpec(t.name, _schema(t), getattr(t, "description", "") or "")
-                 for t in tools if isinstance(getattr(t, "params_json_schema", None), dict)]
+        specs = [
+            ToolSpec(t.name, _schema(t), getattr(t, "description", "") or "")
+            for t in tools
+            if isinstance(getattr(t, "params_json_schema", None), dict)
+        ]
         return ToolRegistry(specs, **self._policy)
 
     def model(self, model: Any) -> Any:
@@ -124,20 +132,38 @@ def _model_class() -> type:
 
         # The SDK's own positional signature, passed on unchanged.
         async def get_response(  # noqa: PLR0917
-                self, system_instructions: Any, input: Any, model_settings: Any, tools: Any,
-                output_schema: Any, handoffs: Any, tracing: Any, **kwargs: Any) -> Any:
-            response = await self.wrapped.get_response(system_instructions, input, model_settings, tools,
-                                                       output_schema, handoffs, tracing, **kwargs)
+            self,
+            system_instructions: Any,
+            input: Any,
+            model_settings: Any,
+            tools: Any,
+            output_schema: Any,
+            handoffs: Any,
+            tracing: Any,
+            **kwargs: Any,
+        ) -> Any:
+            response = await self.wrapped.get_response(
+                system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs
+            )
             response.output = self.repair.repair_output(list(response.output), tools)
             return response
 
         async def stream_response(  # noqa: PLR0917
-                self, system_instructions: Any, input: Any, model_settings: Any, tools: Any,
-                output_schema: Any, handoffs: Any, tracing: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            self,
+            system_instructions: Any,
+            input: Any,
+            model_settings: Any,
+            tools: Any,
+            output_schema: Any,
+            handoffs: Any,
+            tracing: Any,
+            **kwargs: Any,
+        ) -> AsyncIterator[Any]:
             screens: dict[str, VettedStream] = {}
             last_delta: dict[str, Any] = {}
-            stream = self.wrapped.stream_response(system_instructions, input, model_settings, tools,
-                                                  output_schema, handoffs, tracing, **kwargs)
+            stream = self.wrapped.stream_response(
+                system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs
+            )
             async for event in stream:
                 if isinstance(event, events.ResponseTextDeltaEvent):
                     screen = screens.setdefault(event.item_id, self.repair.screen(tools))

@@ -47,8 +47,9 @@ _EXTRA = "pydantic_ai"
 
 
 def _registry_from_definitions(definitions: Iterable[Any], policy: Mapping[str, Any]) -> ToolRegistry:
-    specs = [ToolSpec(d.name, dict(d.parameters_json_schema or {"type": "object"}), d.description or "")
-             for d in definitions]
+    specs = [
+        ToolSpec(d.name, dict(d.parameters_json_schema or {"type": "object"}), d.description or "") for d in definitions
+    ]
     return ToolRegistry(specs, **policy)
 
 
@@ -71,10 +72,15 @@ def _capability_class() -> type:
     class ToolRepair(abstract.AbstractCapability):  # type: ignore[misc,name-defined]
         """A pydantic-ai capability repairing tool calls and applying toolrepair's policy."""
 
-        def __init__(self, registry: ToolRegistry | None = None, *, allow: Collection[str] | None = None,
-                     deny: Collection[str] | None = None,
-                     before_call: Callable[[ToolCall], bool | None] | None = None,
-                     screen_stream: bool = False) -> None:
+        def __init__(
+            self,
+            registry: ToolRegistry | None = None,
+            *,
+            allow: Collection[str] | None = None,
+            deny: Collection[str] | None = None,
+            before_call: Callable[[ToolCall], bool | None] | None = None,
+            screen_stream: bool = False,
+        ) -> None:
             super().__init__()
             self.registry = registry
             self.screen_stream = screen_stream
@@ -84,8 +90,7 @@ def _capability_class() -> type:
             self._skips = PendingMessages()
 
         def registry_for(self, definitions: Iterable[Any]) -> ToolRegistry:
-            return self.registry if self.registry is not None else _registry_from_definitions(
-                definitions, self._policy)
+            return self.registry if self.registry is not None else _registry_from_definitions(definitions, self._policy)
 
         @property
         def has_wrap_run_event_stream(self) -> bool:
@@ -110,22 +115,28 @@ def _capability_class() -> type:
                         text = _visible(screens[event.index].feed(part.content))
                         shown[event.index].append(text)
                         yield messages.PartStartEvent(index=event.index, part=messages.TextPart(content=text))
-                    elif (isinstance(event, messages.PartDeltaEvent) and event.index in screens
-                          and isinstance(delta, messages.TextPartDelta)):
+                    elif (
+                        isinstance(event, messages.PartDeltaEvent)
+                        and event.index in screens
+                        and isinstance(delta, messages.TextPartDelta)
+                    ):
                         text = _visible(screens[event.index].feed(delta.content_delta))
                         if text:
                             shown[event.index].append(text)
-                            yield messages.PartDeltaEvent(index=event.index,
-                                                          delta=messages.TextPartDelta(content_delta=text))
+                            yield messages.PartDeltaEvent(
+                                index=event.index, delta=messages.TextPartDelta(content_delta=text)
+                            )
                     elif isinstance(event, messages.PartEndEvent) and event.index in screens:
                         text = _visible(screens.pop(event.index).close())
                         if text:
                             shown[event.index].append(text)
-                            yield messages.PartDeltaEvent(index=event.index,
-                                                          delta=messages.TextPartDelta(content_delta=text))
+                            yield messages.PartDeltaEvent(
+                                index=event.index, delta=messages.TextPartDelta(content_delta=text)
+                            )
                         full = "".join(shown.pop(event.index))
-                        yield messages.PartEndEvent(index=event.index, part=messages.TextPart(content=full),
-                                                    next_part_kind=event.next_part_kind)
+                        yield messages.PartEndEvent(
+                            index=event.index, part=messages.TextPart(content=full), next_part_kind=event.next_part_kind
+                        )
                     else:
                         yield event
             finally:
@@ -156,8 +167,11 @@ def _capability_class() -> type:
                 assert vetted.call.id is not None
                 if vetted.error is not None:
                     self._refuse(vetted)
-                new_parts.append(messages.ToolCallPart(tool_name=vetted.call.name, args=vetted.call.arguments,
-                                                       tool_call_id=vetted.call.id))
+                new_parts.append(
+                    messages.ToolCallPart(
+                        tool_name=vetted.call.name, args=vetted.call.arguments, tool_call_id=vetted.call.id
+                    )
+                )
             response.parts = new_parts + kept
             return response
 
@@ -189,8 +203,7 @@ def _capability_class() -> type:
                 raise exceptions.SkipToolValidation({})
             raise exceptions.ModelRetry(message)
 
-        async def on_tool_validate_error(self, ctx: Any, *, call: Any, tool_def: Any, args: Any,
-                                         error: Any) -> Any:
+        async def on_tool_validate_error(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, error: Any) -> Any:
             if isinstance(error, exceptions.ModelRetry):
                 raise error
             detail = "; ".join(f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg')}" for e in error.errors())

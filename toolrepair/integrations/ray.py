@@ -53,8 +53,9 @@ class FixBatches:
         reports = [""] * len(out)
         if reports:
             reports[0] = json.dumps(tally.freeze().to_dict())
-        return batch.set_column(batch.schema.get_field_index(self.column), self.column, pa.array(out)) \
-            .append_column(REPORT_COLUMN, pa.array(reports, pa.string()))
+        return batch.set_column(batch.schema.get_field_index(self.column), self.column, pa.array(out)).append_column(
+            REPORT_COLUMN, pa.array(reports, pa.string())
+        )
 
 
 def fix_dataset(
@@ -83,11 +84,19 @@ def fix_dataset(
         for context in (getattr(dataset, "context", None), ray_data.DataContext.get_current()):
             if context is not None:
                 context.execution_options.preserve_order = True
-    pool = (ray_data.ActorPoolStrategy(size=workers) if isinstance(workers, int)
-            else ray_data.ActorPoolStrategy(min_size=workers[0], max_size=workers[1]))
+    pool = (
+        ray_data.ActorPoolStrategy(size=workers)
+        if isinstance(workers, int)
+        else ray_data.ActorPoolStrategy(min_size=workers[0], max_size=workers[1])
+    )
     mapped = dataset.map_batches(
-        FixBatches, fn_constructor_kwargs={"tools": tools, "column": column}, batch_format="pyarrow",
-        batch_size=batch_size, compute=pool, zero_copy_batch=True, **map_batches_args,
+        FixBatches,
+        fn_constructor_kwargs={"tools": tools, "column": column},
+        batch_format="pyarrow",
+        batch_size=batch_size,
+        compute=pool,
+        zero_copy_batch=True,
+        **map_batches_args,
     ).materialize()
     tally = Tally()
     for batch in mapped.select_columns([REPORT_COLUMN]).iter_batches(batch_format="pyarrow", batch_size=None):

@@ -32,8 +32,14 @@ __all__ = ["ToolRepairModel"]  # noqa: F822
 
 _EXTRA = "smolagents"
 # smolagents' input types, as JSON Schema types ("any" and "null" accept anything).
-_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
-          "array": "array", "object": "object"}
+_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+    "array": "array",
+    "object": "object",
+}
 
 
 def _spec(tool: Any) -> ToolSpec:
@@ -57,9 +63,15 @@ def _model_class() -> type:
     class ToolRepairModel(models.Model):  # type: ignore[misc,name-defined]
         """A smolagents ``Model`` around another, repairing its tool calls (see the module doc)."""
 
-        def __init__(self, model: Any, registry: ToolRegistry | None = None, *,
-                     allow: Collection[str] | None = None, deny: Collection[str] | None = None,
-                     before_call: Callable[[ToolCall], bool | None] | None = None) -> None:
+        def __init__(
+            self,
+            model: Any,
+            registry: ToolRegistry | None = None,
+            *,
+            allow: Collection[str] | None = None,
+            deny: Collection[str] | None = None,
+            before_call: Callable[[ToolCall], bool | None] | None = None,
+        ) -> None:
             super().__init__(model_id=getattr(model, "model_id", None))
             self.wrapped = model
             self.registry = registry
@@ -75,12 +87,23 @@ def _model_class() -> type:
             return ToolRegistry([_spec(t) for t in tools or []], **self._policy)
 
         # -- whole replies ---------------------------------------------------------------------
-        def generate(self, messages: Any, stop_sequences: Any = None, response_format: Any = None,
-                     tools_to_call_from: Any = None, **kwargs: Any) -> Any:
+        def generate(
+            self,
+            messages: Any,
+            stop_sequences: Any = None,
+            response_format: Any = None,
+            tools_to_call_from: Any = None,
+            **kwargs: Any,
+        ) -> Any:
             self._last = registry = self.registry_for(tools_to_call_from)
             self._refusal = None
-            message = self.wrapped.generate(messages, stop_sequences=stop_sequences, response_format=response_format,
-                                            tools_to_call_from=tools_to_call_from, **kwargs)
+            message = self.wrapped.generate(
+                messages,
+                stop_sequences=stop_sequences,
+                response_format=response_format,
+                tools_to_call_from=tools_to_call_from,
+                **kwargs,
+            )
             if message.tool_calls:
                 vetted = [vet(registry, (tc.function.name, tc.function.arguments, tc.id)) for tc in message.tool_calls]
                 self._refusal = _refusal(vetted)
@@ -102,8 +125,11 @@ def _model_class() -> type:
                 # No fallback to a parser that reads JSON anywhere: a call inside code or
                 # reasoning must stay text.
                 reasons = [rejection_message(r, registry) for r in vetted_text.rejected]
-                raise ValueError("\n".join(reasons) or "No tool call was found in the reply: call one of the "
-                                 f"tools {sorted(registry.names)} (final_answer to give the answer).")
+                raise ValueError(
+                    "\n".join(reasons)
+                    or "No tool call was found in the reply: call one of the "
+                    f"tools {sorted(registry.names)} (final_answer to give the answer)."
+                )
             message.content = vetted_text.content
             vetted = list(vetted_text.calls)
             refusal = _refusal(vetted)
@@ -114,16 +140,26 @@ def _model_class() -> type:
             return message
 
         # -- streamed replies ------------------------------------------------------------------
-        def generate_stream(self, messages: Any, stop_sequences: Any = None, response_format: Any = None,
-                            tools_to_call_from: Any = None, **kwargs: Any) -> Iterator[Any]:
+        def generate_stream(
+            self,
+            messages: Any,
+            stop_sequences: Any = None,
+            response_format: Any = None,
+            tools_to_call_from: Any = None,
+            **kwargs: Any,
+        ) -> Iterator[Any]:
             self._last = registry = self.registry_for(tools_to_call_from)
             self._refusal = None
             screen = VettedStream(registry, "call_")
             native: dict[int, dict[str, Any]] = {}
             ready: list[Vetted] = []
-            for delta in self.wrapped.generate_stream(messages, stop_sequences=stop_sequences,
-                                                      response_format=response_format,
-                                                      tools_to_call_from=tools_to_call_from, **kwargs):
+            for delta in self.wrapped.generate_stream(
+                messages,
+                stop_sequences=stop_sequences,
+                response_format=response_format,
+                tools_to_call_from=tools_to_call_from,
+                **kwargs,
+            ):
                 for tc in delta.tool_calls or []:
                     # Pieces kept, joined once at the end: `+=` copies the whole so far each time.
                     slot = native.setdefault(tc.index or 0, {"id": None, "name": [], "arguments": []})
@@ -145,12 +181,21 @@ def _model_class() -> type:
                 ident = slot["id"] or stable_id("call_", name + arguments, index)
                 ready.append(vet(registry, (name, arguments, ident)))
             self._refusal = _refusal(ready)
-            calls = [] if self._refusal is not None else [
-                models.ChatMessageToolCallStreamDelta(index=i, id=v.call.id, type="function",
-                                                      function=models.ChatMessageToolCallFunction(
-                                                          name=v.call.name,
-                                                          arguments=json.dumps(v.call.arguments, ensure_ascii=False)))
-                for i, v in enumerate(ready)]
+            calls = (
+                []
+                if self._refusal is not None
+                else [
+                    models.ChatMessageToolCallStreamDelta(
+                        index=i,
+                        id=v.call.id,
+                        type="function",
+                        function=models.ChatMessageToolCallFunction(
+                            name=v.call.name, arguments=json.dumps(v.call.arguments, ensure_ascii=False)
+                        ),
+                    )
+                    for i, v in enumerate(ready)
+                ]
+            )
             if text or calls:
                 yield models.ChatMessageStreamDelta(content=text or None, tool_calls=calls or None)
 
@@ -169,9 +214,11 @@ def _refusal(vetted: list[Vetted]) -> str | None:
 
 
 def _tool_call(models: Any, call: ToolCall) -> Any:
-    return models.ChatMessageToolCall(id=call.id or "", type="function",
-                                      function=models.ChatMessageToolCallFunction(name=call.name,
-                                                                                  arguments=call.arguments))
+    return models.ChatMessageToolCall(
+        id=call.id or "",
+        type="function",
+        function=models.ChatMessageToolCallFunction(name=call.name, arguments=call.arguments),
+    )
 
 
 # ToolRepairModel subclasses smolagents' Model, so it is built on first use: importing this module

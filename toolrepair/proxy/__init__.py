@@ -54,10 +54,22 @@ def create_app(
     ``transport`` an ``httpx.AsyncBaseTransport`` to reach it by (default: the network);
     ``metrics`` serves ``GET /metrics`` (and counts through OpenTelemetry when installed).
     """
-    config = ProxyConfig(upstream, profile=profile, annotate=annotate, max_reprompts=max_reprompts,
-                         timeout=timeout, max_body=max_body, max_reply=max_reply, max_line=max_line,
-                         workers=workers, header_timeout=header_timeout, max_connections=max_connections,
-                         api_key=api_key, repair_history=repair_history, metrics=metrics)
+    config = ProxyConfig(
+        upstream,
+        profile=profile,
+        annotate=annotate,
+        max_reprompts=max_reprompts,
+        timeout=timeout,
+        max_body=max_body,
+        max_reply=max_reply,
+        max_line=max_line,
+        workers=workers,
+        header_timeout=header_timeout,
+        max_connections=max_connections,
+        api_key=api_key,
+        repair_history=repair_history,
+        metrics=metrics,
+    )
     try:
         from ._app import build_app
     except ImportError as exc:

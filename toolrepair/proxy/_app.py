@@ -64,8 +64,13 @@ class _Body(Response):
     whatever ended it (the upstream response is closed there, and the line logged).
     """
 
-    def __init__(self, chunks: AsyncIterator[bytes], status_code: int, headers: dict[str, str],
-                 on_close: Callable[[], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        chunks: AsyncIterator[bytes],
+        status_code: int,
+        headers: dict[str, str],
+        on_close: Callable[[], Awaitable[None]],
+    ) -> None:
         super().__init__(None, status_code, headers)
         del self.headers["content-length"]
         self._chunks = chunks
@@ -74,6 +79,7 @@ class _Body(Response):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             async with anyio.create_task_group() as group:
+
                 async def listen() -> None:
                     while (await receive())["type"] != "http.disconnect":
                         pass
@@ -81,8 +87,7 @@ class _Body(Response):
 
                 group.start_soon(listen)
                 try:
-                    await send({"type": "http.response.start", "status": self.status_code,
-                                "headers": self.raw_headers})
+                    await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
                     async for chunk in self._chunks:
                         await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -112,12 +117,25 @@ class _Proxy:
         # stream that broke off says so by its fault's kind (never the upstream's bytes).
         total = time.perf_counter() - start
         fault = getattr(request.state, "fault", None)
-        logger.info("%s %s %d %s%s %.1fms", request.method, request.url.path, status,
-                    tally.header() if tally is not None else "-", f" fault={fault}" if fault else "", total * 1000)
+        logger.info(
+            "%s %s %d %s%s %.1fms",
+            request.method,
+            request.url.path,
+            status,
+            tally.header() if tally is not None else "-",
+            f" fault={fault}" if fault else "",
+            total * 1000,
+        )
         if self.metrics is not None:
-            self.metrics.observe(route=route_of(request.url.path), stream=getattr(request.state, "stream", False),
-                                 status=status, fault=fault, tally=tally, total=total,
-                                 upstream=upstream_seconds(request))
+            self.metrics.observe(
+                route=route_of(request.url.path),
+                stream=getattr(request.state, "stream", False),
+                status=status,
+                fault=fault,
+                tally=tally,
+                total=total,
+                upstream=upstream_seconds(request),
+            )
 
     def _authorize(self, request: Request) -> None:
         key = self.config.api_key
@@ -126,15 +144,19 @@ class _Proxy:
         given = request.headers.get("authorization", "")
         scheme, _, token = given.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), key.encode()):
-            raise ProxyError(401, "Missing or wrong API key: send 'Authorization: Bearer <key>' with the key "
-                             "toolrepair serve was started with (--api-key-file, TOOLREPAIR_API_KEY or --api-key).",
-                             kind="invalid_api_key")
+            raise ProxyError(
+                401,
+                "Missing or wrong API key: send 'Authorization: Bearer <key>' with the key "
+                "toolrepair serve was started with (--api-key-file, TOOLREPAIR_API_KEY or --api-key).",
+                kind="invalid_api_key",
+            )
 
     async def _read_body(self, request: Request) -> bytes:
         limit = self.config.max_body
         declared = request.headers.get("content-length")
-        too_large = ProxyError(413, f"Request body is larger than {limit} bytes (--max-body).",
-                               kind="request_too_large")
+        too_large = ProxyError(
+            413, f"Request body is larger than {limit} bytes (--max-body).", kind="request_too_large"
+        )
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise too_large
         parts: list[bytes] = []
@@ -181,21 +203,41 @@ class _Proxy:
         """An unknown local path: an OpenAI-shaped 404 that names the base URL, logged."""
         base = f"{request.url.scheme}://{request.url.netloc}/v1"
         self._log(request, 404, None, time.perf_counter())
-        return JSONResponse(error_body(f"Unknown path {request.url.path!r}: toolrepair serve answers under "
-                                       f"{base} (point the client's base URL there).", "not_found"), 404)
+        return JSONResponse(
+            error_body(
+                f"Unknown path {request.url.path!r}: toolrepair serve answers under "
+                f"{base} (point the client's base URL there).",
+                "not_found",
+            ),
+            404,
+        )
 
     # -- forwarding ---------------------------------------------------------------------
     async def _open(self, request: Request, content: bytes) -> httpx.Response:
         try:
             with anyio.fail_after(self.config.timeout):
-                return await time_upstream(request, self.upstream.open(
-                    request.method, sent_path(request), headers=self._headers(request), content=content,
-                    query=request.url.query), self.metrics)
+                return await time_upstream(
+                    request,
+                    self.upstream.open(
+                        request.method,
+                        sent_path(request),
+                        headers=self._headers(request),
+                        content=content,
+                        query=request.url.query,
+                    ),
+                    self.metrics,
+                )
         except TimeoutError:
             raise timeout_error(self.config.timeout) from None
 
-    async def _relay(self, request: Request, reply: httpx.Response, start: float, tally: Tally | None,
-                     extra: dict[str, str] | None = None) -> _Body:
+    async def _relay(
+        self,
+        request: Request,
+        reply: httpx.Response,
+        start: float,
+        tally: Tally | None,
+        extra: dict[str, str] | None = None,
+    ) -> _Body:
         try:
             body = iter_body(reply)
         except ProxyError:  # an encoding not asked for: said before any response starts
@@ -230,8 +272,13 @@ class _Proxy:
         tools = await self.offload.run(request_tools, body, self.config.profile, size=len(content))
         if tools.registry is None:  # nothing to repair against: the request is forwarded as is
             request.state.tally = Tally()
-            return await self._relay(request, await self._open(request, content), start, request.state.tally,
-                               {"x-toolrepair": request.state.tally.header()})
+            return await self._relay(
+                request,
+                await self._open(request, content),
+                start,
+                request.state.tally,
+                {"x-toolrepair": request.state.tally.header()},
+            )
         if body.get("stream") is True:
             return await self._stream(request, content, tools, start)
         return await self._complete(request, content, body, tools)
@@ -239,9 +286,17 @@ class _Proxy:
     async def _whole(self, request: Request, content: bytes) -> tuple[httpx.Response, bytes]:
         try:
             with anyio.fail_after(self.config.timeout):
-                reply = await time_upstream(request, self.upstream.open(
-                    "POST", sent_path(request), headers=self._headers(request), content=content,
-                    query=request.url.query), self.metrics)
+                reply = await time_upstream(
+                    request,
+                    self.upstream.open(
+                        "POST",
+                        sent_path(request),
+                        headers=self._headers(request),
+                        content=content,
+                        query=request.url.query,
+                    ),
+                    self.metrics,
+                )
                 try:
                     data = await read_body(reply, self.config.max_reply)
                 finally:
@@ -249,8 +304,9 @@ class _Proxy:
         except (TimeoutError, httpx.TimeoutException):  # whichever of the two clocks ran out first
             raise timeout_error(self.config.timeout) from None
         except httpx.HTTPError as exc:
-            raise ProxyError(502, f"The upstream failed while answering: {type(exc).__name__}.",
-                             kind="upstream_error") from None
+            raise ProxyError(
+                502, f"The upstream failed while answering: {type(exc).__name__}.", kind="upstream_error"
+            ) from None
         return reply, data
 
     async def _complete(self, request: Request, content: bytes, body: dict[str, Any], tools: RequestTools) -> Response:
@@ -262,8 +318,11 @@ class _Proxy:
             reply, data = await self._whole(request, content)
             tally = Tally(reprompts=reprompts)
             # Parsing and repairing are linear, but a reply can be megabytes: off the loop.
-            whole = (await self.offload.run(repair_whole, data, tools.registry, tally, size=len(data))
-                     if reply.status_code == 200 else None)
+            whole = (
+                await self.offload.run(repair_whole, data, tools.registry, tally, size=len(data))
+                if reply.status_code == 200
+                else None
+            )
             if whole is None:  # an upstream error, or not a completion: passed through
                 return Response(data, reply.status_code, returned_headers(reply.headers.items()))
             request.state.tally = tally
@@ -307,8 +366,9 @@ class _Proxy:
 
         return _Body(self._events(body, repair, tools.required, request), 200, headers, close)
 
-    async def _events(self, body: AsyncIterator[bytes], repair: StreamRepair, required: bool,
-                      request: Request) -> AsyncIterator[bytes]:
+    async def _events(
+        self, body: AsyncIterator[bytes], repair: StreamRepair, required: bool, request: Request
+    ) -> AsyncIterator[bytes]:
         # What one read of the upstream yields goes out as one write (not one per event): no
         # event waits for a later read, and a burst of small events costs one send, not many.
         reader = SSEReader(self.config.max_line)
@@ -456,8 +516,11 @@ def build_app(config: ProxyConfig, *, transport: httpx.AsyncBaseTransport | None
         Route("/v1/chat/completions", proxy.endpoint(proxy.chat), methods=["POST"]),
         Route("/v1/messages", proxy.endpoint(ShapedRoute(proxy, MESSAGES)), methods=["POST"]),
         Route("/v1/responses", proxy.endpoint(ShapedRoute(proxy, RESPONSES)), methods=["POST"]),
-        Route("/v1/{path:path}", proxy.endpoint(proxy.forward),
-              methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
+        Route(
+            "/v1/{path:path}",
+            proxy.endpoint(proxy.forward),
+            methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"],
+        ),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: proxy.not_found, 405: not_found})
     app.state.config = config

@@ -47,14 +47,18 @@ class BodyDecoder:
         elif name == "deflate":
             self._wbits = zlib.MAX_WBITS  # zlib-wrapped, or raw: told by the first two bytes
         else:
-            raise ProxyError(502, f"The upstream answered with content-encoding {name[:40]!r}, which the proxy "
-                             "did not ask for and does not decode.", kind="upstream_error")
+            raise ProxyError(
+                502,
+                f"The upstream answered with content-encoding {name[:40]!r}, which the proxy "
+                "did not ask for and does not decode.",
+                kind="upstream_error",
+            )
 
     def feed(self, data: bytes) -> Iterator[bytes]:
         """The decoded pieces of ``data`` (raises ``zlib.error`` on a corrupt body)."""
         if not self._wbits:
             for start in range(0, len(data), STEP):
-                yield data[start:start + STEP]
+                yield data[start : start + STEP]
             return
         if self._zlib is None:
             data = self._head + data
@@ -106,10 +110,14 @@ async def read_body(reply: httpx.Response, limit: int) -> bytes:
         async for piece in iter_body(reply):
             size += len(piece)
             if size > limit:
-                raise ProxyError(502, f"The upstream's reply is larger than {limit} bytes once decoded "
-                                 "(--max-reply).", kind="upstream_error")
+                raise ProxyError(
+                    502,
+                    f"The upstream's reply is larger than {limit} bytes once decoded (--max-reply).",
+                    kind="upstream_error",
+                )
             parts.append(piece)
     except zlib.error:
-        raise ProxyError(502, "The upstream's reply could not be decoded (corrupt compressed body).",
-                         kind="upstream_error") from None
+        raise ProxyError(
+            502, "The upstream's reply could not be decoded (corrupt compressed body).", kind="upstream_error"
+        ) from None
     return b"".join(parts)

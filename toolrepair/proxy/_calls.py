@@ -47,8 +47,14 @@ def repair_call(call: Mapping[str, Any], registry: ToolRegistry, tally: Tally) -
     repair = registry.repair(call)
     if repair.call is None:
         ident, name = call.get("id"), _name_of(call)
-        tally.refuse(Note(ident if isinstance(ident, str) else None, name, str(repair.error),
-                          getattr(repair.error, "kind", "error")))
+        tally.refuse(
+            Note(
+                ident if isinstance(ident, str) else None,
+                name,
+                str(repair.error),
+                getattr(repair.error, "kind", "error"),
+            )
+        )
         tally.outcomes["native", "refused"] += 1
     elif not repair.events:
         tally.outcomes["native", "passed"] += 1
@@ -71,8 +77,9 @@ def salvaged_id(call: ToolCall, index: int, prefix: str = "call_") -> str:
     return stable_id(prefix, f"{call.name}\x00{_dumps(call.arguments)}\x00{call.span}", index)
 
 
-def salvaged_call(call: ToolCall, index: int, registry: ToolRegistry, tally: Tally,
-                  prefix: str = "call_") -> ToolCall | None:
+def salvaged_call(
+    call: ToolCall, index: int, registry: ToolRegistry, tally: Tally, prefix: str = "call_"
+) -> ToolCall | None:
     """A call salvaged from text, repaired like a native one, with its stable id: every route's
     salvaged calls go through here.
 
@@ -100,8 +107,11 @@ def repair_salvaged(call: ToolCall, index: int, registry: ToolRegistry, tally: T
     written = salvaged_call(call, index, registry, tally)
     if written is None:
         return None
-    return {"id": written.id, "type": "function",
-            "function": {"name": written.name, "arguments": _dumps(written.arguments)}}
+    return {
+        "id": written.id,
+        "type": "function",
+        "function": {"name": written.name, "arguments": _dumps(written.arguments)},
+    }
 
 
 def finish_reason(upstream: Any, calls: int) -> Any:

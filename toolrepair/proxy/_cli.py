@@ -42,37 +42,74 @@ def _port(value: str) -> int:
 
 
 def add_serve_parser(sub: Any) -> None:
-    serve = sub.add_parser("serve", help="run the OpenAI-compatible repair proxy",
-                           description="Serve /v1/chat/completions with tool calls repaired; other /v1/ "
-                                       "paths are forwarded to the upstream unchanged.")
-    serve.add_argument("--upstream", required=True, help="the model server's OpenAI base URL, e.g. "
-                                                         "http://127.0.0.1:11434/v1")
+    serve = sub.add_parser(
+        "serve",
+        help="run the OpenAI-compatible repair proxy",
+        description="Serve /v1/chat/completions with tool calls repaired; other /v1/ "
+        "paths are forwarded to the upstream unchanged.",
+    )
+    serve.add_argument(
+        "--upstream", required=True, help="the model server's OpenAI base URL, e.g. http://127.0.0.1:11434/v1"
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, loopback only)")
     serve.add_argument("--port", type=_port, default=8787, help="port, 1 to 65535 (default: 8787)")
-    serve.add_argument("--profile", choices=("local", "hosted"), default="local",
-                       help="local: repair and salvage; hosted: repair nothing silently (default: local)")
+    serve.add_argument(
+        "--profile",
+        choices=("local", "hosted"),
+        default="local",
+        help="local: repair and salvage; hosted: repair nothing silently (default: local)",
+    )
     serve.add_argument("--annotate", action="store_true", help="add a `toolrepair` field to each reply")
-    serve.add_argument("--max-reprompts", type=_positive(int), default=0,
-                       help="round trips asking the model to correct a call (default: 0)")
-    serve.add_argument("--timeout", type=_positive(float), default=DEFAULT_TIMEOUT,
-                       help=f"seconds to wait on the upstream (default: {DEFAULT_TIMEOUT:g})")
-    serve.add_argument("--max-body", type=_positive(int), default=DEFAULT_MAX_BODY,
-                       help=f"largest request body in bytes (default: {DEFAULT_MAX_BODY})")
-    serve.add_argument("--max-reply", type=_positive(int), default=DEFAULT_MAX_REPLY,
-                       help=f"largest whole upstream reply in bytes, decoded (default: {DEFAULT_MAX_REPLY})")
-    serve.add_argument("--max-line", type=_positive(int), default=DEFAULT_MAX_LINE,
-                       help=f"longest upstream event-stream line in bytes (default: {DEFAULT_MAX_LINE})")
+    serve.add_argument(
+        "--max-reprompts",
+        type=_positive(int),
+        default=0,
+        help="round trips asking the model to correct a call (default: 0)",
+    )
+    serve.add_argument(
+        "--timeout",
+        type=_positive(float),
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds to wait on the upstream (default: {DEFAULT_TIMEOUT:g})",
+    )
+    serve.add_argument(
+        "--max-body",
+        type=_positive(int),
+        default=DEFAULT_MAX_BODY,
+        help=f"largest request body in bytes (default: {DEFAULT_MAX_BODY})",
+    )
+    serve.add_argument(
+        "--max-reply",
+        type=_positive(int),
+        default=DEFAULT_MAX_REPLY,
+        help=f"largest whole upstream reply in bytes, decoded (default: {DEFAULT_MAX_REPLY})",
+    )
+    serve.add_argument(
+        "--max-line",
+        type=_positive(int),
+        default=DEFAULT_MAX_LINE,
+        help=f"longest upstream event-stream line in bytes (default: {DEFAULT_MAX_LINE})",
+    )
     key = serve.add_mutually_exclusive_group()
-    key.add_argument("--api-key-file", metavar="F", default=None,
-                     help="require clients to send 'Authorization: Bearer KEY', KEY being the first line of F "
-                          f"(or set {API_KEY_ENV})")
-    key.add_argument("--api-key", default=None,
-                     help="the key itself (visible to other users in `ps`: prefer --api-key-file)")
-    serve.add_argument("--no-repair-history", action="store_true",
-                       help="send request histories as they are (default: unanswered calls answered, "
-                            "orphaned results dropped, argument JSON normalised)")
-    serve.add_argument("--metrics", action="store_true",
-                       help="count requests and tool calls; serve them at GET /metrics (Prometheus)")
+    key.add_argument(
+        "--api-key-file",
+        metavar="F",
+        default=None,
+        help="require clients to send 'Authorization: Bearer KEY', KEY being the first line of F "
+        f"(or set {API_KEY_ENV})",
+    )
+    key.add_argument(
+        "--api-key", default=None, help="the key itself (visible to other users in `ps`: prefer --api-key-file)"
+    )
+    serve.add_argument(
+        "--no-repair-history",
+        action="store_true",
+        help="send request histories as they are (default: unanswered calls answered, "
+        "orphaned results dropped, argument JSON normalised)",
+    )
+    serve.add_argument(
+        "--metrics", action="store_true", help="count requests and tool calls; serve them at GET /metrics (Prometheus)"
+    )
     serve.set_defaults(handler=_serve)
 
 
@@ -102,8 +139,11 @@ def api_key(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
             raise ValueError(f"the API key file {args.api_key_file!r} is empty")
         return key
     if args.api_key is not None:
-        print("toolrepair: warning: --api-key is visible to other users of this machine (ps); "
-              f"use --api-key-file F or {API_KEY_ENV} instead", file=sys.stderr)
+        print(
+            "toolrepair: warning: --api-key is visible to other users of this machine (ps); "
+            f"use --api-key-file F or {API_KEY_ENV} instead",
+            file=sys.stderr,
+        )
         return str(args.api_key)
     return environ.get(API_KEY_ENV) or None
 
@@ -113,10 +153,19 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     from . import create_app
 
     try:
-        app = create_app(upstream=args.upstream, profile=args.profile, annotate=args.annotate,
-                         max_reprompts=args.max_reprompts, timeout=args.timeout, max_body=args.max_body,
-                         max_reply=args.max_reply, max_line=args.max_line, api_key=api_key(args, os.environ),
-                         repair_history=not args.no_repair_history, metrics=args.metrics)
+        app = create_app(
+            upstream=args.upstream,
+            profile=args.profile,
+            annotate=args.annotate,
+            max_reprompts=args.max_reprompts,
+            timeout=args.timeout,
+            max_body=args.max_body,
+            max_reply=args.max_reply,
+            max_line=args.max_line,
+            api_key=api_key(args, os.environ),
+            repair_history=not args.no_repair_history,
+            metrics=args.metrics,
+        )
         import uvicorn
     except (ImportError, ValueError) as exc:
         return fail(str(exc))
@@ -135,8 +184,9 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     # uvicorn's access log would be a second line per request (and logs query strings).
     from ._server import server_options
 
-    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info",
-                **server_options(app.state.config))
+    uvicorn.run(
+        app, host=args.host, port=args.port, access_log=False, log_level="info", **server_options(app.state.config)
+    )
     return 0
 
 

@@ -22,8 +22,11 @@ def repair_message(message: dict[str, Any], registry: ToolRegistry, tally: Tally
     native = message.get("tool_calls")
     if isinstance(native, list) and native:
         # A refused call is left out (never delivered, so never run); the rest are repaired.
-        calls = [out for tc in native if (out := repair_native(tc, registry, tally) if isinstance(tc, dict) else tc)
-                 is not None]
+        calls = [
+            out
+            for tc in native
+            if (out := repair_native(tc, registry, tally) if isinstance(tc, dict) else tc) is not None
+        ]
         if not calls:
             return {k: v for k, v in message.items() if k != "tool_calls"}, 0
         return {**message, "tool_calls": calls}, len(calls)
@@ -35,8 +38,9 @@ def repair_message(message: dict[str, Any], registry: ToolRegistry, tally: Tally
         tally.refuse(Note(None, error["name"], error["message"]))
     if not result.calls:
         return message, 0
-    salvaged = [out for i, call in enumerate(result.calls) if (out := repair_salvaged(call, i, registry, tally))
-                is not None]
+    salvaged = [
+        out for i, call in enumerate(result.calls) if (out := repair_salvaged(call, i, registry, tally)) is not None
+    ]
     if not salvaged:
         return {**message, "content": result.content or None}, 0
     return {**message, "content": result.content or None, "tool_calls": salvaged}, len(salvaged)

@@ -9,9 +9,16 @@ from urllib.parse import urlsplit
 
 from ._redact import redact_url
 
-__all__ = ["DEFAULT_HEADER_TIMEOUT", "DEFAULT_MAX_BODY", "DEFAULT_MAX_CONNECTIONS", "DEFAULT_MAX_LINE",
-           "DEFAULT_MAX_REPLY", "DEFAULT_TIMEOUT", "ProxyConfig",
-           "upstream_warning"]
+__all__ = [
+    "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_MAX_BODY",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_LINE",
+    "DEFAULT_MAX_REPLY",
+    "DEFAULT_TIMEOUT",
+    "ProxyConfig",
+    "upstream_warning",
+]
 
 DEFAULT_TIMEOUT = 600.0  # seconds; local models can think for minutes before the first token
 DEFAULT_MAX_BODY = 32 * 1024 * 1024  # bytes; long agent histories with images stay well under
@@ -84,5 +91,7 @@ def upstream_warning(upstream: str) -> str | None:
     """
     if _VERSION.search(urlsplit(upstream).path):
         return None
-    return (f"the upstream URL {upstream!r} has no version path: requests go to {upstream.rstrip('/')}/chat/"
-            f"completions and the like; most servers serve them under /v1 (e.g. {upstream.rstrip('/')}/v1)")
+    return (
+        f"the upstream URL {upstream!r} has no version path: requests go to {upstream.rstrip('/')}/chat/"
+        f"completions and the like; most servers serve them under /v1 (e.g. {upstream.rstrip('/')}/v1)"
+    )

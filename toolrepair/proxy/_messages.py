@@ -69,8 +69,9 @@ def message_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) 
     choice = _CHOICES.get(raw.get("type")) if isinstance(raw, Mapping) else None
     named = raw.get("name") if isinstance(raw, Mapping) else None
     if choice is None or (choice == "named" and not isinstance(named, str)):
-        raise bad_request("tool_choice must be {'type': 'auto' | 'any' | 'none'} or {'type': 'tool', 'name': ...}",
-                          "tool_choice")
+        raise bad_request(
+            "tool_choice must be {'type': 'auto' | 'any' | 'none'} or {'type': 'tool', 'name': ...}", "tool_choice"
+        )
     specs = [spec for i, tool in enumerate(tools) if (spec := _spec(tool, i)) is not None]
     return offered_tools(specs, choice, named if choice == "named" else None, profile)
 
@@ -201,8 +202,9 @@ class MessagesStream:
         given = start.get("input")
         # The streamed JSON text; for a whole block, its input (a string some servers send as written).
         written = "".join(state.parts) if state.parts else given if isinstance(given, str) else _dumps(given or {})
-        repair = repair_call({"id": start.get("id"), "name": start.get("name"), "arguments": written},
-                             self._registry, self.tally)
+        repair = repair_call(
+            {"id": start.get("id"), "name": start.get("name"), "arguments": written}, self._registry, self.tally
+        )
         fixed = repair.call
         if fixed is None:  # refused (noted): never delivered as a call
             return []
@@ -214,10 +216,15 @@ class MessagesStream:
         out = len(self.blocks)
         self.blocks.append({**start, "input": whole})
         self.calls += 1
-        return [{"type": "content_block_start", "index": out, "content_block": start},
-                {"type": "content_block_delta", "index": out,
-                 "delta": {"type": "input_json_delta", "partial_json": partial}},
-                {"type": "content_block_stop", "index": out}]
+        return [
+            {"type": "content_block_start", "index": out, "content_block": start},
+            {
+                "type": "content_block_delta",
+                "index": out,
+                "delta": {"type": "input_json_delta", "partial_json": partial},
+            },
+            {"type": "content_block_stop", "index": out},
+        ]
 
     def _pieces(self, state: _Text, pieces: list[str | ToolCall]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -225,12 +232,18 @@ class MessagesStream:
             if isinstance(piece, str):
                 out = self._open(state, out)
                 self.blocks[state.out]["text"] += piece  # type: ignore[index]
-                out.append({"type": "content_block_delta", "index": state.out,
-                            "delta": {"type": "text_delta", "text": piece}})
+                out.append(
+                    {"type": "content_block_delta", "index": state.out, "delta": {"type": "text_delta", "text": piece}}
+                )
             else:
                 out.extend(self._close_text(state))
-                out.extend(self._call({"type": "tool_use", "id": piece.id, "name": piece.name, "input": {}},
-                                      _dumps(piece.arguments), piece.arguments))
+                out.extend(
+                    self._call(
+                        {"type": "tool_use", "id": piece.id, "name": piece.name, "input": {}},
+                        _dumps(piece.arguments),
+                        piece.arguments,
+                    )
+                )
         return out
 
     def _open(self, state: _Text, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -261,8 +274,9 @@ def _as_events(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
             events.append({"type": "content_block_start", "index": i, "content_block": {**block, "text": ""}})
-            events.append({"type": "content_block_delta", "index": i,
-                           "delta": {"type": "text_delta", "text": block["text"]}})
+            events.append(
+                {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": block["text"]}}
+            )
         else:  # a tool_use carries its input in the start, as some servers stream it
             events.append({"type": "content_block_start", "index": i, "content_block": block})
         events.append({"type": "content_block_stop", "index": i})
@@ -286,19 +300,23 @@ def repair_message_body(body: dict[str, Any], registry: ToolRegistry, tally: Tal
 
 
 # -- asking again ----------------------------------------------------------------------------
-def corrective_messages(body: dict[str, Any], reply: dict[str, Any], notes: list[Note],
-                        missing_call: str | None) -> dict[str, Any]:
+def corrective_messages(
+    body: dict[str, Any], reply: dict[str, Any], notes: list[Note], missing_call: str | None
+) -> dict[str, Any]:
     """The request again, its ``messages`` followed by the reply as the assistant turn and a
     user turn answering each ``tool_use`` with a ``tool_result`` (``is_error`` with the
     corrective text for a refused call), and the loose corrections as text."""
     content = [block for block in reply.get("content") or () if isinstance(block, dict)]
     ids = [block.get("id") for block in content if block.get("type") == "tool_use"]
     answered, loose = answers(ids, notes, missing_call)
-    user: list[dict[str, Any]] = [{"type": "tool_result", "tool_use_id": ident, "content": text, "is_error": True}
-                                  for ident, text in answered]
+    user: list[dict[str, Any]] = [
+        {"type": "tool_result", "tool_use_id": ident, "content": text, "is_error": True} for ident, text in answered
+    ]
     user.extend({"type": "text", "text": text} for text in loose)
     messages = body.get("messages")
     history = list(messages) if isinstance(messages, list) else []
-    turn = [{"role": "assistant", "content": content or [{"type": "text", "text": "(no reply)"}]},
-            {"role": "user", "content": user or [{"type": "text", "text": "Try again."}]}]
+    turn = [
+        {"role": "assistant", "content": content or [{"type": "text", "text": "(no reply)"}]},
+        {"role": "user", "content": user or [{"type": "text", "text": "Try again."}]},
+    ]
     return {**body, "messages": history + turn}

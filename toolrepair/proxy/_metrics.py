@@ -28,8 +28,7 @@ OUTCOMES = ("ok", "client_error", "upstream_error", "proxy_error", "stream_fault
 SOURCES = frozenset({"native", "salvaged"})
 RESULTS = frozenset({"passed", "repaired", "refused"})
 REPAIR_KINDS = frozenset({"name", "decode", "coerce", "rename", "salvage"})
-REFUSAL_REASONS = frozenset({"not-found", "arguments", "bind", "denied", "no-implementation", "tool-error",
-                             "rejected"})
+REFUSAL_REASONS = frozenset({"not-found", "arguments", "bind", "denied", "no-implementation", "tool-error", "rejected"})
 _DIALECTS = frozenset(DIALECTS)
 # Seconds. An upstream is a model: from milliseconds to minutes. The proxy's own time: sub-ms up.
 UPSTREAM_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
@@ -128,27 +127,52 @@ class Metrics:
         from prometheus_client import CollectorRegistry, Counter, Histogram
 
         self.registry = registry = CollectorRegistry(auto_describe=True)
-        self._requests = Counter("toolrepair_proxy_requests", "Requests by route, stream and outcome.",
-                                 ("route", "stream", "outcome"), registry=registry)
-        self._calls = Counter("toolrepair_proxy_tool_calls", "Tool calls by source and result.",
-                              ("source", "result"), registry=registry)
+        self._requests = Counter(
+            "toolrepair_proxy_requests",
+            "Requests by route, stream and outcome.",
+            ("route", "stream", "outcome"),
+            registry=registry,
+        )
+        self._calls = Counter(
+            "toolrepair_proxy_tool_calls", "Tool calls by source and result.", ("source", "result"), registry=registry
+        )
         self._repairs = Counter("toolrepair_proxy_repairs", "Repairs made, by kind.", ("kind",), registry=registry)
-        self._salvaged = Counter("toolrepair_proxy_salvaged_calls", "Calls salvaged from text, by dialect.",
-                                 ("dialect",), registry=registry)
-        self._refusals = Counter("toolrepair_proxy_refusals", "Calls refused, by reason.", ("reason",),
-                                 registry=registry)
-        self._reprompts = Counter("toolrepair_proxy_reprompts", "Round trips asking the model again.",
-                                  registry=registry)
-        self._upstream = Histogram("toolrepair_proxy_upstream_seconds",
-                                   "Time from asking the upstream to its answer's last byte.", ("route",),
-                                   buckets=UPSTREAM_BUCKETS, registry=registry)
-        self._added = Histogram("toolrepair_proxy_added_seconds",
-                                "Time the proxy added to a request beyond the upstream's.", ("route",),
-                                buckets=ADDED_BUCKETS, registry=registry)
+        self._salvaged = Counter(
+            "toolrepair_proxy_salvaged_calls", "Calls salvaged from text, by dialect.", ("dialect",), registry=registry
+        )
+        self._refusals = Counter(
+            "toolrepair_proxy_refusals", "Calls refused, by reason.", ("reason",), registry=registry
+        )
+        self._reprompts = Counter(
+            "toolrepair_proxy_reprompts", "Round trips asking the model again.", registry=registry
+        )
+        self._upstream = Histogram(
+            "toolrepair_proxy_upstream_seconds",
+            "Time from asking the upstream to its answer's last byte.",
+            ("route",),
+            buckets=UPSTREAM_BUCKETS,
+            registry=registry,
+        )
+        self._added = Histogram(
+            "toolrepair_proxy_added_seconds",
+            "Time the proxy added to a request beyond the upstream's.",
+            ("route",),
+            buckets=ADDED_BUCKETS,
+            registry=registry,
+        )
         self._otel = _Otel.maybe(meter_provider) if otel else None
 
-    def observe(self, *, route: str, stream: bool, status: int, fault: str | None, tally: Tally | None,
-                upstream: float | None, total: float) -> None:
+    def observe(
+        self,
+        *,
+        route: str,
+        stream: bool,
+        status: int,
+        fault: str | None,
+        tally: Tally | None,
+        upstream: float | None,
+        total: float,
+    ) -> None:
         """Count one finished request (its upstream time None when the upstream was not reached)."""
         outcome = outcome_of(status, fault)
         streamed = "true" if stream else "false"
@@ -164,9 +188,14 @@ class Metrics:
             self._upstream.labels(route).observe(upstream)
             self._added.labels(route).observe(added)
         if self._otel is not None:
-            self._otel.record({"route": route, "stream": stream, "outcome": outcome}, counts,
-                              reprompts=tally.reprompts if tally is not None else 0, upstream=upstream, added=added,
-                              route=route)
+            self._otel.record(
+                {"route": route, "stream": stream, "outcome": outcome},
+                counts,
+                reprompts=tally.reprompts if tally is not None else 0,
+                upstream=upstream,
+                added=added,
+                route=route,
+            )
 
     def exposition(self) -> bytes:
         from prometheus_client import generate_latest
@@ -179,40 +208,51 @@ def _counts(tally: Tally | None) -> list[tuple[str, tuple[str, ...], int]]:
     if tally is None:
         return []
     out: list[tuple[str, tuple[str, ...], int]] = []
-    out.extend(("_calls", (_bounded(source, SOURCES), _bounded(result, RESULTS)), n)
-               for (source, result), n in tally.outcomes.items())
+    out.extend(
+        ("_calls", (_bounded(source, SOURCES), _bounded(result, RESULTS)), n)
+        for (source, result), n in tally.outcomes.items()
+    )
     out.extend(("_repairs", (_bounded(kind, REPAIR_KINDS),), n) for kind, n in tally.repair_kinds.items())
     out.extend(("_salvaged", (_bounded(dialect, _DIALECTS),), n) for dialect, n in tally.dialects.items())
     out.extend(("_refusals", (_bounded(note.reason, REFUSAL_REASONS),), 1) for note in tally.notes)
     return out
 
 
-_LABELS = {"_calls": ("source", "result"), "_repairs": ("kind",), "_salvaged": ("dialect",),
-           "_refusals": ("reason",)}
+_LABELS = {"_calls": ("source", "result"), "_repairs": ("kind",), "_salvaged": ("dialect",), "_refusals": ("reason",)}
 
 
 class _Otel:
     """The same instruments on an OpenTelemetry meter (dotted names, the semantic-convention style)."""
 
     def __init__(self, meter: Any) -> None:
-        self._requests = meter.create_counter("toolrepair.proxy.requests", unit="{request}",
-                                              description="Requests by route, stream and outcome.")
+        self._requests = meter.create_counter(
+            "toolrepair.proxy.requests", unit="{request}", description="Requests by route, stream and outcome."
+        )
         self._instruments = {
-            "_calls": meter.create_counter("toolrepair.proxy.tool_calls", unit="{call}",
-                                           description="Tool calls by source and result."),
-            "_repairs": meter.create_counter("toolrepair.proxy.repairs", unit="{repair}",
-                                             description="Repairs made, by kind."),
-            "_salvaged": meter.create_counter("toolrepair.proxy.salvaged_calls", unit="{call}",
-                                              description="Calls salvaged from text, by dialect."),
-            "_refusals": meter.create_counter("toolrepair.proxy.refusals", unit="{call}",
-                                              description="Calls refused, by reason."),
+            "_calls": meter.create_counter(
+                "toolrepair.proxy.tool_calls", unit="{call}", description="Tool calls by source and result."
+            ),
+            "_repairs": meter.create_counter(
+                "toolrepair.proxy.repairs", unit="{repair}", description="Repairs made, by kind."
+            ),
+            "_salvaged": meter.create_counter(
+                "toolrepair.proxy.salvaged_calls", unit="{call}", description="Calls salvaged from text, by dialect."
+            ),
+            "_refusals": meter.create_counter(
+                "toolrepair.proxy.refusals", unit="{call}", description="Calls refused, by reason."
+            ),
         }
-        self._reprompts = meter.create_counter("toolrepair.proxy.reprompts", unit="{request}",
-                                               description="Round trips asking the model again.")
-        self._upstream = meter.create_histogram("toolrepair.proxy.upstream.duration", unit="s",
-                                                description="Time from asking the upstream to its last byte.")
-        self._added = meter.create_histogram("toolrepair.proxy.added.duration", unit="s",
-                                             description="Time the proxy added beyond the upstream's.")
+        self._reprompts = meter.create_counter(
+            "toolrepair.proxy.reprompts", unit="{request}", description="Round trips asking the model again."
+        )
+        self._upstream = meter.create_histogram(
+            "toolrepair.proxy.upstream.duration",
+            unit="s",
+            description="Time from asking the upstream to its last byte.",
+        )
+        self._added = meter.create_histogram(
+            "toolrepair.proxy.added.duration", unit="s", description="Time the proxy added beyond the upstream's."
+        )
 
     @classmethod
     def maybe(cls, meter_provider: Any) -> _Otel | None:
@@ -225,8 +265,16 @@ class _Otel:
         provider = meter_provider if meter_provider is not None else metrics.get_meter_provider()
         return cls(provider.get_meter("toolrepair.proxy", __version__))
 
-    def record(self, attributes: dict[str, Any], counts: Iterable[tuple[str, tuple[str, ...], int]], *,
-               reprompts: int, upstream: float | None, added: float | None, route: str) -> None:
+    def record(
+        self,
+        attributes: dict[str, Any],
+        counts: Iterable[tuple[str, tuple[str, ...], int]],
+        *,
+        reprompts: int,
+        upstream: float | None,
+        added: float | None,
+        route: str,
+    ) -> None:
         self._requests.add(1, attributes)
         for name, labels, value in counts:
             self._instruments[name].add(value, dict(zip(_LABELS[name], labels, strict=True)))

@@ -75,7 +75,7 @@ def forwarded_path(path: str, prefix: str = "/v1") -> str:
         reason = "percent-encoded bytes that are not UTF-8"
     if reason is not None:
         raise _not_forwarded(path, f"it holds {reason}")
-    return path[len(prefix):]
+    return path[len(prefix) :]
 
 
 def _not_forwarded(path: str, why: str) -> ProxyError:

@@ -69,9 +69,12 @@ class StackPool:
             self._busy.discard(connection)
             await _close(connection)
             raise
-        return httpcore.Response(status=response.status, headers=response.headers,
-                                 content=_Returning(response.stream, self, connection),
-                                 extensions=response.extensions)
+        return httpcore.Response(
+            status=response.status,
+            headers=response.headers,
+            content=_Returning(response.stream, self, connection),
+            extensions=response.extensions,
+        )
 
     async def aclose(self) -> None:
         connections = [*self._idle, *self._busy]
@@ -83,8 +86,12 @@ class StackPool:
     async def __aenter__(self) -> StackPool:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None = None, exc_value: BaseException | None = None,
-                        traceback: TracebackType | None = None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
         await self.aclose()
 
 

@@ -24,8 +24,9 @@ async def readiness(upstream: Upstream) -> tuple[int, dict[str, str]]:
     limit = min(READY_TIMEOUT, upstream.config.timeout)
     try:
         with anyio.fail_after(limit):
-            reply = await upstream.client.send(upstream.client.build_request("GET", upstream.url("/v1/models")),
-                                               stream=True)
+            reply = await upstream.client.send(
+                upstream.client.build_request("GET", upstream.url("/v1/models")), stream=True
+            )
             await reply.aclose()
     except TimeoutError:
         return 503, {"status": "unavailable", "upstream": base, "reason": f"no answer within {limit:g} s"}

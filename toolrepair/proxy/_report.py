@@ -53,7 +53,11 @@ class Tally:
 
     def annotation(self) -> dict[str, Any]:
         """The `toolrepair` field `--annotate` adds to a body."""
-        return {"repaired": self.repaired, "salvaged": self.salvaged, "refused": self.refused,
-                "reprompts": self.reprompts, "tool_choice_unmet": self.tool_choice_unmet,
-                "notes": [{"tool_call_id": n.tool_call_id, "name": n.name, "message": n.message}
-                          for n in self.notes]}
+        return {
+            "repaired": self.repaired,
+            "salvaged": self.salvaged,
+            "refused": self.refused,
+            "reprompts": self.reprompts,
+            "tool_choice_unmet": self.tool_choice_unmet,
+            "notes": [{"tool_call_id": n.tool_call_id, "name": n.name, "message": n.message} for n in self.notes],
+        }

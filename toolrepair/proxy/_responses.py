@@ -73,8 +73,9 @@ def response_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"])
     elif isinstance(raw, Mapping) and isinstance(raw.get("type"), str):
         return RequestTools(None)
     else:
-        raise bad_request("tool_choice must be 'auto', 'none', 'required' or {'type': 'function', 'name': ...}",
-                          "tool_choice")
+        raise bad_request(
+            "tool_choice must be 'auto', 'none', 'required' or {'type': 'function', 'name': ...}", "tool_choice"
+        )
     specs = [spec for i, tool in enumerate(tools) if (spec := _spec(tool, i)) is not None]
     return offered_tools(specs, choice, named, profile)
 
@@ -178,11 +179,9 @@ class ResponsesStream:
         out: list[dict[str, Any]] = []
         for index, state in list(self._items.items()):
             if isinstance(state, _Message):
-                out.extend(self._message_event(index, state, {"type": "response.output_item.done",
-                                                              "item": state.item}))
+                out.extend(self._message_event(index, state, {"type": "response.output_item.done", "item": state.item}))
             elif isinstance(state, _Call):
-                out.extend(self._call_event(index, state, {"type": "response.output_item.done",
-                                                           "item": state.item}))
+                out.extend(self._call_event(index, state, {"type": "response.output_item.done", "item": state.item}))
         self._items.clear()
         return out
 
@@ -217,8 +216,11 @@ class ResponsesStream:
             written = final.get("arguments")
             if not isinstance(written, str) or not written:
                 written = state.done if state.done is not None else "".join(state.parts)
-            repair = repair_call({"id": final.get("call_id"), "name": final.get("name"), "arguments": written},
-                                 self._registry, self.tally)
+            repair = repair_call(
+                {"id": final.get("call_id"), "name": final.get("name"), "arguments": written},
+                self._registry,
+                self.tally,
+            )
             fixed = repair.call
             if fixed is None:  # refused (noted): never delivered as a call
                 return []
@@ -234,13 +236,27 @@ class ResponsesStream:
         self.calls += 1
         ident = item.get("id")
         arguments = item.get("arguments", "")
-        return [{"type": "response.output_item.added", "output_index": out,
-                 "item": {**item, "arguments": "", "status": "in_progress"}},
-                {"type": "response.function_call_arguments.delta", "item_id": ident, "output_index": out,
-                 "delta": arguments},
-                {"type": "response.function_call_arguments.done", "item_id": ident, "output_index": out,
-                 "name": item.get("name"), "arguments": arguments},
-                {"type": "response.output_item.done", "output_index": out, "item": done}]
+        return [
+            {
+                "type": "response.output_item.added",
+                "output_index": out,
+                "item": {**item, "arguments": "", "status": "in_progress"},
+            },
+            {
+                "type": "response.function_call_arguments.delta",
+                "item_id": ident,
+                "output_index": out,
+                "delta": arguments,
+            },
+            {
+                "type": "response.function_call_arguments.done",
+                "item_id": ident,
+                "output_index": out,
+                "name": item.get("name"),
+                "arguments": arguments,
+            },
+            {"type": "response.output_item.done", "output_index": out, "item": done},
+        ]
 
     # -- messages ----------------------------------------------------------------------------
     def _message_event(self, index: Any, state: _Message, event: dict[str, Any]) -> list[dict[str, Any]]:
@@ -255,8 +271,15 @@ class ResponsesStream:
             out = self._open_message(state, [])  # a refusal part: kept in the message open now
             message = self.output[state.out]  # type: ignore[index]
             message["content"].append(part)
-            return [*out, {**event, "item_id": message.get("id"), "output_index": state.out,
-                           "content_index": len(message["content"]) - 1}]
+            return [
+                *out,
+                {
+                    **event,
+                    "item_id": message.get("id"),
+                    "output_index": state.out,
+                    "content_index": len(message["content"]) - 1,
+                },
+            ]
         if kind == "response.output_text.delta" and state.text is not None:
             delta = event.get("delta")
             return self._pieces(state, state.text.feed(delta)) if isinstance(delta, str) else []
@@ -285,16 +308,32 @@ class ResponsesStream:
                 out = self._open_part(state, out)
                 message = self.output[state.out]  # type: ignore[index]
                 message["content"][state.part]["text"] += piece
-                out.append({"type": "response.output_text.delta", "item_id": message.get("id"),
-                            "output_index": state.out, "content_index": state.part, "delta": piece,
-                            "logprobs": []})
+                out.append(
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": message.get("id"),
+                        "output_index": state.out,
+                        "content_index": state.part,
+                        "delta": piece,
+                        "logprobs": [],
+                    }
+                )
             else:
                 out.extend(self._close_part(state))
                 out.extend(self._close_message(state, {"status": "completed"}))  # the text before the call
                 ident = piece.id or ""
-                out.extend(self._function_call({
-                    "type": "function_call", "id": "fc_" + ident.removeprefix(PREFIX), "call_id": ident,
-                    "name": piece.name, "arguments": _dumps(piece.arguments), "status": "completed"}))
+                out.extend(
+                    self._function_call(
+                        {
+                            "type": "function_call",
+                            "id": "fc_" + ident.removeprefix(PREFIX),
+                            "call_id": ident,
+                            "name": piece.name,
+                            "arguments": _dumps(piece.arguments),
+                            "status": "completed",
+                        }
+                    )
+                )
         return out
 
     def _open_message(self, state: _Message, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -313,11 +352,19 @@ class ResponsesStream:
         out = self._open_message(state, out)
         if state.part is None:
             message = self.output[state.out]  # type: ignore[index]
-            message["content"].append(dict(state.upstream_part or {"type": "output_text", "text": "",
-                                                                  "annotations": []}))
+            message["content"].append(
+                dict(state.upstream_part or {"type": "output_text", "text": "", "annotations": []})
+            )
             state.part = len(message["content"]) - 1
-            out.append({"type": "response.content_part.added", "item_id": message.get("id"),
-                        "output_index": state.out, "content_index": state.part, "part": dict(state.upstream_part)})
+            out.append(
+                {
+                    "type": "response.content_part.added",
+                    "item_id": message.get("id"),
+                    "output_index": state.out,
+                    "content_index": state.part,
+                    "part": dict(state.upstream_part),
+                }
+            )
         return out
 
     def _close_part(self, state: _Message) -> list[dict[str, Any]]:
@@ -325,10 +372,11 @@ class ResponsesStream:
             return []
         message = self.output[state.out]
         part, state.part = message["content"][state.part], None
-        common = {"item_id": message.get("id"), "output_index": state.out,
-                  "content_index": len(message["content"]) - 1}
-        return [{"type": "response.output_text.done", **common, "text": part["text"], "logprobs": []},
-                {"type": "response.content_part.done", **common, "part": dict(part)}]
+        common = {"item_id": message.get("id"), "output_index": state.out, "content_index": len(message["content"]) - 1}
+        return [
+            {"type": "response.output_text.done", **common, "text": part["text"], "logprobs": []},
+            {"type": "response.content_part.done", **common, "part": dict(part)},
+        ]
 
     def _close_message(self, state: _Message, item: dict[str, Any]) -> list[dict[str, Any]]:
         if state.out is None:
@@ -348,8 +396,9 @@ def _as_events(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for part in item["content"]:
                 text = part.get("text") if isinstance(part, dict) else None
                 if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(text, str):
-                    events.append({"type": "response.content_part.added", "output_index": i,
-                                   "part": {**part, "text": ""}})
+                    events.append(
+                        {"type": "response.content_part.added", "output_index": i, "part": {**part, "text": ""}}
+                    )
                     events.append({"type": "response.output_text.delta", "output_index": i, "delta": text})
                     events.append({"type": "response.content_part.done", "output_index": i})
                 else:
@@ -374,8 +423,9 @@ def repair_response_body(body: dict[str, Any], registry: ToolRegistry, tally: Ta
 
 
 # -- asking again ----------------------------------------------------------------------------
-def corrective_input(body: dict[str, Any], reply: dict[str, Any], notes: list[Note],
-                     missing_call: str | None) -> dict[str, Any]:
+def corrective_input(
+    body: dict[str, Any], reply: dict[str, Any], notes: list[Note], missing_call: str | None
+) -> dict[str, Any]:
     """The request again, its ``input`` followed by the reply's output items and a
     ``function_call_output`` answering each call (the corrective text for a refused one),
     then the loose corrections as a user message."""
@@ -383,8 +433,13 @@ def corrective_input(body: dict[str, Any], reply: dict[str, Any], notes: list[No
     calls = [item for item in items if item.get("type") == "function_call"]
     answered, loose = answers([item.get("call_id") for item in calls], notes, missing_call)
     given = body.get("input")
-    history: list[Any] = ([{"role": "user", "content": given}] if isinstance(given, str)
-                          else list(given) if isinstance(given, list) else [])
+    history: list[Any] = (
+        [{"role": "user", "content": given}]
+        if isinstance(given, str)
+        else list(given)
+        if isinstance(given, list)
+        else []
+    )
     turn: list[dict[str, Any]] = [{k: v for k, v in item.items() if k != "status"} for item in items]
     turn.extend({"type": "function_call_output", "call_id": ident, "output": text} for ident, text in answered)
     if loose:

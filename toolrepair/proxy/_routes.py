@@ -63,16 +63,29 @@ def _count(items: Any, kind: str) -> int:
 
 
 MESSAGES = Shape(
-    "messages", message_tools, repair_message_body, MessagesStream,
-    lambda reply: _count(reply.get("content"), "tool_use"), corrective_messages,
+    "messages",
+    message_tools,
+    repair_message_body,
+    MessagesStream,
+    lambda reply: _count(reply.get("content"), "tool_use"),
+    corrective_messages,
     lambda message: {"type": "error", "error": {"type": "api_error", "message": message}},
 )
 RESPONSES = Shape(
-    "responses", response_tools, repair_response_body, ResponsesStream,
-    lambda reply: _count(reply.get("output"), "function_call"), corrective_input,
+    "responses",
+    response_tools,
+    repair_response_body,
+    ResponsesStream,
+    lambda reply: _count(reply.get("output"), "function_call"),
+    corrective_input,
     # `error` as the Responses API sends it, and the nested object the OpenAI SDK raises on
-    lambda message: {"type": "error", "code": "upstream_error", "message": message, "param": None,
-                     "error": {"message": message, "type": "upstream_error", "code": "upstream_error"}},
+    lambda message: {
+        "type": "error",
+        "code": "upstream_error",
+        "message": message,
+        "param": None,
+        "error": {"message": message, "type": "upstream_error", "code": "upstream_error"},
+    },
 )
 
 
@@ -105,8 +118,13 @@ class ShapedRoute:
         tools = self.shape.tools(body, proxy.config.profile)
         if tools.registry is None:  # nothing to repair against: the request is forwarded as is
             request.state.tally = Tally()
-            return await proxy._relay(request, await proxy._open(request, content), start, request.state.tally,
-                                {"x-toolrepair": request.state.tally.header()})
+            return await proxy._relay(
+                request,
+                await proxy._open(request, content),
+                start,
+                request.state.tally,
+                {"x-toolrepair": request.state.tally.header()},
+            )
         if body.get("stream") is True:
             request.state.stream = True
             return await self._stream(request, content, tools, start)
@@ -157,8 +175,9 @@ class ShapedRoute:
 
         return _Body(self._events(request, reply, repair, tally, tools.required), 200, headers, close)
 
-    async def _events(self, request: Request, reply: httpx.Response, repair: EventRepair, tally: Tally,
-                      required: bool) -> AsyncIterator[bytes]:
+    async def _events(
+        self, request: Request, reply: httpx.Response, repair: EventRepair, tally: Tally, required: bool
+    ) -> AsyncIterator[bytes]:
         # One write per upstream read, as for chat completions; read under the same bounds
         # (decoded size, line length), large reads repaired off the loop.
         reader = SSEReader(self.proxy.config.max_line)

@@ -26,11 +26,14 @@ __all__ = ["MAX_HEADER_BYTES", "guarded_protocol", "server_options"]
 
 MAX_HEADER_BYTES = 64 * 1024  # bytes of one request's head (request line and headers)
 
-_TOO_LARGE_BODY = (b'{"error": {"message": "Request headers larger than 65536 bytes.", "type": '
-                   b'"invalid_request_error", "param": null, "code": "invalid_request_error"}}')
-_TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
-              b"connection: close\r\ncontent-length: " + str(len(_TOO_LARGE_BODY)).encode() + b"\r\n\r\n"
-              + _TOO_LARGE_BODY)
+_TOO_LARGE_BODY = (
+    b'{"error": {"message": "Request headers larger than 65536 bytes.", "type": '
+    b'"invalid_request_error", "param": null, "code": "invalid_request_error"}}'
+)
+_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
+    b"connection: close\r\ncontent-length: " + str(len(_TOO_LARGE_BODY)).encode() + b"\r\n\r\n" + _TOO_LARGE_BODY
+)
 
 
 def guarded_protocol(base: type[asyncio.Protocol], *, header_timeout: float, max_connections: int) -> type[Any]:
@@ -103,6 +106,10 @@ def server_options(config: ProxyConfig) -> dict[str, Any]:
     idle kept-alive connection closed after 5 s, h11's buffer bounded like httptools' head."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-    return {"http": guarded_protocol(AutoHTTPProtocol, header_timeout=config.header_timeout,
-                                     max_connections=config.max_connections),
-            "timeout_keep_alive": 5, "h11_max_incomplete_event_size": MAX_HEADER_BYTES}
+    return {
+        "http": guarded_protocol(
+            AutoHTTPProtocol, header_timeout=config.header_timeout, max_connections=config.max_connections
+        ),
+        "timeout_keep_alive": 5,
+        "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
+    }

@@ -110,4 +110,3 @@ class SSEReader:
             self.feed_line(_decoded(rest))
         data, self._data = self._data, None
         return None if data is None else "\n".join(data)
-

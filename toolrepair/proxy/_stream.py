@@ -58,6 +58,7 @@ def _optional(value: Any, kind: type, where: str) -> Any:
         raise MalformedChunk(f"{where} must be {_KINDS[kind]}, not {_shown(value)}")
     return value
 
+
 _REPLACED = frozenset({"content", "tool_calls"})
 _CHOICE_OWN = frozenset({"index", "delta", "finish_reason"})
 
@@ -77,8 +78,10 @@ class _NativeCall:
 
     def tool_call(self) -> dict[str, Any]:
         """The ``tool_calls`` entry, as the upstream would have sent it whole. O(its length)."""
-        call: dict[str, Any] = {"type": self.type,
-                                "function": {"name": "".join(self.name), "arguments": "".join(self.arguments)}}
+        call: dict[str, Any] = {
+            "type": self.type,
+            "function": {"name": "".join(self.name), "arguments": "".join(self.arguments)},
+        }
         return call if self.id is None else {"id": self.id, **call}
 
 
@@ -164,8 +167,9 @@ class StreamRepair:
         for index, state in self._choices.items():
             if not state.done:
                 deltas = self._flush(state)
-                out.extend({**self._base, "choices": [{"index": index, "delta": d, "finish_reason": None}]}
-                           for d in deltas)
+                out.extend(
+                    {**self._base, "choices": [{"index": index, "delta": d, "finish_reason": None}]} for d in deltas
+                )
         return out
 
     def _feed_choice(self, base: dict[str, Any], choice: dict[str, Any]) -> list[dict[str, Any]]:

@@ -11,8 +11,7 @@ from .._registry import ToolRegistry
 from .._types import ToolSpec
 from ._errors import ProxyError
 
-__all__ = ["EMPTY_SCHEMA", "Choice", "RequestTools", "bad_request", "offered_tools", "request_object",
-           "request_tools"]
+__all__ = ["EMPTY_SCHEMA", "Choice", "RequestTools", "bad_request", "offered_tools", "request_object", "request_tools"]
 
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 EMPTY_SCHEMA = _EMPTY_SCHEMA  # what a tool without a schema is repaired against, on every route
@@ -84,8 +83,10 @@ def _choice(body: Mapping[str, Any]) -> tuple[Choice, str | None]:
         fn = choice.get("function")
         if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
             return "named", fn["name"]
-    raise _bad("tool_choice must be 'auto', 'none', 'required' or {'type': 'function', "
-               "'function': {'name': ...}}", "tool_choice")
+    raise _bad(
+        "tool_choice must be 'auto', 'none', 'required' or {'type': 'function', 'function': {'name': ...}}",
+        "tool_choice",
+    )
 
 
 def request_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) -> RequestTools:
@@ -107,8 +108,9 @@ def request_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) 
     return offered_tools(specs, choice, named, profile)
 
 
-def offered_tools(specs: list[ToolSpec], choice: Choice, named: str | None,
-                  profile: Literal["local", "hosted"]) -> RequestTools:
+def offered_tools(
+    specs: list[ToolSpec], choice: Choice, named: str | None, profile: Literal["local", "hosted"]
+) -> RequestTools:
     """The registry for tools read from any request shape, narrowed by its tool choice: the
     one rule every route applies (``named`` must be among ``specs``)."""
     if named is not None:

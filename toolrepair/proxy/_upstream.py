@@ -18,9 +18,23 @@ __all__ = ["Upstream", "forwarded_headers", "json_object", "returned_headers", "
 
 # Hop-by-hop headers (RFC 9110 7.6.1, plus the non-standard proxy-connection) and those the
 # proxy recomputes: never forwarded, in either direction.
-_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
-                  "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding",
-                  "content-encoding"})
+_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+        "accept-encoding",
+        "content-encoding",
+    }
+)
 
 
 def _nominated(headers: list[tuple[str, str]]) -> frozenset[str]:
@@ -73,7 +87,8 @@ class Upstream:
         # Idle connections are dropped before common servers' keep-alive (uvicorn: 5 s) drops them.
         self.client = httpx.AsyncClient(
             timeout=httpx.Timeout(config.timeout),
-            transport=transport or pooled_transport(max_idle=256, keepalive_expiry=4.0), trust_env=False,
+            transport=transport or pooled_transport(max_idle=256, keepalive_expiry=4.0),
+            trust_env=False,
         )
 
     def url(self, path: str, query: str = "") -> str:
@@ -83,8 +98,9 @@ class Upstream:
         joined = "&".join(part for part in (self._query, query) if part)
         return self._base + forwarded_path(path) + (f"?{joined}" if joined else "")
 
-    async def open(self, method: str, path: str, *, headers: list[tuple[str, str]], content: bytes,
-                   query: str = "") -> httpx.Response:
+    async def open(
+        self, method: str, path: str, *, headers: list[tuple[str, str]], content: bytes, query: str = ""
+    ) -> httpx.Response:
         """Send and return the response with its body unread (stream it, then ``aclose``).
         ``path`` is the client's, percent-encoded as sent (see ``url``)."""
         url = self.url(path, query)
@@ -100,8 +116,12 @@ class Upstream:
             raise timeout_error(self.config.timeout) from None
         except httpx.TransportError as exc:
             detail = scrub(str(exc), self.config.upstream)
-            raise ProxyError(502, f"The upstream {self.shown} could not be reached: {type(exc).__name__}"
-                             f"{': ' + detail if detail else ''}.", kind="upstream_unreachable") from None
+            raise ProxyError(
+                502,
+                f"The upstream {self.shown} could not be reached: {type(exc).__name__}"
+                f"{': ' + detail if detail else ''}.",
+                kind="upstream_unreachable",
+            ) from None
 
     async def aclose(self) -> None:
         await self.client.aclose()
