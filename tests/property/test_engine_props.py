@@ -128,8 +128,8 @@ def _check_one_engine(text: str, allowed: Any, cuts: list[int], **kw: Any) -> No
     spans = [c.span for c in whole.calls]
     assert all(s is not None and 0 <= s[0] < s[1] <= len(text) for s in spans)
     assert all(a[1] <= b[0] or a == b for a, b in pairwise(spans))  # type: ignore[index]
-    if not whole.calls:
-        assert whole.content == text
+    # Content and reasoning are the reply's own text, with calls and markup cut out.
+    assert len(whole.content) + len(whole.reasoning) <= len(text)
     stream = tr.StreamSalvager(allowed, **kw)
     events: list[Any] = []
     prev = 0
@@ -139,6 +139,7 @@ def _check_one_engine(text: str, allowed: Any, cuts: list[int], **kw: Any) -> No
     events += stream.close()
     assert tuple(e.call for e in events if isinstance(e, tr.ToolCallReady)) == whole.calls
     assert "".join(e.text for e in events if isinstance(e, tr.TextDelta)) == whole.content
+    assert "".join(e.text for e in events if isinstance(e, tr.ReasoningDelta)) == whole.reasoning
 
 
 CUTS = st.lists(st.integers(0, 300), max_size=10)

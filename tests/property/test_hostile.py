@@ -341,8 +341,10 @@ def test_big_inputs_salvage_on_a_shallow_stack(shallow_stack: None, family: str)
     text = FAMILIES[family](BIG_N[family])
     result = tr.salvage_text(text, ALLOWED)
     assert isinstance(result, tr.SalvageResult)
-    if not result.calls:
-        assert result.content == text
+    # Nothing invented: content and reasoning are the reply's own text, calls and markup cut out.
+    assert len(result.content) + len(result.reasoning) <= len(text)
+    if not result.calls and not result.rejected and not result.reasoning:
+        assert result.content == text or "<think>" in text or "<|" in text
 
 
 @pytest.mark.parametrize("family", list(ARG_FAMILIES))
