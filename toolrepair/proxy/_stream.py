@@ -88,10 +88,12 @@ class _NativeCall:
 class _Choice:
     """One choice's state: its salvager, its native calls being written, what went out."""
 
-    __slots__ = ("calls", "done", "held", "native", "pending", "raw", "salvaged", "salvager", "shown")
+    __slots__ = ("calls", "done", "held", "native", "pending", "raw", "salvaged", "salvager", "shown", "stranded")
 
     def __init__(self, salvager: StreamSalvager | None) -> None:
         self.salvager = salvager
+        # Deltas released by a chunk that then proved malformed: sent by ``close()``, never lost.
+        self.stranded: list[dict[str, Any]] = []
         self.raw: list[str] = []  # the content as the upstream sent it, while salvage runs
         self.shown: list[str] = []  # the salvager's text sent before its first call
         # From the first salvaged call on, events wait for the choice's end: a native call after
@@ -166,7 +168,7 @@ class StreamRepair:
         out: list[dict[str, Any]] = []
         for index, state in self._choices.items():
             if not state.done:
-                deltas = self._flush(state)
+                deltas = [*state.stranded, *self._flush(state)]
                 out.extend(
                     {**self._base, "choices": [{"index": index, "delta": d, "finish_reason": None}]} for d in deltas
                 )
@@ -186,7 +188,11 @@ class StreamRepair:
         if native:
             if state.salvager is not None:  # native calls: salvage stops, what it held is text
                 deltas.extend(self._unsalvaged(state))
-            deltas.extend(self._native(state, native))
+            try:
+                deltas.extend(self._native(state, native))
+            except MalformedChunk:
+                state.stranded.extend(deltas)  # the text it released still goes out, before the error
+                raise
         if content:
             if state.salvager is not None:
                 state.raw.append(content)
