@@ -307,6 +307,14 @@ def corrective_messages(
     user turn answering each ``tool_use`` with a ``tool_result`` (``is_error`` with the
     corrective text for a refused call), and the loose corrections as text."""
     content = [block for block in reply.get("content") or () if isinstance(block, dict)]
+    # A refused call is never delivered, so the reply lacks it; the model's own turn had it:
+    # it goes back as the model wrote it (name and id), answered with its corrective text.
+    present = {block.get("id") for block in content if block.get("type") == "tool_use"}
+    content.extend(
+        {"type": "tool_use", "id": note.tool_call_id, "name": note.name or "", "input": {}}
+        for note in notes
+        if note.tool_call_id is not None and note.tool_call_id not in present
+    )
     ids = [block.get("id") for block in content if block.get("type") == "tool_use"]
     answered, loose = answers(ids, notes, missing_call)
     user: list[dict[str, Any]] = [
