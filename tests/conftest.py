@@ -31,7 +31,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "ci-deep",
-    max_examples=200,
+    max_examples=60,
     derandomize=False,
     deadline=None,
     print_blob=True,
