@@ -78,6 +78,35 @@ BALANCED = [
     hermes('{"query": "a\\n```\\nb"}') + "\n" + WEATHER,
 ]
 
+# A dialect's own fence (DeepSeek V3 wraps its payload in ```json … ``` and writes its end token
+# on the closing line) opens no code past its call: (reply, calls taken, rejections).
+DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
+
+
+def ds3(name: str, arguments: str) -> str:
+    return f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{arguments}\n```<｜tool▁call▁end｜>"
+
+
+DIALECT_FENCES = [
+    (DS_BEGIN + ds3("web_search", '{"query": "a"}') + ds3("get_weather", '{"city": "P"}') + DS_END, 2, 0),
+    (DS_BEGIN + ds3("web_search", '{"query": "a"}') + DS_END + "\n" + WEATHER, 2, 0),
+    # The closing line's rest is a paragraph: a code span there still masks.
+    (DS_BEGIN + ds3("web_search", '{"query": "a"}') + DS_END + " `" + WEATHER + "`", 1, 0),
+    # A fence the text opens after the call is code as ever: silently text.
+    (DS_BEGIN + ds3("web_search", '{"query": "a"}') + DS_END + "\n```\n" + WEATHER + "\n```", 1, 0),
+    # An argument's own fence line is no dialect syntax: it opens code, and the later call is refused.
+    (DS_BEGIN + ds3("web_search", '{"query": "a\n```\nb"}') + DS_END + "\n" + WEATHER, 1, 1),
+]
+
+
+@pytest.mark.parametrize("step", [1, 5, 0])
+@pytest.mark.parametrize(("text", "taken", "refused"), DIALECT_FENCES)
+def test_a_dialects_own_fence_ends_with_its_call(text: str, taken: int, refused: int, step: int) -> None:
+    whole = tr.salvage_text(text, OFFERED)
+    assert (len(whole.calls), [r.reason for r in whole.rejected]) == (taken, ["in-code"] * refused)
+    content, calls = stream(text, OFFERED, range(step or len(text), len(text), step or len(text)))
+    assert (content, calls) == (whole.content, whole.calls)
+
 
 def _names(calls: Any) -> list[str]:
     return [c.name for c in calls]

@@ -94,13 +94,17 @@ LOOKBEHIND: Final = 512
 @dataclass(frozen=True, slots=True)
 class RawCall:
     """A call as the dialect wrote it, before the allowlist. ``error`` refuses this call alone;
-    ``repairs`` are the payload repairs reading it took (``decode`` events), carried to the call."""
+    ``repairs`` are the payload repairs reading it took (``decode`` events), carried to the call.
+    ``fence``: where the dialect's own syntax fences the payload (DeepSeek V3's ```` ```json ````
+    … ```` ``` ````), the opener's offset and the end of its closing run. The mask ends that
+    fence there: a dialect's syntax opens no code past its call, an argument's text may."""
 
     name: str
     arguments: dict[str, Any]
     id: str | None = None
     error: str | None = None
     repairs: tuple[RepairEvent, ...] = ()
+    fence: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .._args import check_nesting
 from .._callshape import WRAPPER_DEPTH
@@ -706,7 +706,7 @@ class SalvagePass:
         if accepted:
             self.cuts.append(Cut(s, end, s, s))
             if self.mask is not None:
-                self.mask.cut(s, end)
+                self.mask.cut(s, end, tuple(raw.fence for raw in found.calls if raw.fence is not None))
             self.calls.extend(accepted)
             self.pos = end  # a cut: what is inside is the call's, masks included
         else:
@@ -781,7 +781,13 @@ def _rebased(found: Found | NeedMore | None, offset: int) -> Found | NeedMore | 
     if offset == 0 or not isinstance(found, Found):
         return found
     resume = None if found.resume is None else found.resume + offset
-    return Found(found.end + offset, found.calls, found.error, resume)
+    calls = found.calls
+    if any(raw.fence is not None for raw in calls):  # DeepSeek V3 only: O(calls)
+        calls = tuple(
+            raw if raw.fence is None else replace(raw, fence=(raw.fence[0] + offset, raw.fence[1] + offset))
+            for raw in calls
+        )
+    return Found(found.end + offset, calls, found.error, resume)
 
 
 def salvage_text(

@@ -432,6 +432,7 @@ class CodeMask:
     __slots__ = (
         "buf",
         "buf_base",
+        "closers",
         "cuts",
         "dead",
         "definition",
@@ -492,6 +493,7 @@ class CodeMask:
         # origin is the offset of what opened it (a fence's opener, a span's first backtick).
         self.regions: deque[tuple[int, int, int, int]] = deque()
         self.cuts: deque[tuple[int, int]] = deque()  # accepted calls (see `in_call_code`)
+        self.closers: dict[int, int] = {}  # a dialect's own fence opener -> its closing run's end
         self.hit = (0, 0)  # the origins of the code the last True answer found
         self.forigin = 0  # the open fence's opener
         # HTML code (``_html_code``): the open raw text's close (a comment in HTML, <script>,
@@ -725,11 +727,16 @@ class CodeMask:
             start = max(a, t.rfind("\n", a, last) + 1, t.rfind("\r", a, last) + 1)
             self.leaf = _NONE if _NONWS.search(t, start, last) is None else _PARA
 
-    def cut(self, s: int, e: int) -> None:
+    def cut(self, s: int, e: int, fences: tuple[tuple[int, int], ...] = ()) -> None:
         """``[s, e)`` is an accepted call. Its lines are Markdown like any others; the span
         only tells code the call's own text opened from code that was there before it (see
-        ``in_call_code``). Cuts come in increasing order."""
+        ``in_call_code``). ``fences`` are the dialect's own fences in it (opener, end of the
+        closing run): such a fence ends at its closing run even with the call's end token
+        after it on the line (```` ```<｜tool▁call▁end｜> ````), where CommonMark would go on.
+        Cuts come in increasing order."""
         self.cuts.append((s, e))
+        for opener, close in fences:
+            self.closers[opener] = close
 
     def in_call_code(self) -> bool:
         """Was the code of the last ``covers`` answer that was True opened inside an accepted
@@ -841,6 +848,16 @@ class CodeMask:
         every = matched == len(self.stack)
         leaf = self.leaf
         if leaf == _FENCE:
+            close = self.closers.pop(self.forigin, -1) if self.closers else -1
+            if every and base + a < close <= base + b:
+                # A dialect's own fence (``cut``): code to its closing run, and the rest of
+                # the line is a paragraph's (a span there still masks).
+                self._code(base + a, close, self.forigin)
+                self.leaf = _PARA
+                self._runs(t, base, close - base, b, first=True)
+                return True
+            if close != -1:
+                self.closers[self.forigin] = close
             if every:
                 if _closes_fence(t, b, point, self.fch, self.flen):
                     self.leaf = _NONE

@@ -70,7 +70,8 @@ def _read_arguments(
     opened = _open_fence(text, i, ctx)
     if not isinstance(opened, tuple):
         return opened
-    i, fenced = opened
+    i, fence = opened
+    fenced = fence >= 0
     if i >= n:
         return NEED_MORE if not ctx.final else BodyFailure("truncated", n)
     if text[i] not in "{[":
@@ -86,22 +87,24 @@ def _read_arguments(
         return NEED_MORE
     if not isinstance(value, dict):
         return RawCall(name, {}, None, "undecodable-arguments"), end
-    return RawCall(name, value), end
+    return RawCall(name, value, fence=(fence, end) if fenced and end != j else None), end
 
 
-def _open_fence(text: str, i: int, ctx: ReadContext) -> tuple[int, bool] | NeedMore:
+def _open_fence(text: str, i: int, ctx: ReadContext) -> tuple[int, int] | NeedMore:
     """Past whitespace and an opening fence with its info string (``json``) at ``i``: (index
-    of the payload, fenced). NEED_MORE while the text ends inside what may be a fence."""
+    of the payload, index of the fence or -1). NEED_MORE while the text ends inside what may
+    be a fence."""
     n = len(text)
     i = skip_ws(text, i)
     if not text.startswith("```", i):
         if n - i < 3 and not ctx.final and "```".startswith(text[i:]):
             return NEED_MORE
-        return i, False
+        return i, -1
+    fence = i
     i += 3
     while i < n and text[i].isalpha():  # the info string: `json`
         i += 1
-    return skip_ws(text, i), True
+    return skip_ws(text, i), fence
 
 
 def _read_head(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:
