@@ -24,8 +24,6 @@ _KNOWN_OPEN = (
     "tests/test_no_silent_values.py::test_the_coercion_is_recorded",
     "tests/test_no_silent_values.py::test_every_float_spelling_reaches_a_str_parameter_as_written",
     "tests/test_safe_text.py::test_the_openai_integration_refuses_it",
-    "toolrepair/proxy/_messages.py::toolrepair.proxy._messages.MessagesStream",
-    "toolrepair/proxy/_stream.py::toolrepair.proxy._stream.StreamRepair",
 )
 
 

@@ -94,3 +94,43 @@ def test_hosted_repairs_nothing_silently(key: str) -> None:
     assert assemble(out)["content"] == reply.content
     assert tally.repaired == stream_tally.repaired == tally.salvaged == 0
     assert tally.refused == stream_tally.refused == (1 if reply.tool_calls else 0)
+
+
+_CALL = '<tool_call>{"name": "web_search", "arguments": {"query": "q"}}</tool_call>'
+
+# (content the upstream wrote, its own reasoning_content) -> (content, reasoning_content, calls)
+# the client sees, whole and streamed alike: reasoning read from the content goes apart, after
+# the upstream's own, a blank line between.
+REASONING_IN_CONTENT = [
+    (("<think>a</think>Hi", None), ("Hi", "a", [])),
+    (("<think>a</think>Hi", "UP"), ("Hi", "UP\n\na", [])),
+    (("x</think>Hi " + _CALL, None), ("Hi", "x", ["web_search"])),
+    (("<think>a</think>" + _CALL + " after", "UP"), ("after", "UP\n\na", ["web_search"])),
+    (("Plain text.", None), ("Plain text.", None, [])),
+]
+
+
+@pytest.mark.parametrize(("given", "expected"), REASONING_IN_CONTENT)
+def test_reasoning_in_the_content_goes_apart_whole_and_streamed(given, expected) -> None:
+    text, upstream = given
+    message = {"role": "assistant", "content": text}
+    events = []
+    if upstream:
+        message["reasoning_content"] = upstream
+        events.append({"choices": [{"index": 0, "delta": {"reasoning_content": upstream}}]})
+    events += [{"choices": [{"index": 0, "delta": {"content": ch}}]} for ch in text]
+    events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    choice, _ = _whole({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+    whole = choice["message"]
+    deltas = [c["choices"][0]["delta"] for c in _stream(events)[0] if c.get("choices")]
+    streamed_reasoning = "".join(d.get("reasoning_content") or "" for d in deltas) or None
+    assert (
+        whole.get("content"),
+        whole.get("reasoning_content"),
+        [tc["function"]["name"] for tc in whole.get("tool_calls") or ()],
+    ) == expected
+    assert (
+        "".join(d.get("content") or "" for d in deltas),
+        streamed_reasoning,
+        [tc["function"]["name"] for d in deltas for tc in d.get("tool_calls") or ()],
+    ) == expected

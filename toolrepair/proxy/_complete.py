@@ -16,8 +16,9 @@ def repair_message(message: dict[str, Any], registry: ToolRegistry, tally: Tally
     """The assistant message repaired, and how many calls it carries now.
 
     Native calls are repaired in place. With none, calls written as text in ``content`` are
-    salvaged into ``tool_calls`` and ``content`` keeps the rest (None when nothing is left);
-    a text call that is refused stays in ``content`` as written. O(len(content) + calls).
+    salvaged into ``tool_calls`` and ``content`` keeps the rest (None when nothing is left):
+    reasoning read from the content moves to ``reasoning_content``, chat-channel markup is cut,
+    and a text call that is refused stays in ``content`` as written. O(len(content) + calls).
     """
     native = message.get("tool_calls")
     if isinstance(native, list) and native:
@@ -36,14 +37,26 @@ def repair_message(message: dict[str, Any], registry: ToolRegistry, tally: Tally
     result = registry.salvage(content)
     for error in rejection_errors(result, registry, "tool_call_id"):
         tally.refuse(Note(None, error["name"], error["message"]))
-    if not result.calls:
+    if not result.calls and not result.reasoning and result.content == content:
         return message, 0
+    # The stream's rule, so both paths agree: content is the text outside calls, reasoning and
+    # channel markup; reasoning goes apart, as the engines send it, after any the upstream sent.
+    out = {**message, "content": result.content or None}
+    if result.reasoning:
+        out["reasoning_content"] = _joined(message.get("reasoning_content"), result.reasoning)
     salvaged = [
-        out for i, call in enumerate(result.calls) if (out := repair_salvaged(call, i, registry, tally)) is not None
+        tc for i, call in enumerate(result.calls) if (tc := repair_salvaged(call, i, registry, tally)) is not None
     ]
     if not salvaged:
-        return {**message, "content": result.content or None}, 0
-    return {**message, "content": result.content or None, "tool_calls": salvaged}, len(salvaged)
+        return out, 0
+    return {**out, "tool_calls": salvaged}, len(salvaged)
+
+
+def _joined(upstream: Any, salvaged: str) -> str:
+    """The upstream's own reasoning first, then the reasoning read from the content."""
+    if isinstance(upstream, str) and upstream:
+        return upstream + "\n\n" + salvaged
+    return salvaged
 
 
 def repair_completion(body: dict[str, Any], registry: ToolRegistry, tally: Tally) -> dict[str, Any]:

@@ -111,7 +111,12 @@ class MessagesStream:
     >>> s = MessagesStream(tr.ToolRegistry([tr.ToolSpec("f")]), Tally())
     >>> [e["type"] for e in s.feed({"type": "content_block_start", "index": 0,
     ...                             "content_block": {"type": "text", "text": "Hi"}})]
-    ['content_block_start', 'content_block_delta']
+    []
+    >>> [e["type"] for e in s.close()]
+    ['content_block_start', 'content_block_delta', 'content_block_stop']
+
+    The text waits while a later lone ``</think>`` could still make it reasoning (the
+    salvager's rule without a model profile); ``close`` releases it in its own block.
     """
 
     __slots__ = ("_blocks", "_native", "_registry", "blocks", "calls", "finished", "tally")

@@ -11,6 +11,8 @@ salvage engine, and each call through the same ``repair_native``/``repair_salvag
   starts or the choice finishes, and is then repaired and emitted whole. Once native calls
   start, held text is released and later text passes as it is (salvage runs only on replies
   without native calls).
+* reasoning the salvager reads in the content (``<think>`` and the other conventions) goes out
+  as ``reasoning_content`` deltas, after any the upstream sent itself, as whole replies give it.
 * everything else in a delta (``role``, ``reasoning_content``, ``reasoning``, ``refusal``) and
   chunks without choices (``usage``) pass through untouched.
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._registry import ToolRegistry
-from .._salvage import StreamSalvager, TextDelta
+from .._salvage import ReasoningDelta, StreamSalvager, TextDelta
 from ._calls import finish_reason, repair_native, repair_salvaged
 from ._report import Tally
 
@@ -88,7 +90,19 @@ class _NativeCall:
 class _Choice:
     """One choice's state: its salvager, its native calls being written, what went out."""
 
-    __slots__ = ("calls", "done", "held", "native", "pending", "raw", "salvaged", "salvager", "shown", "stranded")
+    __slots__ = (
+        "calls",
+        "done",
+        "held",
+        "native",
+        "pending",
+        "raw",
+        "reasoned",
+        "salvaged",
+        "salvager",
+        "shown",
+        "stranded",
+    )
 
     def __init__(self, salvager: StreamSalvager | None) -> None:
         self.salvager = salvager
@@ -104,6 +118,9 @@ class _Choice:
         self.calls = 0  # tool_calls deltas emitted (the next one's index)
         self.salvaged = 0
         self.done = False
+        # "upstream": the upstream sent reasoning_content of its own; "salvaged": reasoning read
+        # from the content went out (after the upstream's, a blank line apart, as whole).
+        self.reasoned: str | None = None
 
 
 class StreamRepair:
@@ -111,9 +128,13 @@ class StreamRepair:
 
     >>> import toolrepair as tr
     >>> repair = StreamRepair(tr.ToolRegistry([tr.ToolSpec("web_search")]), Tally())
-    >>> out = repair.feed({"id": "x", "choices": [{"index": 0, "delta": {"content": "Hi"}}]})
-    >>> out[0]["choices"][0]["delta"]
-    {'content': 'Hi'}
+    >>> repair.feed({"id": "x", "choices": [{"index": 0, "delta": {"content": "Hi"}}]})
+    []
+    >>> [c["choices"][0]["delta"] for c in repair.close()]
+    [{'content': 'Hi'}]
+
+    Without a model profile, text is held while a later lone ``</think>`` could still make it
+    reasoning (the salvager's rule); ``close`` releases it.
     """
 
     __slots__ = ("_base", "_choices", "_registry", "tally")
@@ -184,6 +205,8 @@ class StreamRepair:
             raise MalformedChunk(f"choice {index} has content or tool calls after its finish_reason")
         head = {k: v for k, v in delta.items() if k not in _REPLACED}
         extra = {k: v for k, v in choice.items() if k not in _CHOICE_OWN}
+        if head.get("reasoning_content") and state.reasoned is None:
+            state.reasoned = "upstream"
         deltas: list[dict[str, Any]] = []
         if native:
             if state.salvager is not None:  # native calls: salvage stops, what it held is text
@@ -205,8 +228,8 @@ class StreamRepair:
             state.done = True
         deltas = _merge(deltas)
         if head or extra or upstream_finish is not None:
-            if not deltas:
-                deltas.append({})
+            if not deltas or head.keys() & deltas[0].keys():
+                deltas.insert(0, {})  # the upstream's own fields are never overwritten
             deltas[0] = {**head, **deltas[0]}
         chunks = [{**base, "choices": [{"index": index, "delta": d, "finish_reason": None}]} for d in deltas]
         if chunks:
@@ -223,6 +246,8 @@ class StreamRepair:
             if state.held is None and isinstance(event, TextDelta):
                 state.shown.append(event.text)
                 deltas.append({"content": event.text})
+            elif state.held is None and isinstance(event, ReasoningDelta):
+                deltas.append(self._reasoning(state, event.text))
             else:
                 if state.held is None:
                     state.held = []
@@ -236,12 +261,21 @@ class StreamRepair:
         for event in held:
             if isinstance(event, TextDelta):
                 deltas.append({"content": event.text})
+            elif isinstance(event, ReasoningDelta):
+                deltas.append(self._reasoning(state, event.text))
             else:
                 tool_call = repair_salvaged(event.call, state.salvaged, self._registry, self.tally)
                 state.salvaged += 1
                 if tool_call is not None:  # a refused call is never delivered
                     deltas.append(self._call_delta(state, tool_call))
         return deltas
+
+    def _reasoning(self, state: _Choice, text: str) -> dict[str, Any]:
+        """Reasoning read from the content, sent as ``reasoning_content`` (as whole replies)."""
+        if state.reasoned == "upstream":
+            text = "\n\n" + text
+        state.reasoned = "salvaged"
+        return {"reasoning_content": text}
 
     def _unsalvaged(self, state: _Choice) -> list[dict[str, Any]]:
         """Native calls began: salvage stops and what it held goes out as the text the upstream
@@ -253,7 +287,7 @@ class StreamRepair:
             raw, shown = "".join(state.raw), "".join(state.shown)
             # The text already sent is the raw text's start unless the salvager rewrote it (chat
             # markup): then the rest from the first call's marker on.
-            first = next(e for e in state.held if not isinstance(e, TextDelta))
+            first = next(e for e in state.held if not isinstance(e, (TextDelta, ReasoningDelta)))
             start = len(shown) if raw.startswith(shown) else (first.call.span or (0, 0))[0]
             state.held = None
             if raw[start:]:
