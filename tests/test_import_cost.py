@@ -24,6 +24,19 @@ LAZY = (
     "toolrepair.proxy",
     "argparse",
     "gzip",
+    # The table of built-in dialects imports every dialect module: on first salvage.
+    "toolrepair._salvage._registry",
+    "toolrepair._salvage.xml_family",
+    "toolrepair._salvage.token_family",
+    "toolrepair._salvage.json_family",
+    # Standard modules only some calls need: results, schemas from hints, ids, suggestions, logs.
+    "logging",
+    "datetime",
+    "decimal",
+    "uuid",
+    "hashlib",
+    "secrets",
+    "difflib",
 )
 
 PROBE = """
@@ -35,10 +48,10 @@ print(json.dumps(sorted(set(sys.modules) - before)))
 
 
 def imported_by(statement: str) -> list[str]:
-    """The modules ``statement`` imports in a fresh interpreter (the interpreter's own start-up aside)."""
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE.format(statement=statement)], capture_output=True, text=True, check=True
-    )
+    """The modules ``statement`` imports in a fresh interpreter. ``-S`` (this interpreter's path
+    put back by hand): a site start-up that imports logging or pathlib itself would hide them."""
+    code = f"import sys; sys.path[:0] = {sys.path!r}\n" + PROBE.format(statement=statement)
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True)
     modules: list[str] = json.loads(out.stdout)
     return modules
 
@@ -59,6 +72,12 @@ def test_import_toolrepair_imports_none_of_the_lazy_modules() -> None:
         ("import toolrepair; toolrepair.ToolRegistry([lambda query: query])", ["jsonschema"]),
         ("from toolrepair import fix_record", ["toolrepair._audit"]),
         ("import toolrepair.cli", ["toolrepair.cli", "argparse"]),
+        (
+            "import toolrepair; toolrepair.salvage_text('<tool_call>', allowed={'f'})",
+            ["toolrepair._salvage.xml_family"],
+        ),
+        ("import toolrepair; toolrepair.DIALECTS", ["toolrepair._salvage._registry"]),
+        ("import toolrepair; toolrepair.serialize_result(object())", ["datetime", "decimal", "uuid"]),
     ],
 )
 def test_each_is_imported_when_first_used(statement: str, expected: list[str]) -> None:
@@ -73,3 +92,11 @@ def test_the_lazy_names_are_the_functions() -> None:
     assert {"audit_records", "fix_record"} <= set(tr.__all__)
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         getattr(tr, "nope")
+
+
+def test_the_built_in_profiles_name_built_in_dialects() -> None:
+    # The table is taken as written at import (checking it would import every dialect), so the
+    # check is here: each built-in profile is the one the checking constructor builds.
+    for name, profile in tr.MODEL_PROFILES.items():
+        built = tr.ModelProfile(name, dialects=profile.dialects, reasoning=profile.reasoning, opened=profile.opened)
+        assert built == profile and all(d in tr.DIALECTS for d in profile.dialects)

@@ -20,7 +20,6 @@ from ._report import AuditReport
 from ._result import serialize_result
 from ._salvage import (
     ANY_TOOL,
-    DIALECTS,
     MODEL_PROFILES,
     NEED_MORE,
     AnyTool,
@@ -53,6 +52,7 @@ from ._types import (
 
 if TYPE_CHECKING:
     from ._audit import audit_records, fix_record
+    from ._salvage import DIALECTS
 
 __version__ = "0.1.0"
 
@@ -64,6 +64,10 @@ def __getattr__(name: str) -> Any:
         from . import _audit
 
         return getattr(_audit, name)
+    if name == "DIALECTS":  # the table of built-in dialects imports every dialect module
+        from . import _salvage
+
+        return _salvage.DIALECTS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -6,8 +6,6 @@ invent new ones, and any process or engine fixing the same record writes the sam
 
 from __future__ import annotations
 
-import hashlib
-
 __all__ = ["stable_id"]
 
 
@@ -17,5 +15,7 @@ def stable_id(prefix: str, text: str, index: int) -> str:
     >>> stable_id("call_", "hello", 0) == stable_id("call_", "hello", 0) != stable_id("call_", "hello", 1)
     True
     """
+    import hashlib  # on first use: hashlib (and OpenSSL behind it) is not a cost of the import
+
     digest = hashlib.sha256(f"{index}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
     return f"{prefix}{digest[:24]}"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-import logging
 import os
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
@@ -12,6 +10,7 @@ from typing import Any, Final
 import regex
 
 from ._errors import ToolResolutionError
+from ._log import logger
 
 __all__ = [
     "MODEL_NAMESPACES",
@@ -25,7 +24,6 @@ __all__ = [
     "tool_name_of",
 ]
 
-logger = logging.getLogger("toolrepair")
 
 # Separators a model swaps freely: snake, kebab, spaces. Dots, slashes and colons are kept:
 # they mark namespaces, which are resolved separately (NameTable).
@@ -146,6 +144,8 @@ def _similar_names(key: str, pool: list[str], n: int, cutoff: float) -> list[str
     by_key: dict[str, list[str]] = {}
     for c in pool:
         by_key.setdefault(normalize_name(c), []).append(c)
+    import difflib  # on first use: a suggestion is rare, the import is not free
+
     # difflib's own ranking breaks ties arbitrarily; ties here keep the caller's order.
     scored = []
     for order, (other, names) in enumerate(by_key.items()):
@@ -221,7 +221,7 @@ def resolve_tool_names(
         on_unknown(unknown, suggestions)
         return resolved
     for u in unknown:
-        logger.warning("%s", _unknown_sentence(u, suggestions[u]))
+        logger().warning("%s", _unknown_sentence(u, suggestions[u]))
     return resolved
 
 
@@ -362,7 +362,7 @@ def resolve_policy_names(
             suggestions = {u: suggest_names(u, table.names) for u in unknown}
             raise ToolResolutionError(" ".join(problems) + available, unknown=unknown, suggestions=suggestions)
         for problem in problems:
-            logger.warning("%s", problem + available)
+            logger().warning("%s", problem + available)
     return frozenset(resolved)
 
 

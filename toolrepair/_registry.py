@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import inspect
 import json
 import threading
@@ -37,6 +36,8 @@ MAX_UNTRUSTED = 4096
 
 
 def _digest(text: str) -> bytes:
+    import hashlib  # imported on first use, as in _ids and _repeats: not a cost of the import
+
     # surrogatepass: model and tool text may hold lone surrogates; they must hash, not raise.
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
@@ -52,6 +53,8 @@ class _TrustedStream(StreamSalvager):
     def __init__(self, is_untrusted: Callable[[bytes], bool], *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
         self._is_untrusted = is_untrusted
+        import hashlib
+
         self._hash = hashlib.blake2b(digest_size=16)  # the digest of the reply, as `_digest` takes it
         self._tail = ""  # the reply from the end of the released text on
         self._held_events: list[Event] | None = None

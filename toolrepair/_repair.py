@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -12,13 +11,12 @@ from ._args import CompiledSchema, check_nesting, compile_schema, decode_argumen
 from ._callshape import call_parts
 from ._errors import ArgumentError, ToolExecutionError, format_expected
 from ._limits import DEFAULT_LIMITS, Limits
+from ._log import logger
 from ._names import NameTable, suggest_names
 from ._spec import ToolInfo, inspect_tool, iter_tools, schema_for_callable
 from ._types import Repair, RepairEvent, ToolCall
 
 __all__ = ["Entry", "ToolIndex", "coerce_call", "not_found_error", "repair_call"]
-
-logger = logging.getLogger("toolrepair")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +137,7 @@ def coerce_call(
             return Repair(None, not_found_error(written, index), ()), False
     if renamed:
         message = f"Self-repaired tool name {raw_name!r} -> {name!r}"
-        logger.debug(message)
+        logger().debug(message)
         events.append(RepairEvent("name", message, name, raw_name, name))
     events.extend(carried)
     entry = index.entry(name)
@@ -175,7 +173,7 @@ def coerce_call(
             (),
         ), False
     for event in carried:  # logged as the native name repair is, once the call is accepted
-        logger.debug(event.message)
+        logger().debug(event.message)
     return Repair(ToolCall(name, arguments, ident, dialect, span), None, tuple(events)), bool(events)
 
 

@@ -10,9 +10,7 @@ registry's conversation (its lifetime); the next one is answered, without runnin
 
 from __future__ import annotations
 
-import hashlib
 import json
-import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -46,6 +44,8 @@ def call_key(name: str, arguments: Mapping[str, Any]) -> bytes:
     except Exception:  # `default=repr` runs a native value's own __repr__: anything
         text = _fallback(arguments)
     data = (name + "\x00" + text).encode("utf-8", "surrogatepass")
+    import hashlib  # on first use: not a cost of ``import toolrepair``
+
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
@@ -66,6 +66,8 @@ def _fallback(arguments: Mapping[str, Any]) -> str:
         # tells apart more calls than the JSON would (fail open: only a repeat can be missed).
         return "\x01" + repr(arguments)
     except Exception:  # a repr that raises: this call is like no other
+        import secrets
+
         return "\x03" + secrets.token_hex(16)
 
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import datetime as _dt
 import enum
+import functools
 import json
 import math
-import pathlib
-import uuid
 from collections.abc import Callable, Mapping
-from decimal import Decimal
 from typing import Any
 
 from ._safe_text import exact_str, safe_int
@@ -40,7 +37,7 @@ def _readable(value: Any, depth: int = 0) -> Any:
     """A JSON-compatible stand-in for one value; containers are converted recursively."""
     if depth > _MAX_DEPTH:
         return "…"
-    for kinds, convert in _CONVERSIONS:
+    for kinds, convert in _conversions():
         if isinstance(value, kinds):
             return convert(value, depth + 1)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -78,20 +75,29 @@ def _bytes(value: bytes | bytearray | memoryview, depth: int) -> str:
 
 # The first kind a value is an instance of says how it reads (order matters: bool before int,
 # datetime before date); each conversion gets the depth of the values inside.
-_CONVERSIONS: tuple[tuple[type[Any] | tuple[type[Any], ...], Callable[[Any, int], Any]], ...] = (
-    ((type(None), bool), lambda value, depth: value),
-    (str, lambda value, depth: exact_str(value)),
-    (int, lambda value, depth: safe_int(value)),  # past the int-string limit: hex, not a ValueError
-    (float, _float),
-    (Mapping, lambda value, depth: {_key(k): _readable(v, depth) for k, v in value.items()}),
-    ((list, tuple), lambda value, depth: [_readable(v, depth) for v in value]),
-    ((set, frozenset), _set),
-    ((_dt.datetime, _dt.date, _dt.time), lambda value, depth: value.isoformat()),
-    (_dt.timedelta, lambda value, depth: value.total_seconds()),
-    (enum.Enum, lambda value, depth: _readable(value.value, depth)),
-    ((pathlib.PurePath, uuid.UUID, Decimal, complex), lambda value, depth: str(value)),
-    ((bytes, bytearray, memoryview), _bytes),
-)
+@functools.cache
+def _conversions() -> tuple[tuple[type[Any] | tuple[type[Any], ...], Callable[[Any, int], Any]], ...]:
+    """The table, made on the first result: datetime, pathlib, uuid and decimal (and what they
+    import) are a large share of ``import toolrepair`` when imported with it."""
+    import datetime as _dt
+    import pathlib
+    import uuid
+    from decimal import Decimal
+
+    return (
+        ((type(None), bool), lambda value, depth: value),
+        (str, lambda value, depth: exact_str(value)),
+        (int, lambda value, depth: safe_int(value)),  # past the int-string limit: hex, not a ValueError
+        (float, _float),
+        (Mapping, lambda value, depth: {_key(k): _readable(v, depth) for k, v in value.items()}),
+        ((list, tuple), lambda value, depth: [_readable(v, depth) for v in value]),
+        ((set, frozenset), _set),
+        ((_dt.datetime, _dt.date, _dt.time), lambda value, depth: value.isoformat()),
+        (_dt.timedelta, lambda value, depth: value.total_seconds()),
+        (enum.Enum, lambda value, depth: _readable(value.value, depth)),
+        ((pathlib.PurePath, uuid.UUID, Decimal, complex), lambda value, depth: str(value)),
+        ((bytes, bytearray, memoryview), _bytes),
+    )
 
 
 def _key(key: Any) -> str:

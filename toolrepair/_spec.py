@@ -8,11 +8,9 @@ signature and type hints), the signature used for bind checks, and how to call i
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import enum
 import functools
 import inspect
-import pathlib
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -126,7 +124,7 @@ def _type_schema(tp: Any, depth: int = 0) -> dict[str, Any]:
         return special(args, depth)
     if tp is None or tp is type(None):
         return {"type": "null"}
-    scalar = _SCALARS.get(tp)
+    scalar = _scalars().get(tp)
     if scalar is not None:
         return dict(scalar)
     shape = _container_shape(origin or tp)
@@ -159,16 +157,22 @@ _SPECIAL_FORMS: dict[Any, Callable[[tuple[Any, ...], int], dict[str, Any]]] = {
     typing.Union: _union_schema,
     types.UnionType: _union_schema,
 }
+
+
 # Exact types (not subclasses: an IntEnum is an enum, not an integer).
-_SCALARS: dict[Any, dict[str, str]] = {
-    bool: {"type": "boolean"},
-    int: {"type": "integer"},
-    float: {"type": "number"},
-    str: {"type": "string"},
-    bytes: {"type": "string"},
-    _dt.datetime: {"type": "string", "format": "date-time"},
-    _dt.date: {"type": "string", "format": "date"},
-}
+@functools.cache
+def _scalars() -> dict[Any, dict[str, str]]:
+    import datetime as _dt  # on first use: not a cost of ``import toolrepair``
+
+    return {
+        bool: {"type": "boolean"},
+        int: {"type": "integer"},
+        float: {"type": "number"},
+        str: {"type": "string"},
+        bytes: {"type": "string"},
+        _dt.datetime: {"type": "string", "format": "date-time"},
+        _dt.date: {"type": "string", "format": "date"},
+    }
 
 
 def _array_schema(args: tuple[Any, ...], depth: int) -> dict[str, Any]:
@@ -217,6 +221,8 @@ def _class_schema(tp: Any, depth: int) -> dict[str, Any]:
     """A class that is none of the above: a path, an enum, a dataclass, a TypedDict or a model
     with ``model_json_schema`` (pydantic); anything else gives `{}`."""
     if isinstance(tp, type):
+        import pathlib  # on first use: with urllib and ipaddress, a share of the import
+
         if issubclass(tp, pathlib.PurePath):
             return {"type": "string"}
         if issubclass(tp, enum.Enum):

@@ -13,7 +13,6 @@ import re
 import unicodedata
 import warnings
 from collections.abc import Callable, Mapping
-from decimal import Decimal
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
@@ -159,6 +158,8 @@ def _exact_int(value: float) -> Any:
     (the float alone says ...568); ``_MISSING`` when the number written is not an integer."""
     if isinstance(value, SpelledFloat):
         # Finite, so at most 309 integer digits: Decimal reads and converts it in linear time.
+        from decimal import Decimal  # on first use: not a cost of ``import toolrepair``
+
         number = Decimal(value.text)
         return int(number) if number == number.to_integral_value() else _MISSING
     return int(value) if value.is_integer() else _MISSING

@@ -76,7 +76,12 @@ _THINK = (("<think>", "</think>"),)
 def _p(
     name: str, dialects: tuple[str, ...], reasoning: tuple[tuple[str, str], ...] = _THINK, opened: bool = False
 ) -> ModelProfile:
-    return ModelProfile(name, dialects=dialects, reasoning=reasoning, opened=opened)
+    """A built-in profile, taken as written: checking its dialect names here would import every
+    dialect at ``import toolrepair`` (a test checks them against the built-ins instead)."""
+    profile = object.__new__(ModelProfile)
+    for field, value in (("name", name), ("dialects", dialects), ("reasoning", reasoning), ("opened", opened)):
+        object.__setattr__(profile, field, value)
+    return profile
 
 
 # The families' templates and formats as their model cards and chat templates give them.
