@@ -6,7 +6,10 @@ interpreter with it less the interpreter without it (``python -c pass``), so the
 of this machine (its ``.pth`` files) is left out of both sides of the ratio. Byte code is
 written on a first run and read after, as in an installed package.
 
-    python benchmarks/bench_import.py [--repeat 30]
+    python benchmarks/bench_import.py [--repeat 30] [--instructions]
+
+``--instructions`` counts instructions under callgrind instead (where valgrind is installed):
+each import less ``pass``, the same on a busy machine as on a quiet one.
 
 Prints the ratios and ``python -X importtime``'s cumulative microseconds for ``toolrepair``.
 """
@@ -23,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine
+from benchmarks._common import instructions, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = [p for p in sys.path if p.endswith("site-packages")]
@@ -65,10 +68,29 @@ def importtime() -> int:
     return int(match.group(1)) if match else -1
 
 
+def counted() -> None:
+    paths = [str(ROOT), *SITE]
+    for module in ("json", "toolrepair"):  # byte code written first, as in an installed package
+        import_seconds(module)
+    base = instructions("pass", path=paths)
+    if base is None:
+        print("valgrind is not installed: no instruction counts")
+        return
+    cost = {m: (instructions(f"import {m}", path=paths) or base) - base for m in ("json", "toolrepair")}
+    print(f"# start-up in instructions (callgrind, each import less `pass`); {machine()}")
+    for module, count in cost.items():
+        print(f"import {module:<17} {count:>14,}")
+    print(f"import toolrepair / import json: {cost['toolrepair'] / cost['json']:6.1f}x   target <= 5x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--instructions", action="store_true", help="count instructions under callgrind")
     args = parser.parse_args()
+    if args.instructions:
+        counted()
+        return
     imports = ("json", "toolrepair")
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
