@@ -545,17 +545,33 @@ class SalvagePass:
         """After a True ``_covers``: was that code opened inside an accepted call's text?"""
         return self.mask is not None and self.mask.in_call_code()
 
-    def _refuse_in_code(self, s: int, marker_end: int, answer: tuple[Dialect, Found] | None) -> bool:
-        """A call in code stays text. When the code was opened inside an earlier accepted
-        call's own text (a fence line in a JSON string, ``~~~`` in a parameter), the call
-        would run only where the calls are read as opaque: it is refused as ``in-code`` (one
-        rejection, as for any refused candidate: the dialect markers it spans are not read
-        again), the earlier call stands. True when refused. O(1) amortised
-        (``CodeMask.in_call_code``)."""
-        if answer is None or not answer[1].calls or not self._in_call_code():
+    def _refuse_in_code(
+        self, s: int, marker_end: int, answer: tuple[Dialect, Found] | None, final: bool
+    ) -> bool | NeedMore:
+        """A call in code stays text: silently when it is an example shown in code. Refused
+        as ``in-code`` instead (one rejection, as for any refused candidate: the dialect
+        markers it spans are not read again) when it is no clean example:
+
+        * the code was opened inside an earlier accepted call's own text (a fence line in a
+          JSON string, ``~~~`` in a parameter): the call would run only where calls are read
+          as opaque; the earlier call stands. O(1) amortised (``CodeMask.in_call_code``);
+        * the code ends inside the call's own text, its last character in text (a backtick
+          in an argument closing a code span that prose opened): the call straddles code and
+          text, and keeping quiet would lose it with no word. O(its lines) (``reaches``).
+
+        True when refused; NEED_MORE when the second depends on text not yet seen."""
+        if answer is None or not answer[1].calls:
             return False
         dialect, found = answer
         end = max(found.end, marker_end)
+        if not self._in_call_code():
+            mask, scan = self.mask, self.scan
+            assert mask is not None  # `_covers` said code
+            inside = mask.reaches(scan.text, scan.base, end - 1, final)
+            if inside is NEED_MORE:
+                return NEED_MORE
+            if inside:
+                return False
         self._reject(s, end, dialect, "in-code", found.calls[0].name or None)
         self._refused(marker_end, max(end, found.resume or 0))
         return True
@@ -583,7 +599,11 @@ class SalvagePass:
                 self._block(item, pending)
                 return False
             if code:
-                if not self._refuse_in_code(s, marker_end, pending if isinstance(pending, tuple) else None):
+                refused = self._refuse_in_code(s, marker_end, pending if isinstance(pending, tuple) else None, final)
+                if refused is NEED_MORE:
+                    self._block(item, pending)
+                    return False
+                if not refused:
                     self.pos = max(self.pos, s + 1)
                 return True
             checked = True
@@ -603,7 +623,12 @@ class SalvagePass:
                     return False
                 if code:  # text, as a refused marker is: the scan goes on past its start
                     self.settling = False
-                    if not self._refuse_in_code(s, marker_end, (dialect, found) if isinstance(found, Found) else None):
+                    answer = (dialect, found) if isinstance(found, Found) else None
+                    refused = self._refuse_in_code(s, marker_end, answer, final)
+                    if refused is NEED_MORE:
+                        self._block(item, answer or NEED_MORE)
+                        return False
+                    if not refused:
                         self.pos = max(self.pos, s + 1)
                     return True
             if found is NEED_MORE:

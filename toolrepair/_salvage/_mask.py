@@ -539,6 +539,42 @@ class CodeMask:
         stream's mask reads its own copy of the text (``feed``), not ``t``."""
         if self.streaming:
             t, base = self._view()
+        read = self._read_to(t, base, s, final)
+        if read is not None:
+            return read
+        regions = self.regions
+        while regions and regions[0][1] <= s:
+            regions.popleft()
+        if regions and regions[0][0] <= s:
+            self.hit = regions[0][2:]
+            return True
+        return False
+
+    def reaches(self, t: str, base: int, e: int, final: bool) -> bool | NeedMore:
+        """After a True ``covers(s)``: is offset ``e > s`` in code too? Asked of a candidate
+        whose marker is in code: its last character in text means the code ended inside the
+        candidate's own text (a code span closed by a backtick in an argument), which a reader
+        cannot show as an example. Unlike ``covers`` it forgets no region, so the queries
+        after it may again be at offsets before ``e``, and it leaves ``hit`` alone. O(lines
+        read + regions in the candidate)."""
+        if self.streaming:
+            t, base = self._view()
+        hit = self.hit
+        read = self._read_to(t, base, e, final)
+        self.hit = hit
+        if read is not None:
+            return read
+        for start, end, _, _ in self.regions:
+            if start > e:
+                break
+            if end > e:
+                return True
+        return False
+
+    def _read_to(self, t: str, base: int, s: int, final: bool) -> bool | NeedMore | None:
+        """Read the lines that decide offset ``s``: True, False or NEED_MORE when that decides
+        it (no code can start before ``s``, all is code from ``dead`` on, undecided), None when
+        the regions do."""
         if self.trigger == -1:
             self.see(t, base)
         if self.trigger == -1 or self.trigger >= s:
@@ -560,13 +596,7 @@ class CodeMask:
         if 0 <= self.dead <= s:
             self.hit = (self.dead, self.dead)
             return True
-        regions = self.regions
-        while regions and regions[0][1] <= s:
-            regions.popleft()
-        if regions and regions[0][0] <= s:
-            self.hit = regions[0][2:]
-            return True
-        return False
+        return None
 
     def see(self, t: str, base: int) -> None:
         """Look for the first trigger in the text not looked at yet."""
