@@ -211,3 +211,210 @@ def test_openai_agents() -> None:
     assert asyncio.run(Runner.run(agent, "cats?", run_config=repair.run_config())).final_output == "Done."
     answers = [i["output"] for i in model.inputs[-1] if isinstance(i, dict) and i.get("type") == "function_call_output"]
     _check(answers)
+
+
+def _repeat_events(registry: tr.ToolRegistry) -> list[tuple[str, int | None]]:
+    return [(e.tool, e.before) for e in registry.events if e.kind == "repeat"]
+
+
+@pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")  # LiteLLM's own warnings, not ours
+@pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince20")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm.*")
+def test_litellm(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network for the price table
+    litellm = pytest.importorskip("litellm")
+    from toolrepair.integrations.litellm import repair_response
+
+    RAN.clear()
+    registry = tr.ToolRegistry([web_search])
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "cats"}'}}
+        for i in range(TIMES)
+    ]
+    history: list[Any] = [{"role": "user", "content": "cats?"}]
+    answers: list[str] = []
+    for turn in ({"mock_tool_calls": calls, "mock_response": ""}, {"mock_response": "Done."}):
+        reply = repair_response(litellm.completion(model="gpt-4o-mini", messages=history, **turn), registry)
+        message = reply.choices[0].message
+        history.append({"role": "assistant", "content": message.content})
+        for call in message.tool_calls or []:
+            answers.append(
+                registry.run({"name": call.function.name, "arguments": call.function.arguments, "id": call.id}).content
+            )
+    # LiteLLM's shape for a refused call: it leaves tool_calls, its message joins the reply's text.
+    _check([*answers, history[1]["content"]])
+    assert history[-1]["content"] == "Done." and _repeat_events(registry) == [("web_search", 3)]
+
+
+def test_mcp() -> None:
+    mcp = pytest.importorskip("mcp")
+    import pathlib
+    import sys
+
+    from toolrepair.integrations.mcp import tools_from_session
+    from toolrepair.integrations.openai import ERRORS_KEY, repair_chat_message, tool_calls, tool_result_message
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from mcp_server import build_server
+
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "web_search", "arguments": '{"query": "cats"}'}}
+            for i in range(TIMES)
+        ],
+    }
+
+    async def loop(session: Any) -> tuple[tr.ToolRegistry, list[str]]:
+        registry = tr.ToolRegistry(await tools_from_session(session))
+        repaired = repair_chat_message(message, registry)
+        answers = [tool_result_message(await registry.arun(c))["content"] for c in tool_calls(repaired)]
+        # The fourth left tool_calls: it is answered with its ready tool message, never sent on.
+        return registry, answers + [e["tool_message"]["content"] for e in repaired.pop(ERRORS_KEY)]
+
+    async def main() -> tuple[tr.ToolRegistry, list[str]]:
+        if hasattr(mcp, "Client"):
+            async with mcp.Client(build_server()) as client:
+                return await loop(client)
+        from mcp.shared.memory import create_connected_server_and_client_session
+
+        async with create_connected_server_and_client_session(build_server()._mcp_server) as session:
+            return await loop(session)
+
+    registry, answers = asyncio.run(main())
+    # The server ran the call three times (its results), the fourth never reached it.
+    assert answers[:3] == [OK] * 3 and "has already run 3 times" in answers[3] and len(answers) == TIMES
+    assert _repeat_events(registry) == [("web_search", 3)]
+
+
+def test_google_adk() -> None:
+    pytest.importorskip("google.adk")
+    from google.adk.agents import LlmAgent
+    from google.adk.apps import App
+    from google.adk.models import BaseLlm, LlmResponse
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from toolrepair.integrations.google_adk import ToolRepairPlugin
+
+    calls = [
+        types.Part(function_call=types.FunctionCall(id=f"c{i}", name="web_search", args={"query": "cats"}))
+        for i in range(TIMES)
+    ]
+
+    class Scripted(BaseLlm):  # type: ignore[misc]
+        script: list[list[Any]]
+        seen: list[Any] = []
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            self.seen.append(llm_request.contents[-1])
+            yield LlmResponse(content=types.Content(role="model", parts=self.script.pop(0)), turn_complete=True)
+
+    RAN.clear()
+    llm = Scripted(model="scripted", script=[calls, [types.Part(text="Done.")]], seen=[])
+    agent = LlmAgent(name="scripted", model=llm, tools=[web_search])
+    registry = tr.ToolRegistry(agent.tools)
+    runner = InMemoryRunner(app=App(name="t", root_agent=agent, plugins=[ToolRepairPlugin(registry)]))
+
+    async def main() -> list[Any]:
+        session = await runner.session_service.create_session(app_name="t", user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text="go")])
+        events = [e async for e in runner.run_async(user_id="u", session_id=session.id, new_message=message)]
+        await runner.close()
+        return events
+
+    events = asyncio.run(main())
+    answers = {
+        p.function_response.id: p.function_response.response
+        for c in llm.seen
+        for p in c.parts or []
+        if p.function_response is not None
+    }
+    _check([answers[f"c{i}"].get("result") or answers[f"c{i}"]["error"] for i in range(TIMES)])
+    assert events[-1].content.parts[0].text == "Done." and _repeat_events(registry) == [("web_search", 3)]
+
+
+# LlamaIndex's workflow runtime touches pydantic's deprecated attributes: its warnings, not ours.
+@pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecationWarning")
+def test_llamaindex() -> None:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import ToolCallResult
+    from llama_index.core.base.llms.types import ToolCallBlock
+    from llama_index.core.llms import ChatMessage
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.tools import FunctionTool
+
+    from toolrepair.integrations.llamaindex import ToolRepairAgent
+
+    RAN.clear()
+    blocks = [
+        ToolCallBlock(tool_call_id=f"c{i}", tool_name="web_search", tool_kwargs={"query": "cats"}) for i in range(TIMES)
+    ]
+    replies = iter([ChatMessage(role="assistant", blocks=blocks), ChatMessage(role="assistant", content="Done.")])
+    llm = MockFunctionCallingLLM(response_generator=lambda messages, **kwargs: next(replies))
+    registry = tr.ToolRegistry([FunctionTool.from_defaults(web_search)])
+    agent = ToolRepairAgent(tools=[FunctionTool.from_defaults(web_search)], llm=llm, registry=registry, streaming=False)
+
+    async def run() -> tuple[dict[str, Any], str]:
+        handler = agent.run(user_msg="cats?")
+        results = {e.tool_id: e async for e in handler.stream_events() if isinstance(e, ToolCallResult)}
+        return results, str(await handler)
+
+    results, final = asyncio.run(run())
+    _check([str(results[f"c{i}"].tool_output.content) for i in range(TIMES)])
+    assert results["c3"].tool_output.is_error and not results["c0"].tool_output.is_error
+    assert final == "Done." and _repeat_events(registry) == [("web_search", 3)]
+
+
+def test_smolagents() -> None:
+    pytest.importorskip("smolagents")
+    from smolagents import ToolCallingAgent, tool
+    from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole, Model
+
+    from toolrepair.integrations.smolagents import ToolRepairModel
+
+    @tool
+    def web_search(query: str, limit: int = 3) -> str:
+        """Search the web.
+
+        Args:
+            query: what to search for.
+            limit: how many results.
+        """
+        RAN.append(query)
+        return f"{limit} results for {query}"
+
+    def reply(name: str, arguments: dict[str, Any], ident: str) -> Any:
+        call = ChatMessageToolCall(
+            id=ident, type="function", function=ChatMessageToolCallFunction(name=name, arguments=arguments)
+        )
+        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
+
+    class Scripted(Model):  # type: ignore[misc]
+        """A model stuck on one call, step after step, until it gives the answer."""
+
+        def __init__(self) -> None:
+            super().__init__(model_id="scripted")
+            self.script = [reply("web_search", {"query": "cats"}, f"c{i}") for i in range(TIMES)]
+            self.script.append(reply("final_answer", {"answer": "Done."}, "c_end"))
+            self.seen: list[Any] = []
+
+        def generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            self.seen.append(messages)
+            return self.script.pop(0)
+
+    RAN.clear()
+    model = Scripted()
+    # A registry of the agent's tools (final_answer too) lives as long as the agent: the same
+    # call counts across its steps, the stuck loop a model falls into.
+    specs = [
+        tr.ToolSpec("web_search", {"type": "object", "properties": {"query": {"type": "string"}}}),
+        tr.ToolSpec("final_answer", {"type": "object", "properties": {"answer": {}}}),
+    ]
+    repairing = ToolRepairModel(model, tr.ToolRegistry(specs))
+    agent = ToolCallingAgent(tools=[web_search], model=repairing, max_steps=6, verbosity_level=0)
+    assert agent.run("cats?") == "Done."
+    sent = ["\n".join(str(m.content) for m in step[-1:]) for step in model.seen]
+    _check([OK if OK in s else s for s in sent[1:5]])
+    assert _repeat_events(repairing.registry) == [("web_search", 3)]
