@@ -149,12 +149,17 @@ def _loose_arguments(arguments: Any) -> dict[str, Any]:
     return {}
 
 
-def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any]) -> Vetted:
+def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any], *, dispatch: bool = False) -> Vetted:
     """Repair one call and apply the registry's policy (allow, deny, ``before_call``).
 
     Both happen in ``ToolRegistry.repair``, the one place policy lives; this only keeps the
     call's id and the model's own spelling when the answer is a refusal. ``call`` is a
     ``ToolCall`` (a salvaged one keeps its dialect) or ``(name, raw arguments, id)``.
+
+    ``dispatch``: the framework runs the call now, and nothing checks it again before it runs
+    (a dispatch hook, or a reply vetted where no such hook exists). Then the next call with its
+    id is a new one, counted for ``max_repeats`` again; without it, the same id, name and
+    arguments checked again (vetted, then run) are counted once (``ToolRegistry.admit``).
     """
     if isinstance(call, ToolCall):
         repair = registry.repair(call)
@@ -168,13 +173,15 @@ def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any]) -> Vetted
     if repair.call is None:
         assert repair.error is not None
         return Vetted(written, repair.error)
-    repeated = registry.admit(repair.call)  # the framework runs it: count it as a run
+    repeated = registry.admit(repair.call, dispatch=dispatch)  # the framework runs it: count it as a run
     if repeated is not None:
         return Vetted(written, repeated)
     return Vetted(repair.call, None)
 
 
-def vet_text(registry: ToolRegistry, text: str, prefix: str, *, answer_rejected: bool = False) -> VettedText:
+def vet_text(
+    registry: ToolRegistry, text: str, prefix: str, *, answer_rejected: bool = False, dispatch: bool = False
+) -> VettedText:
     """Salvage ``text`` against the registry and vet each call, with ids ``prefix…`` derived
     from the text (the same reply always gives the same ids). ``content`` is stripped.
 
@@ -182,9 +189,12 @@ def vet_text(registry: ToolRegistry, text: str, prefix: str, *, answer_rejected:
     read) is a refused call too, in text order, its text cut from ``content``, so that the
     framework answers it with its corrective message like any refused call and the next model
     turn can fix it; ``rejected`` is then empty. Without it the candidates stay text.
+    ``dispatch`` as for ``vet``.
     """
     result = registry.salvage(text)
-    calls = [vet(registry, replace(c, id=stable_id(prefix, text, i))) for i, c in enumerate(result.calls)]
+    calls = [
+        vet(registry, replace(c, id=stable_id(prefix, text, i)), dispatch=dispatch) for i, c in enumerate(result.calls)
+    ]
     if not (answer_rejected and result.rejected):
         return VettedText(result.content.strip() if calls else text, tuple(calls), result.rejected, result.reasoning)
     content = result.content
@@ -245,13 +255,21 @@ class PendingMessages:
 class VettedStream:
     """``registry.stream()`` with every call it reads vetted (repair and policy, as ``vet``) and
     given a stable id: ``feed``/``close`` return visible text (``str``) and ``Vetted`` calls, in
-    order. Text held by the salvager is held here too; nothing else is buffered."""
+    order. Text held by the salvager is held here too; nothing else is buffered.
 
-    def __init__(self, registry: ToolRegistry, prefix: str) -> None:
+    ``screen_only``: the calls are only hidden (the finished reply is vetted on its own), so
+    they are left out, not vetted: a call is counted for ``max_repeats`` once, not per view.
+    ``dispatch`` as for ``vet``."""
+
+    def __init__(
+        self, registry: ToolRegistry, prefix: str, *, screen_only: bool = False, dispatch: bool = False
+    ) -> None:
         self._registry = registry
         self._salvager = registry.stream()
         self._prefix = prefix
         self._count = 0
+        self._screen_only = screen_only
+        self._dispatch = dispatch
 
     def _vet(self, events: list[Any]) -> list[str | Vetted]:
         out: list[str | Vetted] = []
@@ -260,8 +278,11 @@ class VettedStream:
             if call is None:
                 out.append(event.text)
                 continue
+            if self._screen_only:
+                continue
             key = json.dumps([call.name, call.arguments, call.span], ensure_ascii=False, default=str)
-            out.append(vet(self._registry, replace(call, id=stable_id(self._prefix, key, self._count))))
+            ident = stable_id(self._prefix, key, self._count)
+            out.append(vet(self._registry, replace(call, id=ident), dispatch=self._dispatch))
             self._count += 1
         return out
 

@@ -103,7 +103,7 @@ class ToolRepair:
 
     def screen(self, tools: Iterable[Any]) -> VettedStream:
         """A screen for one streamed text item: visible text out, calls held back."""
-        return VettedStream(self.registry_for(tools), "call_")
+        return VettedStream(self.registry_for(tools), "call_", screen_only=True)
 
 
 def _schema(tool: Any) -> dict[str, Any]:

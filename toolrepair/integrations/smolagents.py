@@ -105,7 +105,10 @@ def _model_class() -> type:
                 **kwargs,
             )
             if message.tool_calls:
-                vetted = [vet(registry, (tc.function.name, tc.function.arguments, tc.id)) for tc in message.tool_calls]
+                vetted = [
+                    vet(registry, (tc.function.name, tc.function.arguments, tc.id), dispatch=True)
+                    for tc in message.tool_calls
+                ]
                 self._refusal = _refusal(vetted)
                 if self._refusal is not None:
                     message.tool_calls = None  # nothing runs; parse_tool_calls reports why
@@ -120,7 +123,8 @@ def _model_class() -> type:
                 raise ValueError(refusal)
             registry = self.registry_for(None)
             text = message.content if isinstance(message.content, str) else ""
-            vetted_text = vet_text(registry, text, "call_", answer_rejected=True)  # refused candidates answered too
+            # Refused candidates answered too; dispatch: smolagents runs what this returns, unchecked.
+            vetted_text = vet_text(registry, text, "call_", answer_rejected=True, dispatch=True)
             if not vetted_text.calls:
                 # No fallback to a parser that reads JSON anywhere: a call inside code or
                 # reasoning must stay text.
@@ -150,7 +154,7 @@ def _model_class() -> type:
         ) -> Iterator[Any]:
             self._last = registry = self.registry_for(tools_to_call_from)
             self._refusal = None
-            screen = VettedStream(registry, "call_")
+            screen = VettedStream(registry, "call_", dispatch=True)
             native: dict[int, dict[str, Any]] = {}
             ready: list[Vetted] = []
             for delta in self.wrapped.generate_stream(
@@ -179,7 +183,7 @@ def _model_class() -> type:
             for index, slot in sorted(native.items()):
                 name, arguments = "".join(slot["name"]), "".join(slot["arguments"])
                 ident = slot["id"] or stable_id("call_", name + arguments, index)
-                ready.append(vet(registry, (name, arguments, ident)))
+                ready.append(vet(registry, (name, arguments, ident), dispatch=True))
             self._refusal = _refusal(ready)
             calls = (
                 []
