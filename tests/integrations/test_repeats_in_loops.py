@@ -605,3 +605,32 @@ def test_text_call_turn_after_turn_pydantic_ai() -> None:
     ]
     _check(answers)
     assert _repeat_events(registry) == [("web_search", 3)]
+
+
+def test_langgraph_tool_node_with_the_wrapper_alone() -> None:
+    """``ToolNode(wrap_tool_call=tool_call_wrapper(registry))``, no message repair: the wrapper
+    is the dispatch, and counts."""
+    pytest.importorskip("langgraph.prebuilt")
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    from toolrepair.integrations.langchain import tool_call_wrapper
+
+    RAN.clear()
+    tools = [tool(web_search)]
+    registry = tr.ToolRegistry(tools)
+    call = {"name": "web_search", "args": {"query": "cats"}}
+    script = iter(
+        [*(AIMessage(content="", tool_calls=[{**call, "id": f"c{i}"}]) for i in range(TIMES)), AIMessage("Done.")]
+    )
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", lambda state: {"messages": [next(script)]})
+    graph.add_node("tools", ToolNode(tools, wrap_tool_call=tool_call_wrapper(registry)))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    messages = graph.compile().invoke({"messages": [HumanMessage("cats?")]})["messages"]
+    _check([str(m.content) for m in messages if isinstance(m, ToolMessage)])
+    assert messages[-1].content == "Done." and _repeat_events(registry) == [("web_search", 3)]
