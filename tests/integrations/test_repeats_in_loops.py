@@ -634,3 +634,38 @@ def test_langgraph_tool_node_with_the_wrapper_alone() -> None:
     messages = graph.compile().invoke({"messages": [HumanMessage("cats?")]})["messages"]
     _check([str(m.content) for m in messages if isinstance(m, ToolMessage)])
     assert messages[-1].content == "Done." and _repeat_events(registry) == [("web_search", 3)]
+
+
+def test_text_call_turn_after_turn_openai_agents() -> None:
+    pytest.importorskip("agents")
+    from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool
+    from openai.types.responses import ResponseOutputMessage
+
+    from toolrepair.integrations.openai_agents import ToolRepair
+
+    def message(text: str) -> ResponseOutputMessage:
+        content = [{"type": "output_text", "text": text, "annotations": []}]
+        return ResponseOutputMessage.model_validate(
+            {"type": "message", "id": "m", "role": "assistant", "status": "completed", "content": content}
+        )
+
+    class Scripted(Model):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.script, self.inputs = iter([TEXT] * TIMES + ["Done."]), []
+
+        async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+            self.inputs.append(input)
+            return ModelResponse(output=[message(next(self.script))], usage=Usage(), response_id=None)
+
+        async def stream_response(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover - not streamed here
+            raise NotImplementedError
+            yield
+
+    RAN.clear()
+    registry = tr.ToolRegistry([web_search])
+    model, repair = Scripted(), ToolRepair(registry)
+    agent = Agent(name="a", model=repair.model(model), tools=[function_tool(web_search)])
+    assert asyncio.run(Runner.run(agent, "cats?", run_config=repair.run_config())).final_output == "Done."
+    answers = [i["output"] for i in model.inputs[-1] if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    _check(answers)
+    assert _repeat_events(registry) == [("web_search", 3)]

@@ -180,7 +180,13 @@ def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any], *, dispat
 
 
 def vet_text(
-    registry: ToolRegistry, text: str, prefix: str, *, answer_rejected: bool = False, dispatch: bool = False
+    registry: ToolRegistry,
+    text: str,
+    prefix: str,
+    *,
+    answer_rejected: bool = False,
+    dispatch: bool = False,
+    id_seed: str = "",
 ) -> VettedText:
     """Salvage ``text`` against the registry and vet each call, with ids ``prefix…`` derived
     from the text (the same reply always gives the same ids). ``content`` is stripped.
@@ -189,11 +195,15 @@ def vet_text(
     read) is a refused call too, in text order, its text cut from ``content``, so that the
     framework answers it with its corrective message like any refused call and the next model
     turn can fix it; ``rejected`` is then empty. Without it the candidates stay text.
-    ``dispatch`` as for ``vet``.
+    ``dispatch`` as for ``vet``. ``id_seed`` goes into the ids with the text: where the
+    framework wants ids unique in its conversation (openai-agents runs a call id once), the
+    position in it, so the same text in a later turn gets ids of its own.
     """
     result = registry.salvage(text)
+    seeded = id_seed + "\x00" + text if id_seed else text  # no seed: the ids as ever
     calls = [
-        vet(registry, replace(c, id=stable_id(prefix, text, i)), dispatch=dispatch) for i, c in enumerate(result.calls)
+        vet(registry, replace(c, id=stable_id(prefix, seeded, i)), dispatch=dispatch)
+        for i, c in enumerate(result.calls)
     ]
     if not (answer_rejected and result.rejected):
         return VettedText(result.content.strip() if calls else text, tuple(calls), result.rejected, result.reasoning)
@@ -203,7 +213,7 @@ def vet_text(
         written = ToolCall(
             rejection.name or "",
             {},
-            stable_id(prefix, text, len(result.calls) + k),
+            stable_id(prefix, seeded, len(result.calls) + k),
             dialect=rejection.dialect,
             span=rejection.span,
         )
