@@ -331,3 +331,14 @@ def test_one_id_checked_again_counts_once_until_it_runs(checks: list[tuple[str, 
         else:
             assert registry.admit(call, dispatch=kind == "dispatch") is None
     assert sum(registry._conversation.count(call_key("web_search", a)) for a in (CAT, DOG)) == counted
+
+
+def test_a_count_given_back() -> None:
+    counter = RepeatCounter()
+    assert counter.admit(b"k", 2) is None and counter.admit(b"k", 2) is None and counter.admit(b"k", 2) == 2
+    counter.release(b"k")
+    assert counter.count(b"k") == 1 and counter.admit(b"k", 2) is None
+    counter.release(b"k")
+    counter.release(b"k")
+    counter.release(b"never")  # nothing to give back: nothing happens
+    assert counter.count(b"k") == 0 and counter.count(b"never") == 0

@@ -389,6 +389,19 @@ class ToolRegistry:
             return error
         return None
 
+    def _withdraw(self, call: ToolCall) -> None:
+        """Give back the count of ``call``, admitted to run but not run after all (a reply its
+        framework refuses whole when one of its calls is refused). O(size of the arguments)."""
+        if self.max_repeats is None:
+            return
+        if call.id is not None:
+            with self._admitted_lock:
+                seen = self._admitted.pop(call.id, None)
+            if seen is not None and seen.error is not None:
+                return  # refused: it was never counted
+        turn = self._current_turn()
+        (self._conversation if turn is None else turn.repeats).release(call_key(call.name, call.arguments))
+
     @staticmethod
     def _invoke(entry: Entry, target: Callable[..., Any], arguments: dict[str, Any]) -> Any:
         info = entry.info

@@ -669,3 +669,59 @@ def test_text_call_turn_after_turn_openai_agents() -> None:
     answers = [i["output"] for i in model.inputs[-1] if isinstance(i, dict) and i.get("type") == "function_call_output"]
     _check(answers)
     assert _repeat_events(registry) == [("web_search", 3)]
+
+
+def test_smolagents_reply_refused_whole_gives_its_counts_back() -> None:
+    """smolagents runs a reply's calls together or not at all: a reply holding a repeat runs
+    none, so none of its calls counts, and the model sending the call once more is not refused."""
+    pytest.importorskip("smolagents")
+    from smolagents import ToolCallingAgent, tool
+    from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole, Model
+
+    from toolrepair.integrations.smolagents import ToolRepairModel
+
+    @tool
+    def web_search(query: str, limit: int = 3) -> str:
+        """Search the web.
+
+        Args:
+            query: what to search for.
+            limit: how many results.
+        """
+        RAN.append(query)
+        return f"{limit} results for {query}"
+
+    def reply(*calls: tuple[str, dict[str, Any]]) -> Any:
+        tool_calls = [
+            ChatMessageToolCall(id=f"c{i}", type="function", function=ChatMessageToolCallFunction(name=n, arguments=a))
+            for i, (n, a) in enumerate(calls)
+        ]
+        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=tool_calls)
+
+    class Scripted(Model):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__(model_id="scripted")
+            self.script = [
+                reply(*[("web_search", {"query": "cats"})] * TIMES),
+                reply(("web_search", {"query": "cats"})),
+                reply(("final_answer", {"answer": "Done."})),
+            ]
+            self.seen: list[Any] = []
+
+        def generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            self.seen.append(messages)
+            return self.script.pop(0)
+
+    RAN.clear()
+    model = Scripted()
+    specs = [
+        tr.ToolSpec("web_search", {"type": "object", "properties": {"query": {"type": "string"}}}),
+        tr.ToolSpec("final_answer", {"type": "object", "properties": {"answer": {}}}),
+    ]
+    agent = ToolCallingAgent(
+        tools=[web_search], model=ToolRepairModel(model, tr.ToolRegistry(specs)), max_steps=4, verbosity_level=0
+    )
+    assert agent.run("cats?") == "Done."
+    refused, ran = (str(step[-1].content) for step in model.seen[1:3])
+    assert "has already run 3 times" in refused and "No call of this reply was run" in refused
+    assert OK in ran and RAN == ["cats"]

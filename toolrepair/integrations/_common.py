@@ -7,7 +7,7 @@ import importlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
@@ -31,6 +31,7 @@ __all__ = [
     "stable_id",
     "vet",
     "vet_text",
+    "withdraw",
 ]
 
 # Distributions behind each extra, for the message of a failed import.
@@ -177,6 +178,15 @@ def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any], *, dispat
     if repeated is not None:
         return Vetted(written, repeated)
     return Vetted(repair.call, None)
+
+
+def withdraw(registry: ToolRegistry, calls: Iterable[Vetted]) -> None:
+    """None of ``calls`` runs after all (a framework that refuses a reply whole when one of its
+    calls is refused): the ones vetted to run give their ``max_repeats`` count back, so the
+    model sending them again is not told they ran."""
+    for vetted in calls:
+        if vetted.error is None:
+            registry._withdraw(vetted.call)
 
 
 def vet_text(

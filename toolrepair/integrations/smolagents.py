@@ -25,7 +25,17 @@ from typing import Any
 
 from .._registry import ToolRegistry
 from .._types import ToolCall, ToolSpec
-from ._common import Vetted, VettedStream, lazy_classes, rejection_message, require, stable_id, vet, vet_text
+from ._common import (
+    Vetted,
+    VettedStream,
+    lazy_classes,
+    rejection_message,
+    require,
+    stable_id,
+    vet,
+    vet_text,
+    withdraw,
+)
 
 # ToolRepairModel is built on first access (module __getattr__, below).
 __all__ = ["ToolRepairModel"]  # noqa: F822
@@ -109,7 +119,7 @@ def _model_class() -> type:
                     vet(registry, (tc.function.name, tc.function.arguments, tc.id), dispatch=True)
                     for tc in message.tool_calls
                 ]
-                self._refusal = _refusal(vetted)
+                self._refusal = _refusal(registry, vetted)
                 if self._refusal is not None:
                     message.tool_calls = None  # nothing runs; parse_tool_calls reports why
                 else:
@@ -136,7 +146,7 @@ def _model_class() -> type:
                 )
             message.content = vetted_text.content
             vetted = list(vetted_text.calls)
-            refusal = _refusal(vetted)
+            refusal = _refusal(registry, vetted)
             if refusal is not None:
                 raise ValueError(refusal)
             message.role = models.MessageRole.ASSISTANT
@@ -184,7 +194,7 @@ def _model_class() -> type:
                 name, arguments = "".join(slot["name"]), "".join(slot["arguments"])
                 ident = slot["id"] or stable_id("call_", name + arguments, index)
                 ready.append(vet(registry, (name, arguments, ident), dispatch=True))
-            self._refusal = _refusal(ready)
+            self._refusal = _refusal(registry, ready)
             calls = (
                 []
                 if self._refusal is not None
@@ -208,11 +218,13 @@ def _model_class() -> type:
     return ToolRepairModel
 
 
-def _refusal(vetted: list[Vetted]) -> str | None:
-    """The corrective text for a reply holding a refused call, or None when all may run."""
+def _refusal(registry: ToolRegistry, vetted: list[Vetted]) -> str | None:
+    """The corrective text for a reply holding a refused call, or None when all may run. Such
+    a reply runs none of its calls: the others' counts are given back (``withdraw``)."""
     refused = [v.message for v in vetted if v.error is not None]
     if not refused:
         return None
+    withdraw(registry, vetted)
     note = " No call of this reply was run: send the ones you still need again." if len(vetted) > 1 else ""
     return "\n".join(refused) + note
 
