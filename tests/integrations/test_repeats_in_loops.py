@@ -1,6 +1,7 @@
 """Repeated calls, in each integration: the same call (name and canonical arguments) past
-``max_repeats`` (default 3) within a turn is not run; the model gets the registry's corrective
-message, which says the call was repeated, and the run goes on.
+``max_repeats`` (default 3) within a turn, or turn after turn with a registry that lives as long
+as the conversation, is not run; the model gets the registry's corrective message, which says
+the call was repeated, and the run goes on.
 
 The registry's repeated-call detection (``ToolRegistry(max_repeats=...)``), seen through each
 framework's own loop.
