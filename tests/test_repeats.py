@@ -305,3 +305,40 @@ def test_call_key_of_arguments_json_cannot_write() -> None:
     registry = tr.ToolRegistry([tr.ToolSpec("t", {"type": "object"}, fn=lambda **kw: "ok")], max_repeats=1)
     assert registry.run({"name": "t", "arguments": {"n": big}}).ok
     assert registry.run({"name": "t", "arguments": {"n": big}}).error.kind == "repeat"
+
+
+# Checks of calls carrying one id, in order: ("vet", arguments) is an integration's reply-time
+# admit, ("dispatch", arguments) a dispatch hook's, ("run", arguments) registry.run. Expected:
+# the number of runs counted after all of them.
+CAT, DOG = {"query": "cats"}, {"query": "dogs"}
+ONE_ID = [
+    ([("vet", CAT), ("run", CAT)], 1),  # vetted, then run: one call
+    ([("vet", CAT), ("vet", CAT), ("dispatch", CAT)], 1),  # the same reply checked again, then dispatched
+    ([("vet", CAT), ("run", CAT), ("vet", CAT), ("run", CAT)], 2),  # the same id next turn: a new call
+    ([("dispatch", CAT), ("vet", CAT)], 2),  # dispatched at once: the next with its id is new
+    ([("run", CAT), ("run", CAT)], 2),  # run twice is two runs
+    ([("vet", CAT), ("vet", DOG)], 2),  # the id reused for other arguments: another call
+]
+
+
+@pytest.mark.parametrize(("checks", "counted"), ONE_ID)
+def test_one_id_checked_again_counts_once_until_it_runs(checks: list[tuple[str, Any]], counted: int) -> None:
+    registry = tr.ToolRegistry([web_search], max_repeats=10)
+    for kind, arguments in checks:
+        call = tr.ToolCall("web_search", arguments, "c1")
+        if kind == "run":
+            assert registry.run(call).ok
+        else:
+            assert registry.admit(call, dispatch=kind == "dispatch") is None
+    assert sum(registry._conversation.count(call_key("web_search", a)) for a in (CAT, DOG)) == counted
+
+
+def test_a_count_given_back() -> None:
+    counter = RepeatCounter()
+    assert counter.admit(b"k", 2) is None and counter.admit(b"k", 2) is None and counter.admit(b"k", 2) == 2
+    counter.release(b"k")
+    assert counter.count(b"k") == 1 and counter.admit(b"k", 2) is None
+    counter.release(b"k")
+    counter.release(b"k")
+    counter.release(b"never")  # nothing to give back: nothing happens
+    assert counter.count(b"k") == 0 and counter.count(b"never") == 0

@@ -9,6 +9,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ._bind import split_positional
@@ -117,6 +118,16 @@ class _Turn:
             self.remaining += 1
 
 
+@dataclass(frozen=True, slots=True)
+class _Admitted:
+    """What ``admit`` decided for one call id: the call's key, the verdict (None: it may run)
+    and whether the call was dispatched (run, or handed to the framework to run now)."""
+
+    key: bytes
+    error: ToolExecutionError | None
+    dispatched: bool
+
+
 class ToolRegistry:
     """Tools by name, with repair, policy, salvage and dispatch around them.
 
@@ -170,8 +181,9 @@ class ToolRegistry:
         # turn, or outside a turn per this registry's conversation; None: no bound.
         self.max_repeats = max_repeats
         self._conversation = RepeatCounter()
-        # Verdicts by call id: a call an integration vets and then runs is counted once.
-        self._admitted: OrderedDict[str, ToolExecutionError | None] = OrderedDict()
+        # Verdicts by call id, with the call's key and whether it was dispatched: a call an
+        # integration vets and then runs is counted once (see `_count_run`).
+        self._admitted: OrderedDict[str, _Admitted] = OrderedDict()
         self._admitted_lock = threading.Lock()
         # Every bound the registry applies (salvage, streaming, argument decoding);
         # `max_input_chars=` overrides the field of the same name.
@@ -324,25 +336,33 @@ class ToolRegistry:
                     expected_parameters=entry.expected,
                 ) from None
         if self.max_repeats is not None:
-            self._count_run(repair.call)
+            self._count_run(repair.call, dispatch=True)
         return repair, entry
 
-    def _count_run(self, call: ToolCall) -> None:
+    def _count_run(self, call: ToolCall, *, dispatch: bool) -> None:
         """Count the run ``call`` is about to make; raise the ``repeat`` answer instead when the
         same call ran ``max_repeats`` times in this turn (outside one: this conversation). A
         worker thread that cannot tell which of several open turns started it counts in a turn
-        of its own, as it gets a budget of its own (see ``turn``). O(size of the arguments)."""
+        of its own, as it gets a budget of its own (see ``turn``). O(size of the arguments).
+
+        A call id admitted before, with the same key and not yet dispatched, is that call
+        checked again (vetted, then run): its verdict again, not counted. Once dispatched, the
+        id names a call that ran: the next one to carry it is a new call, counted afresh (a
+        model writing the same text call turn after turn gets the same derived id each turn)."""
         assert self.max_repeats is not None
+        key = call_key(call.name, call.arguments)
         if call.id is not None:
             with self._admitted_lock:
-                if call.id in self._admitted:  # vetted before: the same verdict, counted once
-                    seen = self._admitted[call.id]
-                    if seen is not None:
-                        raise seen
+                seen = self._admitted.get(call.id)
+                if seen is not None and seen.key == key and not seen.dispatched:
+                    if dispatch:
+                        self._admitted[call.id] = _Admitted(key, seen.error, True)
+                    if seen.error is not None:
+                        raise seen.error
                     return
         turn = self._current_turn()
         counter = self._conversation if turn is None else turn.repeats
-        runs = counter.admit(call_key(call.name, call.arguments), self.max_repeats)
+        runs = counter.admit(key, self.max_repeats)
         error = None
         if runs is not None:
             message = repeat_message(call.name, runs)
@@ -350,24 +370,40 @@ class ToolRegistry:
             error = ToolExecutionError(message, kind="repeat", tool_name=call.name)
         if call.id is not None:
             with self._admitted_lock:
-                self._admitted[call.id] = error
+                self._admitted[call.id] = _Admitted(key, error, dispatch)
+                self._admitted.move_to_end(call.id)
                 while len(self._admitted) > MAX_TRACKED_CALLS:
                     self._admitted.popitem(last=False)
         if error is not None:
             raise error
 
-    def admit(self, call: ToolCall) -> ToolExecutionError | None:
+    def admit(self, call: ToolCall, *, dispatch: bool = False) -> ToolExecutionError | None:
         """Count ``call`` (repaired) as about to run, for an integration whose framework runs
         it: None when it may, else the ``repeat`` answer to send instead (see ``max_repeats``).
-        A call id admitted before gets the same verdict again, so vetting a call and then
-        running it through ``run`` counts it once. O(size of the arguments)."""
+        Checking the same call (id, name and arguments) again before it is dispatched gives the
+        same verdict, so vetting a call and then running it through ``run`` counts it once.
+        ``dispatch=True`` says the framework runs it now, with no later check: the next call
+        carrying its id is a new call. O(size of the arguments)."""
         if self.max_repeats is None:
             return None
         try:
-            self._count_run(call)
+            self._count_run(call, dispatch=dispatch)
         except ToolExecutionError as error:
             return error
         return None
+
+    def _withdraw(self, call: ToolCall) -> None:
+        """Give back the count of ``call``, admitted to run but not run after all (a reply its
+        framework refuses whole when one of its calls is refused). O(size of the arguments)."""
+        if self.max_repeats is None:
+            return
+        if call.id is not None:
+            with self._admitted_lock:
+                seen = self._admitted.pop(call.id, None)
+            if seen is not None and seen.error is not None:
+                return  # refused: it was never counted
+        turn = self._current_turn()
+        (self._conversation if turn is None else turn.repeats).release(call_key(call.name, call.arguments))
 
     @staticmethod
     def _invoke(entry: Entry, target: Callable[..., Any], arguments: dict[str, Any]) -> Any:

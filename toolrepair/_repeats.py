@@ -110,6 +110,15 @@ class RepeatCounter:
                 self._counts.popitem(last=False)
             return None
 
+    def release(self, key: bytes) -> None:
+        """Take back one run of ``key`` that was admitted but never happened. O(1)."""
+        with self._lock:
+            runs = self._counts.get(key, 0)
+            if runs <= 1:
+                self._counts.pop(key, None)
+            else:
+                self._counts[key] = runs - 1
+
     def count(self, key: bytes) -> int:
         """How many times ``key`` ran (0 when never, or forgotten)."""
         with self._lock:

@@ -108,3 +108,16 @@ def test_pending_messages_are_bounded_oldest_first() -> None:
     assert pending.pop("k0") is None and pending.pop("k1") is None
     assert pending.pop(f"k{PendingMessages.LIMIT + 1}") == str(PendingMessages.LIMIT + 1)
     assert pending.pop(None) is None
+
+
+@pytest.mark.parametrize(("screen_only", "calls"), [(True, 0), (False, 1)])
+def test_a_screen_hides_calls_without_counting_them(screen_only: bool, calls: int) -> None:
+    from toolrepair._repeats import call_key
+
+    registry = tr.ToolRegistry([web_search])
+    screen = VettedStream(registry, "call_", screen_only=screen_only)
+    out = screen.feed("Now " + HERMES.format(name="web_search", arguments='{"query": "x"}') + " done.") + screen.close()
+    assert "".join(i for i in out if isinstance(i, str)) == "Now done."
+    # Hidden only, not vetted: the finished reply, vetted on its own, is the one count.
+    assert len(out) - sum(isinstance(i, str) for i in out) == calls
+    assert registry._conversation.count(call_key("web_search", {"query": "x"})) == calls

@@ -7,7 +7,7 @@ import importlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
@@ -31,6 +31,7 @@ __all__ = [
     "stable_id",
     "vet",
     "vet_text",
+    "withdraw",
 ]
 
 # Distributions behind each extra, for the message of a failed import.
@@ -149,12 +150,17 @@ def _loose_arguments(arguments: Any) -> dict[str, Any]:
     return {}
 
 
-def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any]) -> Vetted:
+def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any], *, dispatch: bool = False) -> Vetted:
     """Repair one call and apply the registry's policy (allow, deny, ``before_call``).
 
     Both happen in ``ToolRegistry.repair``, the one place policy lives; this only keeps the
     call's id and the model's own spelling when the answer is a refusal. ``call`` is a
     ``ToolCall`` (a salvaged one keeps its dialect) or ``(name, raw arguments, id)``.
+
+    ``dispatch``: the framework runs the call now, and nothing checks it again before it runs
+    (a dispatch hook, or a reply vetted where no such hook exists). Then the next call with its
+    id is a new one, counted for ``max_repeats`` again; without it, the same id, name and
+    arguments checked again (vetted, then run) are counted once (``ToolRegistry.admit``).
     """
     if isinstance(call, ToolCall):
         repair = registry.repair(call)
@@ -168,13 +174,30 @@ def vet(registry: ToolRegistry, call: ToolCall | tuple[Any, Any, Any]) -> Vetted
     if repair.call is None:
         assert repair.error is not None
         return Vetted(written, repair.error)
-    repeated = registry.admit(repair.call)  # the framework runs it: count it as a run
+    repeated = registry.admit(repair.call, dispatch=dispatch)  # the framework runs it: count it as a run
     if repeated is not None:
         return Vetted(written, repeated)
     return Vetted(repair.call, None)
 
 
-def vet_text(registry: ToolRegistry, text: str, prefix: str, *, answer_rejected: bool = False) -> VettedText:
+def withdraw(registry: ToolRegistry, calls: Iterable[Vetted]) -> None:
+    """None of ``calls`` runs after all (a framework that refuses a reply whole when one of its
+    calls is refused): the ones vetted to run give their ``max_repeats`` count back, so the
+    model sending them again is not told they ran."""
+    for vetted in calls:
+        if vetted.error is None:
+            registry._withdraw(vetted.call)
+
+
+def vet_text(
+    registry: ToolRegistry,
+    text: str,
+    prefix: str,
+    *,
+    answer_rejected: bool = False,
+    dispatch: bool = False,
+    id_seed: str = "",
+) -> VettedText:
     """Salvage ``text`` against the registry and vet each call, with ids ``prefix…`` derived
     from the text (the same reply always gives the same ids). ``content`` is stripped.
 
@@ -182,9 +205,16 @@ def vet_text(registry: ToolRegistry, text: str, prefix: str, *, answer_rejected:
     read) is a refused call too, in text order, its text cut from ``content``, so that the
     framework answers it with its corrective message like any refused call and the next model
     turn can fix it; ``rejected`` is then empty. Without it the candidates stay text.
+    ``dispatch`` as for ``vet``. ``id_seed`` goes into the ids with the text: where the
+    framework wants ids unique in its conversation (openai-agents runs a call id once), the
+    position in it, so the same text in a later turn gets ids of its own.
     """
     result = registry.salvage(text)
-    calls = [vet(registry, replace(c, id=stable_id(prefix, text, i))) for i, c in enumerate(result.calls)]
+    seeded = id_seed + "\x00" + text if id_seed else text  # no seed: the ids as ever
+    calls = [
+        vet(registry, replace(c, id=stable_id(prefix, seeded, i)), dispatch=dispatch)
+        for i, c in enumerate(result.calls)
+    ]
     if not (answer_rejected and result.rejected):
         return VettedText(result.content.strip() if calls else text, tuple(calls), result.rejected, result.reasoning)
     content = result.content
@@ -193,7 +223,7 @@ def vet_text(registry: ToolRegistry, text: str, prefix: str, *, answer_rejected:
         written = ToolCall(
             rejection.name or "",
             {},
-            stable_id(prefix, text, len(result.calls) + k),
+            stable_id(prefix, seeded, len(result.calls) + k),
             dialect=rejection.dialect,
             span=rejection.span,
         )
@@ -245,13 +275,21 @@ class PendingMessages:
 class VettedStream:
     """``registry.stream()`` with every call it reads vetted (repair and policy, as ``vet``) and
     given a stable id: ``feed``/``close`` return visible text (``str``) and ``Vetted`` calls, in
-    order. Text held by the salvager is held here too; nothing else is buffered."""
+    order. Text held by the salvager is held here too; nothing else is buffered.
 
-    def __init__(self, registry: ToolRegistry, prefix: str) -> None:
+    ``screen_only``: the calls are only hidden (the finished reply is vetted on its own), so
+    they are left out, not vetted: a call is counted for ``max_repeats`` once, not per view.
+    ``dispatch`` as for ``vet``."""
+
+    def __init__(
+        self, registry: ToolRegistry, prefix: str, *, screen_only: bool = False, dispatch: bool = False
+    ) -> None:
         self._registry = registry
         self._salvager = registry.stream()
         self._prefix = prefix
         self._count = 0
+        self._screen_only = screen_only
+        self._dispatch = dispatch
 
     def _vet(self, events: list[Any]) -> list[str | Vetted]:
         out: list[str | Vetted] = []
@@ -260,8 +298,11 @@ class VettedStream:
             if call is None:
                 out.append(event.text)
                 continue
+            if self._screen_only:
+                continue
             key = json.dumps([call.name, call.arguments, call.span], ensure_ascii=False, default=str)
-            out.append(vet(self._registry, replace(call, id=stable_id(self._prefix, key, self._count))))
+            ident = stable_id(self._prefix, key, self._count)
+            out.append(vet(self._registry, replace(call, id=ident), dispatch=self._dispatch))
             self._count += 1
         return out
 

@@ -89,7 +89,9 @@ def _plugin_class() -> type:
         def _screen_partial(self, callback_context: Any, llm_response: Any, parts: list[Any]) -> Any:
             # Partial chunks are shown as they come; the final response (not partial) is the one
             # the calls are read from, so a chunk only has to hide what may be call markup.
-            screen = self._screens.setdefault(_invocation(callback_context), VettedStream(self.registry, "call_"))
+            screen = self._screens.setdefault(
+                _invocation(callback_context), VettedStream(self.registry, "call_", screen_only=True)
+            )
             for part in parts:
                 if isinstance(getattr(part, "text", None), str) and not part.thought:
                     part.text = _visible(screen.feed(part.text))
@@ -113,7 +115,7 @@ def _plugin_class() -> type:
                 return {"error": message}
             if tool.name not in self.registry:
                 return None  # not offered: ADK's lookup error reaches on_tool_error_callback
-            vetted = vet(self.registry, ToolCall(tool.name, dict(tool_args), ident))
+            vetted = vet(self.registry, ToolCall(tool.name, dict(tool_args), ident), dispatch=True)
             if vetted.error is not None:
                 return {"error": vetted.message}
             if vetted.call.arguments != tool_args:

@@ -183,10 +183,11 @@ def _prepare(registry: ToolRegistry, request: Any, pending: PendingMessages | No
         message = pending.pop(call.get("id"))
         if message is not None:
             return None, _error_message(call, message)
-    repair = registry.repair({"name": call.get("name") or "", "arguments": call.get("args"), "id": call.get("id")})
-    if repair.call is None:
-        return None, _error_message(call, str(repair.error))
-    fixed = repair.call
+    # The dispatch: the call counts for max_repeats here (once, if the message repair vetted it).
+    vetted = vet(registry, (call.get("name") or "", call.get("args"), call.get("id")), dispatch=True)
+    if vetted.error is not None:
+        return None, _error_message(call, vetted.message)
+    fixed = vetted.call
     if fixed.name == call.get("name") and fixed.arguments == call.get("args") and request.tool is not None:
         return request, None
     overrides: dict[str, Any] = {"tool_call": {**call, "name": fixed.name, "args": fixed.arguments}}

@@ -166,7 +166,11 @@ def _agent_class() -> type:
     async def _call_tool(self: Any, ctx: Any, ev: Any) -> Any:
         message = self._toolrepair_pending.pop(ev.tool_id)
         if message is None:
-            return await workflow.FunctionAgent.call_tool(self, ctx, ev)
+            # The dispatch: counted for max_repeats once with the vetting of the reply.
+            vetted = vet(self._toolrepair_registry, (ev.tool_name, ev.tool_kwargs, ev.tool_id), dispatch=True)
+            if vetted.error is None:
+                return await workflow.FunctionAgent.call_tool(self, ctx, ev)
+            message = vetted.message
         ctx.write_event_to_stream(
             workflow.ToolCall(tool_name=ev.tool_name, tool_kwargs=ev.tool_kwargs, tool_id=ev.tool_id)
         )

@@ -139,7 +139,9 @@ def tool_result_message(outcome: ToolOutcome) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": _require_id(outcome), "content": outcome.content}
 
 
-def repair_response_items(items: Any, registry: ToolRegistry) -> dict[str, Any]:
+def repair_response_items(
+    items: Any, registry: ToolRegistry, *, dispatch: bool = False, id_seed: str = ""
+) -> dict[str, Any]:
     """Responses API output items (or a ``Response``), as dicts, with ``function_call``s repaired.
 
     Returns ``{"output": [...], "toolrepair_errors": [...]}``. Each ``function_call`` keeps its
@@ -149,6 +151,11 @@ def repair_response_items(items: Any, registry: ToolRegistry) -> dict[str, Any]:
     A call that cannot be repaired or that policy refuses stays as written and is listed under
     ``toolrepair_errors`` (``call_id``, ``name``, ``message`` and ``output_item``, the
     ``function_call_output`` that answers it); ``tool_calls`` leaves it out.
+
+    ``dispatch=True``: the calls returned run without another check (an agent runner that
+    dispatches them itself), so for ``max_repeats`` a later call reusing an id is a new call.
+    ``id_seed`` goes into the ids of salvaged calls with their text (say, the turn's position in
+    the conversation), for a runner that runs each call id once in a conversation.
     """
     source = getattr(items, "output", items)
     if isinstance(items, Mapping) and "output" in items:
@@ -156,24 +163,25 @@ def repair_response_items(items: Any, registry: ToolRegistry) -> dict[str, Any]:
     output = [as_dict(item) for item in source]
     errors: list[dict[str, Any]] = []
     if any(item.get("type") == "function_call" for item in output):
-        return {"output": [_repaired_function_call(item, registry, errors) for item in output], ERRORS_KEY: errors}
+        fixed = [_repaired_function_call(item, registry, errors, dispatch) for item in output]
+        return {"output": fixed, ERRORS_KEY: errors}
     result_items: list[dict[str, Any]] = []
     for item in output:
         result_items.append(item)
         if item.get("type") == "message":
             for part in item.get("content") or []:
-                result_items.extend(_salvaged_from_part(part, registry, errors))
+                result_items.extend(_salvaged_from_part(part, registry, errors, dispatch, id_seed))
     return {"output": result_items, ERRORS_KEY: errors}
 
 
 def _repaired_function_call(
-    item: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]]
+    item: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]], dispatch: bool
 ) -> dict[str, Any]:
     """A ``function_call`` item with the offered name and repaired arguments; any other item,
     and a refused call (its error added to ``errors``), as written."""
     if item.get("type") != "function_call":
         return item
-    vetted = vet(registry, (item.get("name"), item.get("arguments"), item.get("call_id")))
+    vetted = vet(registry, (item.get("name"), item.get("arguments"), item.get("call_id")), dispatch=dispatch)
     if vetted.error is not None:
         errors.append(_response_error(vetted))
         return item
@@ -181,7 +189,7 @@ def _repaired_function_call(
 
 
 def _salvaged_from_part(
-    part: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]]
+    part: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]], dispatch: bool, id_seed: str
 ) -> list[dict[str, Any]]:
     """The ``function_call`` items salvaged from an ``output_text`` part, which loses their
     text (refusals go to ``errors``); none for any other part."""
@@ -190,7 +198,7 @@ def _salvaged_from_part(
         return []
     # Refused candidates become refused calls (their error keyed by call_id), so that an agent
     # loop answers a text call to a tool never offered instead of ending on its markup.
-    vetted_text = vet_text(registry, text, "call_", answer_rejected=True)
+    vetted_text = vet_text(registry, text, "call_", answer_rejected=True, dispatch=dispatch, id_seed=id_seed)
     if not vetted_text.calls:
         return []
     part["text"] = vetted_text.content

@@ -84,10 +84,13 @@ class ToolRepair:
         return None
 
     # -- the response --------------------------------------------------------------------------
-    def repair_output(self, output: list[Any], tools: Iterable[Any]) -> list[Any]:
-        """A response's output items, repaired (SDK objects in, SDK objects out)."""
+    def repair_output(self, output: list[Any], tools: Iterable[Any], *, turn: int = 0) -> list[Any]:
+        """A response's output items, repaired (SDK objects in, SDK objects out). ``turn``: the
+        response's position in the run (the input's length), in the ids of calls salvaged from
+        text: the runner runs each call id once, and a model may write the same call again."""
         registry = self.registry_for(tools)
-        fixed = repair_response_items(output, registry)
+        # dispatch: the runner runs the calls with no later check.
+        fixed = repair_response_items(output, registry, dispatch=True, id_seed=str(turn) if turn else "")
         items: list[dict[str, Any]] = fixed["output"]
         for error in fixed[ERRORS_KEY]:
             ident = error.get("call_id")
@@ -103,7 +106,7 @@ class ToolRepair:
 
     def screen(self, tools: Iterable[Any]) -> VettedStream:
         """A screen for one streamed text item: visible text out, calls held back."""
-        return VettedStream(self.registry_for(tools), "call_")
+        return VettedStream(self.registry_for(tools), "call_", screen_only=True)
 
 
 def _schema(tool: Any) -> dict[str, Any]:
@@ -113,6 +116,11 @@ def _schema(tool: Any) -> dict[str, Any]:
         # own validation knows which may be left out.
         schema.pop("required", None)
     return schema
+
+
+def _turn(input: Any) -> int:
+    """A response's position in its run: how many items the model was sent (a str is one)."""
+    return len(input) if isinstance(input, list) else 1
 
 
 def _visible(items: list[str | Vetted]) -> str:
@@ -145,7 +153,7 @@ def _model_class() -> type:
             response = await self.wrapped.get_response(
                 system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs
             )
-            response.output = self.repair.repair_output(list(response.output), tools)
+            response.output = self.repair.repair_output(list(response.output), tools, turn=_turn(input))
             return response
 
         async def stream_response(  # noqa: PLR0917
@@ -178,7 +186,7 @@ def _model_class() -> type:
                             yield last_delta[item_id].model_copy(update={"delta": text})
                     screens.clear()
                     response = event.response.model_copy()
-                    response.output = self.repair.repair_output(list(response.output), tools)
+                    response.output = self.repair.repair_output(list(response.output), tools, turn=_turn(input))
                     yield event.model_copy(update={"response": response})
                 else:
                     yield event

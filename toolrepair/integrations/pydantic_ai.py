@@ -110,7 +110,7 @@ def _capability_class() -> type:
                     if isinstance(event, messages.PartStartEvent) and isinstance(part, messages.TextPart):
                         if registry is None:
                             registry = self.registry_for(_offered(ctx))
-                        screens[event.index] = VettedStream(registry, "call_")
+                        screens[event.index] = VettedStream(registry, "call_", screen_only=True)
                         shown[event.index] = []
                         text = _visible(screens[event.index].feed(part.content))
                         shown[event.index].append(text)
@@ -192,7 +192,7 @@ def _capability_class() -> type:
             refused = self._refused.pop(call.tool_call_id)
             if refused is None:
                 # Arguments the response did not hold when after_model_request saw it.
-                vetted = vet(self.registry_for([tool_def]), (call.tool_name, args, call.tool_call_id))
+                vetted = vet(self.registry_for([tool_def]), (call.tool_name, args, call.tool_call_id), dispatch=True)
                 if vetted.error is None:
                     return vetted.call.arguments
                 refused = f"{'denied' if vetted.error.kind == 'denied' else 'retry'}\x00{vetted.message}"

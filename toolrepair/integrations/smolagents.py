@@ -25,7 +25,17 @@ from typing import Any
 
 from .._registry import ToolRegistry
 from .._types import ToolCall, ToolSpec
-from ._common import Vetted, VettedStream, lazy_classes, rejection_message, require, stable_id, vet, vet_text
+from ._common import (
+    Vetted,
+    VettedStream,
+    lazy_classes,
+    rejection_message,
+    require,
+    stable_id,
+    vet,
+    vet_text,
+    withdraw,
+)
 
 # ToolRepairModel is built on first access (module __getattr__, below).
 __all__ = ["ToolRepairModel"]  # noqa: F822
@@ -105,8 +115,11 @@ def _model_class() -> type:
                 **kwargs,
             )
             if message.tool_calls:
-                vetted = [vet(registry, (tc.function.name, tc.function.arguments, tc.id)) for tc in message.tool_calls]
-                self._refusal = _refusal(vetted)
+                vetted = [
+                    vet(registry, (tc.function.name, tc.function.arguments, tc.id), dispatch=True)
+                    for tc in message.tool_calls
+                ]
+                self._refusal = _refusal(registry, vetted)
                 if self._refusal is not None:
                     message.tool_calls = None  # nothing runs; parse_tool_calls reports why
                 else:
@@ -120,7 +133,8 @@ def _model_class() -> type:
                 raise ValueError(refusal)
             registry = self.registry_for(None)
             text = message.content if isinstance(message.content, str) else ""
-            vetted_text = vet_text(registry, text, "call_", answer_rejected=True)  # refused candidates answered too
+            # Refused candidates answered too; dispatch: smolagents runs what this returns, unchecked.
+            vetted_text = vet_text(registry, text, "call_", answer_rejected=True, dispatch=True)
             if not vetted_text.calls:
                 # No fallback to a parser that reads JSON anywhere: a call inside code or
                 # reasoning must stay text.
@@ -132,7 +146,7 @@ def _model_class() -> type:
                 )
             message.content = vetted_text.content
             vetted = list(vetted_text.calls)
-            refusal = _refusal(vetted)
+            refusal = _refusal(registry, vetted)
             if refusal is not None:
                 raise ValueError(refusal)
             message.role = models.MessageRole.ASSISTANT
@@ -150,7 +164,7 @@ def _model_class() -> type:
         ) -> Iterator[Any]:
             self._last = registry = self.registry_for(tools_to_call_from)
             self._refusal = None
-            screen = VettedStream(registry, "call_")
+            screen = VettedStream(registry, "call_", dispatch=True)
             native: dict[int, dict[str, Any]] = {}
             ready: list[Vetted] = []
             for delta in self.wrapped.generate_stream(
@@ -179,8 +193,8 @@ def _model_class() -> type:
             for index, slot in sorted(native.items()):
                 name, arguments = "".join(slot["name"]), "".join(slot["arguments"])
                 ident = slot["id"] or stable_id("call_", name + arguments, index)
-                ready.append(vet(registry, (name, arguments, ident)))
-            self._refusal = _refusal(ready)
+                ready.append(vet(registry, (name, arguments, ident), dispatch=True))
+            self._refusal = _refusal(registry, ready)
             calls = (
                 []
                 if self._refusal is not None
@@ -204,11 +218,13 @@ def _model_class() -> type:
     return ToolRepairModel
 
 
-def _refusal(vetted: list[Vetted]) -> str | None:
-    """The corrective text for a reply holding a refused call, or None when all may run."""
+def _refusal(registry: ToolRegistry, vetted: list[Vetted]) -> str | None:
+    """The corrective text for a reply holding a refused call, or None when all may run. Such
+    a reply runs none of its calls: the others' counts are given back (``withdraw``)."""
     refused = [v.message for v in vetted if v.error is not None]
     if not refused:
         return None
+    withdraw(registry, vetted)
     note = " No call of this reply was run: send the ones you still need again." if len(vetted) > 1 else ""
     return "\n".join(refused) + note
 
