@@ -39,6 +39,8 @@ from .replies import TOOLS, assemble
         ({"upstream": "http://x", "header_timeout": 0}, "header_timeout"),
         ({"upstream": "http://x", "max_connections": 0}, "max_connections"),
         ({"upstream": "me:pw@host"}, "'\\*\\*\\*@host'"),  # credentials hidden even in this message
+        ({"upstream": "http://x", "reasoning": "hide"}, "reasoning must be one of separate, inline, drop"),
+        ({"upstream": "http://x", "model_profile": "qwen"}, "Unknown model profile 'qwen'"),
     ],
 )
 def test_config_refuses(options: dict[str, Any], message: str) -> None:
@@ -397,3 +399,60 @@ def test_adjacent_text_deltas_merge(deltas: list[dict[str, Any]], merged: list[d
     from toolrepair.proxy._stream import _merge
 
     assert _merge(deltas) == merged
+
+
+# The request's `model` -> the profile it is salvaged under (`_model.PROFILE_BY_MODEL`).
+MODEL_NAMES = [
+    ("qwen3:8b", "qwen3"),
+    ("Qwen/Qwen3-8B", "qwen3"),
+    ("hf.co/unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M", "qwen3"),
+    ("qwen3-coder:30b", "qwen3-coder"),
+    ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3-coder"),
+    ("Qwen3-235B-A22B-Thinking-2507", "qwen3-thinking"),
+    ("qwen3.5:35b", "qwen3.5"),
+    ("deepseek-r1:14b", "deepseek-r1"),
+    ("deepseek-ai/DeepSeek-R1-0528-Qwen3-8B", "deepseek-r1"),  # the more specific row first
+    ("deepseek-v3-0324", "deepseek-v3"),
+    ("openai/gpt-oss-20b", "gpt-oss"),
+    ("gpt-oss:120b", "gpt-oss"),
+    ("google/gemma-4-31b-it", "gemma4"),
+    ("gemma4:e4b", "gemma4"),
+    ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),
+    ("Kimi-K2-Thinking", "kimi-k2-thinking"),
+    ("zai-org/GLM-4.7", "glm-4.7"),
+    ("mistral-small3.2:24b", "mistral"),
+    ("devstral:24b", "mistral"),
+    # no profile: an unknown family, a point release the table does not name, a look-alike
+    ("qwen3.6-plus", None),
+    ("deepseek-v3.1", None),  # thinking mode opens <think>, the other does not: not from a name
+    ("gemma-3-4b-it", None),
+    ("qwen32b", None),
+    ("llama3.1:8b", None),
+    ("m", None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("name", "profile"), MODEL_NAMES)
+def test_the_model_name_picks_the_profile(name: str, profile: str | None) -> None:
+    from toolrepair.proxy._model import profile_for
+
+    picked = profile_for(None, name)
+    assert (picked.name if picked is not None else None) == profile
+
+
+@pytest.mark.parametrize(
+    ("setting", "model", "profile"),
+    [("gpt-oss", "qwen3:8b", "gpt-oss"), ("none", "qwen3:8b", None), (None, 7, None), (None, None, None)],
+)
+def test_the_named_profile_wins_over_the_model_name(setting: str | None, model: Any, profile: str | None) -> None:
+    from toolrepair.proxy._model import profile_for
+
+    picked = profile_for(setting, model)
+    assert (picked.name if picked is not None else None) == profile
+
+
+def test_every_profile_the_table_names_exists() -> None:
+    from toolrepair.proxy._model import PROFILE_BY_MODEL
+
+    assert {name for _, name in PROFILE_BY_MODEL} <= set(tr.MODEL_PROFILES)

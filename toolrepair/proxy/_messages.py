@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._registry import ToolRegistry
+from .._salvage import ModelProfile
 from .._types import ToolCall, ToolSpec
 from ._calls import repair_call
 from ._report import Note, Tally
@@ -57,7 +58,9 @@ def _spec(tool: Any, i: int) -> ToolSpec | None:
 _CHOICES: dict[Any, Choice] = {"auto": "auto", "any": "required", "tool": "named", "none": "none"}
 
 
-def message_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) -> RequestTools:
+def message_tools(
+    body: Mapping[str, Any], profile: Literal["local", "hosted"], model: ModelProfile | None = None
+) -> RequestTools:
     """The Messages request's ``tools`` and ``tool_choice`` (``auto``, ``any``, ``tool``,
     ``none``), read like a chat request's. O(total size of the schemas)."""
     tools = body.get("tools")
@@ -73,7 +76,7 @@ def message_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) 
             "tool_choice must be {'type': 'auto' | 'any' | 'none'} or {'type': 'tool', 'name': ...}", "tool_choice"
         )
     specs = [spec for i, tool in enumerate(tools) if (spec := _spec(tool, i)) is not None]
-    return offered_tools(specs, choice, named if choice == "named" else None, profile)
+    return offered_tools(specs, choice, named if choice == "named" else None, profile, model)
 
 
 # -- the reply -------------------------------------------------------------------------------

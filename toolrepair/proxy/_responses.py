@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._registry import ToolRegistry
+from .._salvage import ModelProfile
 from .._types import ToolCall, ToolSpec
 from ._calls import repair_call
 from ._report import Note, Tally
@@ -54,7 +55,9 @@ def _spec(tool: Any, i: int) -> ToolSpec | None:
     return ToolSpec(name, schema, description if isinstance(description, str) else "")
 
 
-def response_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) -> RequestTools:
+def response_tools(
+    body: Mapping[str, Any], profile: Literal["local", "hosted"], model: ModelProfile | None = None
+) -> RequestTools:
     """The Responses request's function ``tools`` and ``tool_choice``. A ``tool_choice`` that
     forces a hosted tool (or ``allowed_tools``) turns repair off: the proxy cannot tell which
     function calls it allows, so it repairs nothing rather than guess. O(size of the schemas)."""
@@ -77,7 +80,7 @@ def response_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"])
             "tool_choice must be 'auto', 'none', 'required' or {'type': 'function', 'name': ...}", "tool_choice"
         )
     specs = [spec for i, tool in enumerate(tools) if (spec := _spec(tool, i)) is not None]
-    return offered_tools(specs, choice, named, profile)
+    return offered_tools(specs, choice, named, profile, model)
 
 
 # -- the reply -------------------------------------------------------------------------------

@@ -20,9 +20,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .._registry import ToolRegistry
+from .._salvage import ModelProfile
 from ._body import iter_body
 from ._errors import ProxyError
 from ._messages import MessagesStream, corrective_messages, message_tools, repair_message_body
+from ._model import profile_for
 from ._report import Note, Tally
 from ._reprompt import missing_call
 from ._responses import ResponsesStream, corrective_input, repair_response_body, response_tools
@@ -50,7 +52,7 @@ class Shape:
     """What one API's route needs to know of its shape."""
 
     route: str  # the label in logs and metrics
-    tools: Callable[[Mapping[str, Any], Literal["local", "hosted"]], RequestTools]
+    tools: Callable[[Mapping[str, Any], Literal["local", "hosted"], ModelProfile | None], RequestTools]
     whole: Callable[[dict[str, Any], ToolRegistry, Tally], dict[str, Any]]
     stream: Callable[[ToolRegistry, Tally], EventRepair]
     calls: Callable[[dict[str, Any]], int]  # the calls a repaired whole reply carries
@@ -115,7 +117,7 @@ class ShapedRoute:
         content = await proxy._read_body(request)
         # Read off the loop, as chat's: a body the proxy cannot read is a 400, never a 500.
         body = await proxy.offload.run(request_object, content, size=len(content))
-        tools = self.shape.tools(body, proxy.config.profile)
+        tools = self.shape.tools(body, proxy.config.profile, profile_for(proxy.config.model_profile, body.get("model")))
         if tools.registry is None:  # nothing to repair against: the request is forwarded as is
             request.state.tally = Tally()
             return await proxy._relay(
