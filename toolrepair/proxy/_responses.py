@@ -9,6 +9,9 @@ The reply's ``output`` items, in order:
   ``output_text`` parts are salvaged (``TextCalls``) into ``function_call`` items with ``call_``
   ids, placed where they stood: ``message, function_call, message`` (the message after a call
   gets the id ``<id>_<n>``). An emptied part, and a message left with no part, are dropped.
+  Reasoning read from an ``output_text`` part (``<think>`` and the rest) stays in the text as
+  the model wrote it (``--reasoning separate`` and ``inline`` alike: a ``reasoning`` item of its
+  own is not made yet), or is dropped under ``drop``; it is never a source of calls.
 * everything else (``reasoning``, hosted tools' items): passed through, never salvaged from.
 
 A whole response is repaired by running its items through the same ``ResponsesStream`` a
@@ -26,11 +29,12 @@ from typing import Any, Literal
 
 from .._registry import ToolRegistry
 from .._salvage import ModelProfile
-from .._types import ToolCall, ToolSpec
+from .._types import ToolSpec
 from ._calls import repair_call
+from ._config import Reasoning
 from ._report import Note, Tally
 from ._reprompt import answers
-from ._textcalls import TextCalls
+from ._textcalls import Piece, TextCalls, Thought
 from ._tools import EMPTY_SCHEMA, Choice, RequestTools, bad_request, offered_tools
 
 __all__ = ["ResponsesStream", "corrective_input", "repair_response_body", "response_tools"]
@@ -128,11 +132,14 @@ class ResponsesStream:
     []
     """
 
-    __slots__ = ("_items", "_native", "_registry", "_sequence", "calls", "finished", "output", "tally")
+    __slots__ = ("_items", "_native", "_reasoning", "_registry", "_sequence", "calls", "finished", "output", "tally")
 
-    def __init__(self, registry: ToolRegistry, tally: Tally) -> None:
+    def __init__(self, registry: ToolRegistry, tally: Tally, reasoning: Reasoning = "separate") -> None:
         self._registry = registry
         self.tally = tally
+        # No reasoning item is made from the text yet (see the module docstring): what
+        # "separate" would move apart stays where the model wrote it, never cut out and lost.
+        self._reasoning: Reasoning = "inline" if reasoning == "separate" else reasoning
         self._items: dict[Any, _Message | _Call | _Other] = {}  # by the upstream's output_index
         self._native = False
         self._sequence = 0
@@ -269,7 +276,9 @@ class ResponsesStream:
             part = part if isinstance(part, dict) else {}
             if part.get("type") == "output_text" and isinstance(part.get("text", ""), str):
                 state.upstream_part = {**part, "text": ""}
-                state.text = TextCalls(self._registry, self.tally, PREFIX, salvage=not self._native)
+                state.text = TextCalls(
+                    self._registry, self.tally, PREFIX, salvage=not self._native, reasoning=self._reasoning
+                )
                 return self._pieces(state, state.text.feed(part.get("text", "")))
             out = self._open_message(state, [])  # a refusal part: kept in the message open now
             message = self.output[state.out]  # type: ignore[index]
@@ -304,9 +313,11 @@ class ResponsesStream:
             return []  # annotations point into text as the model wrote it: not sent
         return [{**event, "output_index": state.out}]
 
-    def _pieces(self, state: _Message, pieces: list[str | ToolCall]) -> list[dict[str, Any]]:
+    def _pieces(self, state: _Message, pieces: list[Piece]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for piece in pieces:
+            if isinstance(piece, Thought):  # not made under "inline" and "drop", the modes used here
+                raise AssertionError("a Thought on the Responses route")
             if isinstance(piece, str):
                 out = self._open_part(state, out)
                 message = self.output[state.out]  # type: ignore[index]
@@ -412,13 +423,15 @@ def _as_events(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return events
 
 
-def repair_response_body(body: dict[str, Any], registry: ToolRegistry, tally: Tally) -> dict[str, Any]:
+def repair_response_body(
+    body: dict[str, Any], registry: ToolRegistry, tally: Tally, reasoning: Reasoning = "separate"
+) -> dict[str, Any]:
     """A whole ``response`` with its output repaired (see the module docstring); a body that is
     not a response, or whose output is not a list of items, unchanged."""
     output = body.get("output")
     if not isinstance(output, list) or not all(isinstance(item, dict) for item in output):
         return body
-    stream = ResponsesStream(registry, tally)
+    stream = ResponsesStream(registry, tally, reasoning)
     for event in _as_events(output):
         stream.feed(event)
     stream.close()

@@ -22,6 +22,7 @@ from starlette.responses import Response
 from .._registry import ToolRegistry
 from .._salvage import ModelProfile
 from ._body import iter_body
+from ._config import Reasoning
 from ._errors import ProxyError
 from ._messages import MessagesStream, corrective_messages, message_tools, repair_message_body
 from ._model import profile_for
@@ -53,8 +54,8 @@ class Shape:
 
     route: str  # the label in logs and metrics
     tools: Callable[[Mapping[str, Any], Literal["local", "hosted"], ModelProfile | None], RequestTools]
-    whole: Callable[[dict[str, Any], ToolRegistry, Tally], dict[str, Any]]
-    stream: Callable[[ToolRegistry, Tally], EventRepair]
+    whole: Callable[[dict[str, Any], ToolRegistry, Tally, Reasoning], dict[str, Any]]
+    stream: Callable[[ToolRegistry, Tally, Reasoning], EventRepair]
     calls: Callable[[dict[str, Any]], int]  # the calls a repaired whole reply carries
     again: Callable[[dict[str, Any], dict[str, Any], list[Note], str | None], dict[str, Any]]
     error: Callable[[str], dict[str, Any]]  # the stream event that reports a fault
@@ -143,7 +144,7 @@ class ShapedRoute:
             if parsed is None:  # an upstream error, or not a reply: passed through
                 return Response(data, reply.status_code, returned_headers(reply.headers.items()))
             tally = request.state.tally = Tally(reprompts=reprompts)
-            repaired = self.shape.whole(parsed, registry, tally)
+            repaired = self.shape.whole(parsed, registry, tally, self.proxy.config.reasoning)
             missing = missing_call(registry.names) if tools.required and not self.shape.calls(repaired) else None
             if not (tally.notes or missing) or reprompts >= max_reprompts:
                 tally.tool_choice_unmet = missing is not None
@@ -168,7 +169,7 @@ class ShapedRoute:
         tally = request.state.tally = Tally()
         if reply.status_code != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
             return await proxy._relay(request, reply, start, tally, {"x-toolrepair": tally.header()})
-        repair = self.shape.stream(registry, tally)
+        repair = self.shape.stream(registry, tally, proxy.config.reasoning)
         headers = {**returned_headers(reply.headers.items()), **_SSE_HEADERS, "x-toolrepair": "streamed"}
 
         async def close() -> None:
