@@ -456,3 +456,21 @@ def test_every_profile_the_table_names_exists() -> None:
     from toolrepair.proxy._model import PROFILE_BY_MODEL
 
     assert {name for _, name in PROFILE_BY_MODEL} <= set(tr.MODEL_PROFILES)
+
+
+def test_the_documented_table_is_the_code_s() -> None:
+    # docs/proxy.md's table, row by row ("a or b": two rows of the code's), is PROFILE_BY_MODEL.
+    import re
+    from pathlib import Path
+
+    from toolrepair.proxy._model import PROFILE_BY_MODEL
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "proxy.md").read_text()
+    section = doc.split("### Model profiles", 1)[1].split("\n\n| the name holds | profile |\n|---|---|\n", 1)[1]
+    rows = [line.split(" | ") for line in section.split("\n\n", 1)[0].splitlines()]
+    documented = [
+        (tuple(re.findall(r"`([^`]+)`", alternative)), re.findall(r"`([^`]+)`", profile)[0])
+        for holds, profile in ((r[0].strip("| "), r[1]) for r in rows if "anything else" not in r[0])
+        for alternative in holds.split(" or ")
+    ]
+    assert documented == list(PROFILE_BY_MODEL)
