@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._registry import ToolRegistry
-from ..integrations._common import rejection_errors
+from ..integrations._common import joined_reasoning, rejection_errors
 from ._calls import finish_reason, repair_native, repair_salvaged
 from ._config import Reasoning
 from ._reasoning import whole_fields
@@ -50,20 +50,13 @@ def repair_message(
     # channel markup; reasoning goes apart, as the engines send it, after any the upstream sent.
     out = {**message, "content": text or None}
     if thought:
-        out["reasoning_content"] = _joined(message.get("reasoning_content"), thought)
+        out["reasoning_content"] = joined_reasoning(message.get("reasoning_content"), thought)
     salvaged = [
         tc for i, call in enumerate(result.calls) if (tc := repair_salvaged(call, i, registry, tally)) is not None
     ]
     if not salvaged:
         return out, 0
     return {**out, "tool_calls": salvaged}, len(salvaged)
-
-
-def _joined(upstream: Any, salvaged: str) -> str:
-    """The upstream's own reasoning first, then the reasoning read from the content."""
-    if isinstance(upstream, str) and upstream:
-        return upstream + "\n\n" + salvaged
-    return salvaged
 
 
 def repair_completion(

@@ -32,6 +32,7 @@ from typing import Any
 
 from .._registry import ToolRegistry
 from .._salvage import ReasoningDelta, TextDelta, ToolCallReady
+from ..integrations._common import REASONING_SEPARATOR
 from ._calls import finish_reason, repair_native, repair_salvaged
 from ._config import Reasoning
 from ._reasoning import ContentEvents, content_salvager
@@ -298,7 +299,7 @@ class StreamRepair:
     def _reasoned(self, state: _Choice, text: str) -> dict[str, Any]:
         """Reasoning read from the content, sent as ``reasoning_content`` (as whole replies)."""
         if state.reasoned == "upstream":
-            text = "\n\n" + text
+            text = REASONING_SEPARATOR + text
         state.reasoned = "salvaged"
         return {"reasoning_content": text}
 
