@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import sys
 from typing import Any
 
@@ -474,3 +475,66 @@ def test_the_documented_table_is_the_code_s() -> None:
         for alternative in holds.split(" or ")
     ]
     assert documented == list(PROFILE_BY_MODEL)
+
+
+# The app reads the request's `model` for the profile and applies --reasoning (whole reply; the
+# stream's rule is the same code, see test_stream_equivalence.py). (model, --model-profile,
+# --reasoning) -> (content, reasoning_content): the gpt-oss profile knows harmony's reasoning
+# only, so a <think> block is content there.
+APP_REASONING = [
+    (("m", None, "separate"), ("Hi", "a")),
+    (("m", None, "inline"), ("<think>a</think>Hi", None)),
+    (("m", None, "drop"), ("Hi", None)),
+    (("openai/gpt-oss-20b", None, "separate"), ("<think>a</think>Hi", None)),
+    (("openai/gpt-oss-20b", "none", "separate"), ("Hi", "a")),
+    (("m", "gpt-oss", "separate"), ("<think>a</think>Hi", None)),
+]
+
+
+@pytest.mark.parametrize(("given", "expected"), APP_REASONING)
+def test_the_app_picks_the_profile_and_the_reasoning_mode(given: tuple[Any, ...], expected: tuple[Any, ...]) -> None:
+    import httpx
+
+    model, profile, reasoning = given
+    reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "<think>a</think>Hi"}}]}
+    data = json.dumps(reply).encode()
+
+    class Upstream(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, headers={"content-type": "application/json"}, stream=httpx.ByteStream(data))
+
+    upstream = Upstream()
+    app = create_app("http://up/v1", model_profile=profile, reasoning=reasoning, transport=upstream)
+    body = {"model": model, "messages": [], "tools": TOOLS}
+
+    async def post() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://proxy") as client:
+            return await client.post("/v1/chat/completions", json=body)
+
+    message = asyncio.run(post()).json()["choices"][0]["message"]
+    assert (message.get("content"), message.get("reasoning_content")) == expected
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [("m", [("thinking", "a"), ("text", "Hi")]), ("gpt-oss:20b", [("text", "<think>a</think>Hi")])],
+)
+def test_the_messages_route_picks_the_profile_too(model: str, expected: list[tuple[str, str]]) -> None:
+    import httpx
+
+    reply = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "<think>a</think>Hi"}]}
+    data = json.dumps(reply).encode()
+
+    class Upstream(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, headers={"content-type": "application/json"}, stream=httpx.ByteStream(data))
+
+    app = create_app("http://up/v1", transport=Upstream())
+    tools = [{"name": "web_search", "input_schema": {"type": "object", "properties": {}}}]
+
+    async def post() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://proxy") as client:
+            return await client.post("/v1/messages", json={"model": model, "messages": [], "tools": tools})
+
+    blocks = asyncio.run(post()).json()["content"]
+    assert [(b["type"], b.get("thinking", b.get("text"))) for b in blocks] == expected
