@@ -569,18 +569,35 @@ def test_messages_reasoning_in_a_text_block(given: tuple[str, str], expected: li
     assert streamed["stop_reason"] == whole["stop_reason"]
 
 
-@pytest.mark.parametrize(
-    ("mode", "expected"), [("separate", "<think>Plan.</think>Hi"), ("inline", "<think>Plan.</think>Hi"), ("drop", "Hi")]
-)
-def test_responses_reasoning_in_output_text_stays_as_written_or_is_dropped(mode: str, expected: str) -> None:
-    # No reasoning item is made from the text yet: what separate would move apart stays put.
-    text = "<think>Plan.</think>Hi " + _CALLED
+# (output_text's text, --reasoning) -> the items a client sees, whole and streamed alike.
+RESPONSE_REASONING = [
+    (
+        ("<think>Plan.</think>Hi " + _CALLED, "separate"),
+        [("reasoning", "Plan."), ("message", "Hi"), ("function_call", "web_search")],
+    ),
+    (("Hi <think>a</think> there", "separate"), [("message", "Hi"), ("reasoning", "a"), ("message", " there")]),
+    (("<think>a</think><think>b</think>", "separate"), [("reasoning", "a\n\nb")]),
+    (
+        ("<think>Plan.</think>Hi " + _CALLED, "inline"),
+        [("message", "<think>Plan.</think>Hi"), ("function_call", "web_search")],
+    ),
+    (("<think>Plan.</think>Hi " + _CALLED, "drop"), [("message", "Hi"), ("function_call", "web_search")]),
+]
+
+
+def _items(output: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    return [(i["type"], i.get("name") or "".join(p.get("text", "") for p in i.get("content") or ())) for i in output]
+
+
+@pytest.mark.parametrize(("given", "expected"), RESPONSE_REASONING)
+@pytest.mark.parametrize("chunking", ["whole", "char"])
+def test_responses_reasoning_in_output_text(given: tuple[str, str], expected: list[Any], chunking: str) -> None:
+    text, mode = given
     whole = repair_response_body(response(Reply(text)), _registry("responses"), Tally(), mode)  # type: ignore[arg-type]
     repair = ResponsesStream(_registry("responses"), Tally(), mode)  # type: ignore[arg-type]
-    out = [e for event in response_events(Reply(text), "char") for e in repair.feed(event)] + repair.close()
+    out = [e for event in response_events(Reply(text), chunking) for e in repair.feed(event)] + repair.close()
     streamed = openai_assembled(_wire(out))
     assert streamed["output"] == json.loads(json.dumps(whole["output"]))
-    assert [(i["type"], i.get("name") or i["content"][0]["text"]) for i in whole["output"]] == [
-        ("message", expected),
-        ("function_call", "web_search"),
-    ]
+    assert _items(whole["output"]) == expected
+    ids = [i["id"] for i in whole["output"]]
+    assert len(set(ids)) == len(ids)

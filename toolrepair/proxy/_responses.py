@@ -9,9 +9,11 @@ The reply's ``output`` items, in order:
   ``output_text`` parts are salvaged (``TextCalls``) into ``function_call`` items with ``call_``
   ids, placed where they stood: ``message, function_call, message`` (the message after a call
   gets the id ``<id>_<n>``). An emptied part, and a message left with no part, are dropped.
-  Reasoning read from an ``output_text`` part (``<think>`` and the rest) stays in the text as
-  the model wrote it (``--reasoning separate`` and ``inline`` alike: a ``reasoning`` item of its
-  own is not made yet), or is dropped under ``drop``; it is never a source of calls.
+  Reasoning read from an ``output_text`` part (``<think>`` and the rest) is never a source of
+  calls; under ``--reasoning separate`` it becomes a ``reasoning`` item where it stood (its
+  text in one ``reasoning_text`` content part, streamed as ``response.reasoning_text.delta``;
+  the message after it gets the next ``<id>_<n>``), ``inline`` leaves it in the text as written,
+  ``drop`` drops it.
 * everything else (``reasoning``, hosted tools' items): passed through, never salvaged from.
 
 A whole response is repaired by running its items through the same ``ResponsesStream`` a
@@ -29,6 +31,7 @@ from typing import Any, Literal
 
 from .._registry import ToolRegistry
 from .._salvage import ModelProfile
+from .._salvage._base import ReasoningBuilder
 from .._types import ToolSpec
 from ._calls import repair_call
 from ._config import Reasoning
@@ -95,6 +98,7 @@ class _Message:
     out: int | None = None  # the output index of the message open now
     part: int | None = None  # the content index of its output_text part open now
     text: TextCalls | None = None  # the upstream part being read
+    thought: int | None = None  # the output index of the reasoning item read from it, open now
     upstream_part: dict[str, Any] = field(default_factory=dict)
 
 
@@ -137,9 +141,7 @@ class ResponsesStream:
     def __init__(self, registry: ToolRegistry, tally: Tally, reasoning: Reasoning = "separate") -> None:
         self._registry = registry
         self.tally = tally
-        # No reasoning item is made from the text yet (see the module docstring): what
-        # "separate" would move apart stays where the model wrote it, never cut out and lost.
-        self._reasoning: Reasoning = "inline" if reasoning == "separate" else reasoning
+        self._reasoning: Reasoning = reasoning
         self._items: dict[Any, _Message | _Call | _Other] = {}  # by the upstream's output_index
         self._native = False
         self._sequence = 0
@@ -297,7 +299,7 @@ class ResponsesStream:
             return self._pieces(state, state.text.feed(delta)) if isinstance(delta, str) else []
         if kind == "response.content_part.done" and state.text is not None:
             text, state.text = state.text, None
-            return [*self._pieces(state, text.close()), *self._close_part(state)]
+            return [*self._pieces(state, text.close()), *self._close_thought(state), *self._close_part(state)]
         if kind == "response.output_item.done":
             del self._items[index]
             held: list[dict[str, Any]] = []
@@ -305,6 +307,7 @@ class ResponsesStream:
                 text, state.text = state.text, None
                 held.extend(self._pieces(state, text.close()))
                 held.extend(self._close_part(state))
+            held.extend(self._close_thought(state))
             item = event.get("item")
             return [*held, *self._close_message(state, item if isinstance(item, dict) else state.item)]
         if kind in ("response.output_text.done", "response.content_part.done"):
@@ -316,8 +319,10 @@ class ResponsesStream:
     def _pieces(self, state: _Message, pieces: list[Piece]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for piece in pieces:
-            if isinstance(piece, Thought):  # not made under "inline" and "drop", the modes used here
-                raise AssertionError("a Thought on the Responses route")
+            if isinstance(piece, Thought):
+                out.extend(self._think(state, piece.text))
+                continue
+            out.extend(self._close_thought(state))
             if isinstance(piece, str):
                 out = self._open_part(state, out)
                 message = self.output[state.out]  # type: ignore[index]
@@ -349,6 +354,48 @@ class ResponsesStream:
                     )
                 )
         return out
+
+    def _think(self, state: _Message, text: str) -> list[dict[str, Any]]:
+        """Reasoning read from the text: into the reasoning item open now, or a new one after
+        the message so far (closed: what follows is a message of its own, as after a call)."""
+        out = [*self._close_part(state), *self._close_message(state, {"status": "completed"})]
+        if state.thought is None:
+            # The blank line that joins reasoning regions in one string: an item of its own needs none.
+            text = text.removeprefix(ReasoningBuilder.SEPARATOR)
+            state.thought = len(self.output)
+            item: dict[str, Any] = {
+                "type": "reasoning",
+                "id": f"rs_{state.thought}",
+                "summary": [],
+                "content": [{"type": "reasoning_text", "text": ""}],
+                "status": "in_progress",
+            }
+            self.output.append(item)
+            out.append({"type": "response.output_item.added", "output_index": state.thought, "item": _copied(item)})
+        open_item = self.output[state.thought]
+        open_item["content"][0]["text"] += text
+        out.append(
+            {
+                "type": "response.reasoning_text.delta",
+                "item_id": open_item["id"],
+                "output_index": state.thought,
+                "content_index": 0,
+                "delta": text,
+            }
+        )
+        return out
+
+    def _close_thought(self, state: _Message) -> list[dict[str, Any]]:
+        if state.thought is None:
+            return []
+        out, state.thought = state.thought, None
+        item = self.output[out]
+        item["status"] = "completed"
+        common = {"item_id": item["id"], "output_index": out, "content_index": 0}
+        return [
+            {"type": "response.reasoning_text.done", **common, "text": item["content"][0]["text"]},
+            {"type": "response.output_item.done", "output_index": out, "item": _copied(item)},
+        ]
 
     def _open_message(self, state: _Message, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if state.out is None:
@@ -399,6 +446,11 @@ class ResponsesStream:
         message = self.output[out]
         message["status"] = item.get("status") or "completed"
         return [{"type": "response.output_item.done", "output_index": out, "item": dict(message)}]
+
+
+def _copied(item: dict[str, Any]) -> dict[str, Any]:
+    """A reasoning item as sent now: its content parts copied (the item grows after)."""
+    return {**item, "content": [dict(part) for part in item["content"]]}
 
 
 def _as_events(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
