@@ -4,6 +4,7 @@ streaming snippet run as written."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import pathlib
 import re
@@ -12,6 +13,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import toolrepair as tr
 from toolrepair._salvage._base import Found, ReadContext
@@ -180,3 +183,30 @@ def test_end_stable_readers_never_take_in_what_follows_a_call(name: str) -> None
     # python_tag reads on to the next non-space itself (a `;` may follow): nothing to check.
     family = name.partition("_")[0]
     assert checked or name == "python_tag" or not any(c["calls"] for c in CASES if family in c["dialect"])
+
+
+@given(
+    case=st.sampled_from([*CALLS, (None, CALLS[1][1])]),
+    points=st.lists(st.integers(min_value=0, max_value=10_000), max_size=12),
+)
+def test_settled_never_passes_a_call_not_yet_released(case: tuple[str | None, str], points: list[int]) -> None:
+    # `settled`: every call starting before it has been released, and it only grows; without a
+    # profile nothing is settled before close() (a lone close could still change everything).
+    profile, call = case
+    text = "Sure. " + call + TRAIL + call
+    spans = [c.span for c in tr.salvage_text(text, ["get_weather"], model=profile).calls]
+    bounds = sorted({p % (len(text) + 1) for p in points} | {0, len(text)})
+    stream = tr.StreamSalvager(["get_weather"], model=profile)
+    released: list[Any] = []
+    fed = last = 0
+    for a, b in itertools.pairwise(bounds):
+        released += [e.call.span for e in stream.feed(text[a:b]) if isinstance(e, tr.ToolCallReady)]
+        fed = b
+        assert last <= stream.settled <= fed
+        last = stream.settled
+        assert [s for s in spans if s is not None and s[0] < last] == released[
+            : len([s for s in spans if s and s[0] < last])
+        ]
+        assert profile is not None or last == 0
+    released += [e.call.span for e in stream.close() if isinstance(e, tr.ToolCallReady)]
+    assert (stream.settled, released) == (len(text), spans)

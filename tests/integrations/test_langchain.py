@@ -454,3 +454,31 @@ def test_streamed_tokens_never_show_the_markup(lc_registry: tr.ToolRegistry, her
     results = [m for m in final if isinstance(m, ToolMessage)]
     assert [r.content for r in results] == ["2 results for otters"]
     assert final[-1].content == "Otters hold hands."
+
+
+# -- reasoning read from the text ----------------------------------------------------------------
+_CALL_TEXT = '<think>Plan.</think>Sure. <tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>'
+
+
+@pytest.mark.parametrize(("upstream", "expected"), [({}, "Plan."), ({"reasoning_content": "UP"}, "UP\n\nPlan.")])
+def test_reasoning_cut_from_the_content_goes_to_reasoning_content(
+    lc_registry: tr.ToolRegistry, upstream: dict[str, Any], expected: str
+) -> None:
+    fixed = repair_ai_message(AIMessage(content=_CALL_TEXT, additional_kwargs=upstream), lc_registry)
+    assert (fixed.content, fixed.additional_kwargs["reasoning_content"]) == ("Sure.", expected)
+    assert [c["name"] for c in fixed.tool_calls] == ["web_search"]
+
+
+def test_streamed_reasoning_read_from_the_text_goes_to_reasoning_content(lc_registry: tr.ToolRegistry) -> None:
+    from langchain_core.messages import AIMessageChunk
+
+    from toolrepair.integrations.langchain import ScreenedChatModel
+
+    inner = GenericFakeChatModel(messages=iter([AIMessage(content=_CALL_TEXT)]))
+    chunks = list(ScreenedChatModel(inner=inner, registry=lc_registry).stream("hi"))
+    merged = chunks[0]
+    for chunk in chunks[1:]:
+        merged += chunk
+    assert isinstance(merged, AIMessageChunk)
+    assert (merged.content, merged.additional_kwargs.get("reasoning_content")) == ("Sure.", "Plan.")
+    assert [c["name"] for c in merged.tool_calls] == ["web_search"]

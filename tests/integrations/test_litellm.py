@@ -314,3 +314,33 @@ def test_the_proxy_hook_with_a_fixed_registry_and_non_chat_responses() -> None:
     assert out.choices[0].message.tool_calls[0].function.name == "web_search"
     assert asyncio.run(logger.async_post_call_success_hook({}, None, "not a completion")) == "not a completion"
     assert asyncio.run(ToolRepairLogger().async_post_call_success_hook({}, None, response)) is response
+
+
+# -- reasoning read from the text ----------------------------------------------------------------
+_THOUGHT_CALL = '<think>Plan.</think>Sure. <tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>'
+
+
+@pytest.mark.parametrize(("upstream", "expected"), [(None, "Plan."), ("UP", "UP\n\nPlan.")])
+def test_streamed_reasoning_read_from_the_text_goes_to_reasoning_content(upstream: str | None, expected: str) -> None:
+    from litellm.types.utils import Delta, ModelResponseStream, StreamingChoices
+
+    def chunk(delta: Delta, finish: str | None = None) -> ModelResponseStream:
+        return ModelResponseStream(
+            id="chatcmpl-r", model="m", choices=[StreamingChoices(index=0, delta=delta, finish_reason=finish)]
+        )
+
+    pieces = [chunk(Delta(role="assistant", reasoning_content=upstream))] if upstream else []
+    pieces += [chunk(Delta(content=ch)) for ch in _THOUGHT_CALL]
+    pieces.append(chunk(Delta(), "stop"))
+    out = list(repair_stream(pieces, _registry()))
+    deltas = [c.choices[0].delta for c in out]
+    assert "".join(getattr(d, "reasoning_content", None) or "" for d in deltas) == expected
+    assert "".join(d.content or "" for d in deltas) == "Sure."
+    assert [tc.function.name for d in deltas for tc in d.tool_calls or ()] == ["web_search"]
+
+
+def test_whole_reasoning_read_from_the_text_goes_to_reasoning_content() -> None:
+    from toolrepair.integrations.litellm import repaired_message
+
+    fixed = repaired_message({"role": "assistant", "content": _THOUGHT_CALL, "reasoning_content": "UP"}, _registry())
+    assert (fixed["content"], fixed["reasoning_content"]) == ("Sure.", "UP\n\nPlan.")

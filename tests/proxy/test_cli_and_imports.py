@@ -40,6 +40,7 @@ def test_without_the_extra_serve_names_it() -> None:
         (["serve", "--upstream", "u", "--port", "x"], "expected a number"),
         (["serve", "--upstream", "u", "--timeout", "0"], "expected a positive number"),
         (["serve", "--upstream", "u", "--profile", "cloud"], "invalid choice"),
+        (["serve", "--upstream", "u", "--reasoning", "hidden"], "invalid choice"),
     ],
 )
 def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -55,6 +56,12 @@ def test_bad_upstream_url(capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
+def test_an_unknown_model_profile_is_refused_with_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["serve", "--upstream", "http://x/v1", "--model-profile", "qwen"]) == 1
+    err = capsys.readouterr().err
+    assert "Unknown model profile 'qwen'. Did you mean 'qwen3'?" in err
+
+
 def test_defaults_bind_loopback() -> None:
     args = cli.build_parser().parse_args(["serve", "--upstream", "http://x/v1"])
     assert (args.host, args.port, args.profile, args.annotate, args.max_reprompts, args.api_key) == (
@@ -65,6 +72,7 @@ def test_defaults_bind_loopback() -> None:
         0,
         None,
     )
+    assert (args.model_profile, args.reasoning) == (None, "separate")
 
 
 def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,6 +109,10 @@ def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
         "12",
         "--api-key",
         "k",
+        "--model-profile",
+        "gpt-oss",
+        "--reasoning",
+        "inline",
     ]
     assert cli.main(argv) == 0
     assert (ran["host"], ran["port"], ran["access_log"]) == ("0.0.0.0", 9000, False)
@@ -108,7 +120,7 @@ def test_options_reach_the_app_and_uvicorn(monkeypatch: pytest.MonkeyPatch) -> N
     gc.unfreeze()
     assert frozen == [True] and ran["frozen"] > 0
     config = ran["app"].state.config
-    assert (config.max_reply, config.max_line) == (11, 12)
+    assert (config.max_reply, config.max_line, config.model_profile, config.reasoning) == (11, 12, "gpt-oss", "inline")
     assert (config.profile, config.annotate, config.max_reprompts, config.timeout, config.max_body, config.api_key) == (
         "hosted",
         True,

@@ -533,3 +533,71 @@ def test_responses_call_arguments_from_its_events_when_the_done_item_has_none(gi
 
 def test_response_tools_absent() -> None:
     assert response_tools({}, "local").registry is None
+
+
+# -- reasoning read from the text ----------------------------------------------------------------
+_CALLED = '<tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>'
+
+# (a text block's text, --reasoning) -> the blocks a client sees, whole and streamed alike:
+# separate puts the reasoning in a thinking block where it stood, inline leaves it as written.
+MESSAGE_REASONING = [
+    (("<think>Plan.</think>Hi", "separate"), [("thinking", "Plan."), ("text", "Hi")]),
+    (
+        ("<think>a</think>Hi " + _CALLED + " bye <think>b</think>", "separate"),
+        [("thinking", "a"), ("text", "Hi"), ("tool_use", "web_search"), ("text", " bye"), ("thinking", "b")],
+    ),
+    (("x</think>" + _CALLED, "separate"), [("thinking", "x"), ("tool_use", "web_search")]),
+    (("<think>" + _CALLED + "</think>ok", "separate"), [("thinking", _CALLED), ("text", "ok")]),
+    (("<think>Plan.</think>Hi " + _CALLED, "inline"), [("text", "<think>Plan.</think>Hi"), ("tool_use", "web_search")]),
+    (("<think>Plan.</think>Hi " + _CALLED, "drop"), [("text", "Hi"), ("tool_use", "web_search")]),
+]
+
+
+def _blocks(content: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    return [(b["type"], b.get("thinking", b.get("text", b.get("name")))) for b in content]
+
+
+@pytest.mark.parametrize(("given", "expected"), MESSAGE_REASONING)
+@pytest.mark.parametrize("chunking", ["whole", "char"])
+def test_messages_reasoning_in_a_text_block(given: tuple[str, str], expected: list[Any], chunking: str) -> None:
+    text, mode = given
+    whole = repair_message_body(message(Reply(text)), _registry("messages"), Tally(), mode)  # type: ignore[arg-type]
+    repair = MessagesStream(_registry("messages"), Tally(), mode)  # type: ignore[arg-type]
+    out = [e for event in message_events(Reply(text), chunking) for e in repair.feed(event)] + repair.close()
+    streamed = anthropic_assembled(_wire(out))
+    assert _blocks(whole["content"]) == _blocks(streamed["content"]) == expected
+    assert streamed["stop_reason"] == whole["stop_reason"]
+
+
+# (output_text's text, --reasoning) -> the items a client sees, whole and streamed alike.
+RESPONSE_REASONING = [
+    (
+        ("<think>Plan.</think>Hi " + _CALLED, "separate"),
+        [("reasoning", "Plan."), ("message", "Hi"), ("function_call", "web_search")],
+    ),
+    (("Hi <think>a</think> there", "separate"), [("message", "Hi"), ("reasoning", "a"), ("message", " there")]),
+    (("<think>a</think><think>b</think>", "separate"), [("reasoning", "a\n\nb")]),
+    (
+        ("<think>Plan.</think>Hi " + _CALLED, "inline"),
+        [("message", "<think>Plan.</think>Hi"), ("function_call", "web_search")],
+    ),
+    (("<think>Plan.</think>Hi " + _CALLED, "drop"), [("message", "Hi"), ("function_call", "web_search")]),
+]
+
+
+def _items(output: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    return [(i["type"], i.get("name") or "".join(p.get("text", "") for p in i.get("content") or ())) for i in output]
+
+
+@pytest.mark.parametrize(("given", "expected"), RESPONSE_REASONING)
+@pytest.mark.parametrize("chunking", ["whole", "char"])
+def test_responses_reasoning_in_output_text(given: tuple[str, str], expected: list[Any], chunking: str) -> None:
+    text, mode = given
+    whole = repair_response_body(response(Reply(text)), _registry("responses"), Tally(), mode)  # type: ignore[arg-type]
+    repair = ResponsesStream(_registry("responses"), Tally(), mode)  # type: ignore[arg-type]
+    out = [e for event in response_events(Reply(text), chunking) for e in repair.feed(event)] + repair.close()
+    streamed = openai_assembled(_wire(out))
+    assert streamed["output"] == json.loads(json.dumps(whole["output"]))
+    assert _items(whole["output"]) == expected
+    ids = [i["id"] for i in whole["output"]]
+    assert len(set(ids)) == len(ids)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import sys
 from typing import Any
 
@@ -39,6 +40,8 @@ from .replies import TOOLS, assemble
         ({"upstream": "http://x", "header_timeout": 0}, "header_timeout"),
         ({"upstream": "http://x", "max_connections": 0}, "max_connections"),
         ({"upstream": "me:pw@host"}, "'\\*\\*\\*@host'"),  # credentials hidden even in this message
+        ({"upstream": "http://x", "reasoning": "hide"}, "reasoning must be one of separate, inline, drop"),
+        ({"upstream": "http://x", "model_profile": "qwen"}, "Unknown model profile 'qwen'"),
     ],
 )
 def test_config_refuses(options: dict[str, Any], message: str) -> None:
@@ -397,3 +400,141 @@ def test_adjacent_text_deltas_merge(deltas: list[dict[str, Any]], merged: list[d
     from toolrepair.proxy._stream import _merge
 
     assert _merge(deltas) == merged
+
+
+# The request's `model` -> the profile it is salvaged under (`_model.PROFILE_BY_MODEL`).
+MODEL_NAMES = [
+    ("qwen3:8b", "qwen3"),
+    ("Qwen/Qwen3-8B", "qwen3"),
+    ("hf.co/unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M", "qwen3"),
+    ("qwen3-coder:30b", "qwen3-coder"),
+    ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3-coder"),
+    ("Qwen3-235B-A22B-Thinking-2507", "qwen3-thinking"),
+    ("qwen3.5:35b", "qwen3.5"),
+    ("deepseek-r1:14b", "deepseek-r1"),
+    ("deepseek-ai/DeepSeek-R1-0528-Qwen3-8B", "deepseek-r1"),  # the more specific row first
+    ("deepseek-v3-0324", "deepseek-v3"),
+    ("openai/gpt-oss-20b", "gpt-oss"),
+    ("gpt-oss:120b", "gpt-oss"),
+    ("google/gemma-4-31b-it", "gemma4"),
+    ("gemma4:e4b", "gemma4"),
+    ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),
+    ("Kimi-K2-Thinking", "kimi-k2-thinking"),
+    ("zai-org/GLM-4.7", "glm-4.7"),
+    ("mistral-small3.2:24b", "mistral"),
+    ("devstral:24b", "mistral"),
+    # no profile: an unknown family, a point release the table does not name, a look-alike
+    ("qwen3.6-plus", None),
+    ("deepseek-v3.1", None),  # thinking mode opens <think>, the other does not: not from a name
+    ("gemma-3-4b-it", None),
+    ("qwen32b", None),
+    ("llama3.1:8b", None),
+    ("m", None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("name", "profile"), MODEL_NAMES)
+def test_the_model_name_picks_the_profile(name: str, profile: str | None) -> None:
+    from toolrepair.proxy._model import profile_for
+
+    picked = profile_for(None, name)
+    assert (picked.name if picked is not None else None) == profile
+
+
+@pytest.mark.parametrize(
+    ("setting", "model", "profile"),
+    [("gpt-oss", "qwen3:8b", "gpt-oss"), ("none", "qwen3:8b", None), (None, 7, None), (None, None, None)],
+)
+def test_the_named_profile_wins_over_the_model_name(setting: str | None, model: Any, profile: str | None) -> None:
+    from toolrepair.proxy._model import profile_for
+
+    picked = profile_for(setting, model)
+    assert (picked.name if picked is not None else None) == profile
+
+
+def test_every_profile_the_table_names_exists() -> None:
+    from toolrepair.proxy._model import PROFILE_BY_MODEL
+
+    assert {name for _, name in PROFILE_BY_MODEL} <= set(tr.MODEL_PROFILES)
+
+
+def test_the_documented_table_is_the_code_s() -> None:
+    # docs/proxy.md's table, row by row ("a or b": two rows of the code's), is PROFILE_BY_MODEL.
+    import re
+    from pathlib import Path
+
+    from toolrepair.proxy._model import PROFILE_BY_MODEL
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "proxy.md").read_text()
+    section = doc.split("### Model profiles", 1)[1].split("\n\n| the name holds | profile |\n|---|---|\n", 1)[1]
+    rows = [line.split(" | ") for line in section.split("\n\n", 1)[0].splitlines()]
+    documented = [
+        (tuple(re.findall(r"`([^`]+)`", alternative)), re.findall(r"`([^`]+)`", profile)[0])
+        for holds, profile in ((r[0].strip("| "), r[1]) for r in rows if "anything else" not in r[0])
+        for alternative in holds.split(" or ")
+    ]
+    assert documented == list(PROFILE_BY_MODEL)
+
+
+# The app reads the request's `model` for the profile and applies --reasoning (whole reply; the
+# stream's rule is the same code, see test_stream_equivalence.py). (model, --model-profile,
+# --reasoning) -> (content, reasoning_content): the gpt-oss profile knows harmony's reasoning
+# only, so a <think> block is content there.
+APP_REASONING = [
+    (("m", None, "separate"), ("Hi", "a")),
+    (("m", None, "inline"), ("<think>a</think>Hi", None)),
+    (("m", None, "drop"), ("Hi", None)),
+    (("openai/gpt-oss-20b", None, "separate"), ("<think>a</think>Hi", None)),
+    (("openai/gpt-oss-20b", "none", "separate"), ("Hi", "a")),
+    (("m", "gpt-oss", "separate"), ("<think>a</think>Hi", None)),
+]
+
+
+@pytest.mark.parametrize(("given", "expected"), APP_REASONING)
+def test_the_app_picks_the_profile_and_the_reasoning_mode(given: tuple[Any, ...], expected: tuple[Any, ...]) -> None:
+    import httpx
+
+    model, profile, reasoning = given
+    reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "<think>a</think>Hi"}}]}
+    data = json.dumps(reply).encode()
+
+    class Upstream(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, headers={"content-type": "application/json"}, stream=httpx.ByteStream(data))
+
+    upstream = Upstream()
+    app = create_app("http://up/v1", model_profile=profile, reasoning=reasoning, transport=upstream)
+    body = {"model": model, "messages": [], "tools": TOOLS}
+
+    async def post() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://proxy") as client:
+            return await client.post("/v1/chat/completions", json=body)
+
+    message = asyncio.run(post()).json()["choices"][0]["message"]
+    assert (message.get("content"), message.get("reasoning_content")) == expected
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [("m", [("thinking", "a"), ("text", "Hi")]), ("gpt-oss:20b", [("text", "<think>a</think>Hi")])],
+)
+def test_the_messages_route_picks_the_profile_too(model: str, expected: list[tuple[str, str]]) -> None:
+    import httpx
+
+    reply = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "<think>a</think>Hi"}]}
+    data = json.dumps(reply).encode()
+
+    class Upstream(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, headers={"content-type": "application/json"}, stream=httpx.ByteStream(data))
+
+    app = create_app("http://up/v1", transport=Upstream())
+    tools = [{"name": "web_search", "input_schema": {"type": "object", "properties": {}}}]
+
+    async def post() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://proxy") as client:
+            return await client.post("/v1/messages", json={"model": model, "messages": [], "tools": tools})
+
+    blocks = asyncio.run(post()).json()["content"]
+    assert [(b["type"], b.get("thinking", b.get("text"))) for b in blocks] == expected

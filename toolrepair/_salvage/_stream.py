@@ -285,6 +285,22 @@ class StreamSalvager:
         return self._pass.work
 
     @property
+    def settled(self) -> int:
+        """How much of the reply, in characters from its start, is decided for good: every
+        call that starts before this offset has been released as ``ToolCallReady``, and no
+        call released later starts before it. What lets a caller pass the text it was fed on
+        as written (less the calls) as soon as it is certain. 0 while events are held for a
+        lone reasoning close (see the class docstring); the whole reply after ``close()``.
+        O(1)."""
+        if self._closed or self._over:
+            return self._fed
+        if self._held is not None:
+            return 0
+        # Plain text passed by is released up to a marker's possible start (`_prefix`); after
+        # the pass, everything before `_rel` has been handed on, and nothing is held.
+        return self._fed - len(self._prefix) if self._plain else self._rel
+
+    @property
     def entries(self) -> int:
         """How many times ``feed`` and ``close`` entered the pass (plain text does not)."""
         return self._entries

@@ -15,14 +15,18 @@ from typing import Any
 from .._errors import ToolExecutionError
 from .._ids import stable_id  # one rule for ids derived from what a call was read from
 from .._registry import ToolRegistry
+from .._salvage import ReasoningDelta
 from .._types import Rejection, SalvageResult, ToolCall
 
 __all__ = [
+    "REASONING_SEPARATOR",
     "PendingMessages",
+    "Reasoned",
     "Vetted",
     "VettedStream",
     "VettedText",
     "as_dict",
+    "joined_reasoning",
     "lazy_classes",
     "rejection_error",
     "rejection_errors",
@@ -135,6 +139,29 @@ class VettedText:
     calls: tuple[Vetted, ...]
     rejected: tuple[Rejection, ...]
     reasoning: str = ""  # the reply's reasoning regions, once the calls are cut out
+
+
+REASONING_SEPARATOR = "\n\n"  # between the server's reasoning and the one read from the text
+
+
+def joined_reasoning(upstream: Any, salvaged: str) -> str:
+    """A message's reasoning once the reasoning read from its text is cut out of it: the
+    reasoning the server sent apart first (when it is a non-empty str), then the one read from
+    the text, a blank line between; neither is lost.
+
+    >>> joined_reasoning("UP", "read"), joined_reasoning(None, "read")
+    ('UP\\n\\nread', 'read')
+    """
+    if isinstance(upstream, str) and upstream:
+        return f"{upstream}{REASONING_SEPARATOR}{salvaged}" if salvaged else upstream
+    return salvaged
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoned:
+    """Reasoning a stream read from the text (``VettedStream(..., reasoning=True)``)."""
+
+    text: str
 
 
 def _loose_arguments(arguments: Any) -> dict[str, Any]:
@@ -276,6 +303,8 @@ class VettedStream:
     """``registry.stream()`` with every call it reads vetted (repair and policy, as ``vet``) and
     given a stable id: ``feed``/``close`` return visible text (``str``) and ``Vetted`` calls, in
     order. Text held by the salvager is held here too; nothing else is buffered.
+    ``feed_reasoned``/``close_reasoned`` give the reasoning read from the text as ``Reasoned``
+    items, for an integration with a place for it; ``feed``/``close`` as text.
 
     ``screen_only``: the calls are only hidden (the finished reply is vetted on its own), so
     they are left out, not vetted: a call is counted for ``max_repeats`` once, not per view.
@@ -291,12 +320,12 @@ class VettedStream:
         self._screen_only = screen_only
         self._dispatch = dispatch
 
-    def _vet(self, events: list[Any]) -> list[str | Vetted]:
-        out: list[str | Vetted] = []
+    def _vet(self, events: list[Any]) -> list[str | Vetted | Reasoned]:
+        out: list[str | Vetted | Reasoned] = []
         for event in events:
             call = getattr(event, "call", None)
             if call is None:
-                out.append(event.text)
+                out.append(Reasoned(event.text) if isinstance(event, ReasoningDelta) else event.text)
                 continue
             if self._screen_only:
                 continue
@@ -306,8 +335,18 @@ class VettedStream:
             self._count += 1
         return out
 
-    def feed(self, delta: str) -> list[str | Vetted]:
+    def feed_reasoned(self, delta: str) -> list[str | Vetted | Reasoned]:
         return self._vet(self._salvager.feed(delta))
 
-    def close(self) -> list[str | Vetted]:
+    def close_reasoned(self) -> list[str | Vetted | Reasoned]:
         return self._vet(self._salvager.close())
+
+    def feed(self, delta: str) -> list[str | Vetted]:
+        return _as_text(self.feed_reasoned(delta))
+
+    def close(self) -> list[str | Vetted]:
+        return _as_text(self.close_reasoned())
+
+
+def _as_text(items: list[str | Vetted | Reasoned]) -> list[str | Vetted]:
+    return [item.text if isinstance(item, Reasoned) else item for item in items]

@@ -37,7 +37,18 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from .._registry import ToolRegistry
-from ._common import PendingMessages, Vetted, lazy_classes, require, stable_id, vet, vet_text
+from .._salvage import ReasoningDelta
+from ._common import (
+    REASONING_SEPARATOR,
+    PendingMessages,
+    Vetted,
+    joined_reasoning,
+    lazy_classes,
+    require,
+    stable_id,
+    vet,
+    vet_text,
+)
 
 # ToolRepairMiddleware is built on first access (module __getattr__, below).
 __all__ = [  # noqa: F822
@@ -86,9 +97,14 @@ def repair_ai_message(message: Any, registry: ToolRegistry) -> Any:
         if salvaged:
             update["content"] = content
             kwargs = message.additional_kwargs or {}
-            if thought and not kwargs.get("reasoning_content"):
-                # Where LangChain's OpenAI-compatible chat models put a reasoning model's thinking.
-                update["additional_kwargs"] = {**kwargs, "reasoning_content": "\n\n".join(thought)}
+            if thought:
+                # Where LangChain's OpenAI-compatible chat models put a reasoning model's thinking,
+                # after what the server sent there itself.
+                joined = REASONING_SEPARATOR.join(thought)
+                update["additional_kwargs"] = {
+                    **kwargs,
+                    "reasoning_content": joined_reasoning(kwargs.get("reasoning_content"), joined),
+                }
             pending = [(vetted, _json_args(vetted.call.arguments)) for vetted in salvaged]
     if not pending:
         return message
@@ -368,7 +384,9 @@ def _screened_model_class() -> type:
             out: list[Any] = []
             content = chunk.content if isinstance(chunk.content, str) else ""
             events = screen.feed(content) if content else []
-            if chunk.tool_call_chunks or not isinstance(chunk.content, str):
+            # A chunk with calls, blocks or fields of its own (a server's reasoning_content) goes
+            # on, its text taken out: the text comes through the screen.
+            if chunk.tool_call_chunks or chunk.additional_kwargs or not isinstance(chunk.content, str):
                 out.append(chunk.model_copy(update={"content": "" if content else chunk.content}))
             out += self._events(events, chunk, count)
             return out
@@ -377,6 +395,12 @@ def _screened_model_class() -> type:
             out: list[Any] = []
             for event in events:
                 call = getattr(event, "call", None)
+                if isinstance(event, ReasoningDelta):
+                    # Reasoning read from the text: where whole replies put it (chunks merge
+                    # additional_kwargs strings by concatenation).
+                    kwargs = {"reasoning_content": event.text}
+                    out.append(messages.AIMessageChunk(content="", additional_kwargs=kwargs, id=template.id))
+                    continue
                 if call is None:
                     out.append(messages.AIMessageChunk(content=event.text, id=template.id))
                     continue

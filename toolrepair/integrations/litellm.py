@@ -23,7 +23,16 @@ from typing import Any
 
 from .._registry import ToolRegistry
 from .._types import ToolCall, ToolSpec
-from ._common import Vetted, VettedStream, as_dict, lazy_classes, require, vet
+from ._common import (
+    REASONING_SEPARATOR,
+    Reasoned,
+    Vetted,
+    VettedStream,
+    as_dict,
+    lazy_classes,
+    require,
+    vet,
+)
 from .openai import ERRORS_KEY, repair_chat_message
 
 # ToolRepairLogger is built on first access (module __getattr__, below).
@@ -102,8 +111,13 @@ class _StreamRepair:
         self._sent_calls = 0
         self._shown = False
         self._last: Any = None
+        # "upstream": the server sent reasoning_content itself; "salvaged": reasoning read from
+        # the text went out (after the server's, a blank line apart).
+        self._reasoned: str | None = None
 
-    def _chunk(self, template: Any, content: str | None, calls: list[ToolCall], finish: Any) -> Any:
+    def _chunk(
+        self, template: Any, content: str | None, calls: list[ToolCall], finish: Any, reasoning: str | None = None
+    ) -> Any:
         utils = _utils()
         chunk = template.model_copy(deep=True)
         deltas = [
@@ -116,23 +130,45 @@ class _StreamRepair:
             for i, c in enumerate(calls)
         ]
         self._sent_calls += len(calls)
-        chunk.choices[0].delta = utils.Delta(content=content, tool_calls=deltas or None)
+        delta = utils.Delta(content=content, tool_calls=deltas or None)
+        if reasoning:  # where LiteLLM puts a reasoning model's thinking
+            delta.reasoning_content = reasoning
+        chunk.choices[0].delta = delta
         chunk.choices[0].finish_reason = finish
         return chunk
 
-    def _emit(self, template: Any, items: list[str | Vetted], finish: Any = None) -> list[Any]:
+    def _emit(
+        self, template: Any, items: list[str | Vetted | Reasoned], finish: Any = None, upstream: Any = None
+    ) -> list[Any]:
+        """One chunk for what ``items`` release; ``upstream`` is the reasoning the chunk fed
+        carried itself (it goes first, then what was read from the text, as whole replies)."""
         parts: list[str] = []
+        thought: list[str] = []
         for item in items:
-            if isinstance(item, str):
+            if isinstance(item, Reasoned):
+                thought.append(item.text)
+            elif isinstance(item, str):
                 parts.append(item)
             elif item.error is not None:  # a refusal is a line of its own
                 parts.append(("\n" if self._shown or parts else "") + item.message)
         text = "".join(parts)
         self._shown = self._shown or bool(text)
         calls = [i.call for i in items if isinstance(i, Vetted) and i.error is None]
-        if not text and not calls and finish is None:
+        reasoning = self._reasoning(upstream if isinstance(upstream, str) else "", "".join(thought))
+        if not text and not calls and not reasoning and finish is None:
             return []
-        return [self._chunk(template, text or None, calls, finish)]
+        return [self._chunk(template, text or None, calls, finish, reasoning or None)]
+
+    def _reasoning(self, upstream: str, salvaged: str) -> str:
+        """The reasoning to send now: the server's piece, then the piece read from the text, the
+        first of those after some of the server's own a blank line apart (``joined_reasoning``)."""
+        if salvaged and self._reasoned == "upstream":
+            salvaged = REASONING_SEPARATOR + salvaged
+        if upstream and self._reasoned is None:
+            self._reasoned = "upstream"
+        if salvaged:
+            self._reasoned = "salvaged"
+        return upstream + salvaged
 
     def feed(self, chunk: Any) -> list[Any]:
         self._last = chunk
@@ -148,26 +184,27 @@ class _StreamRepair:
             slot["id"] = slot["id"] or data.get("id")
             slot["name"].append(fn.get("name") or "")
             slot["arguments"].append(fn.get("arguments") or "")
-        items = self._text.feed(delta.content) if isinstance(getattr(delta, "content", None), str) else []
+        items = self._text.feed_reasoned(delta.content) if isinstance(getattr(delta, "content", None), str) else []
         finish = choices[0].finish_reason
+        upstream = getattr(delta, "reasoning_content", None)
         if finish is None:
-            return self._emit(chunk, items)
-        return self._finish(chunk, items, finish)
+            return self._emit(chunk, items, upstream=upstream)
+        return self._finish(chunk, items, finish, upstream)
 
-    def _finish(self, template: Any, items: list[str | Vetted], finish: Any) -> list[Any]:
-        items = items + self._text.close()
+    def _finish(self, template: Any, items: list[str | Vetted | Reasoned], finish: Any, upstream: Any) -> list[Any]:
+        items = items + self._text.close_reasoned()
         for slot in self._native.values():
             items.append(vet(self._registry, _joined(slot)))
         self._native = {}
         has_calls = self._sent_calls > 0 or any(isinstance(i, Vetted) and i.error is None for i in items)
-        return self._emit(template, items, _finish(finish, has_calls))
+        return self._emit(template, items, _finish(finish, has_calls), upstream)
 
     def close(self) -> list[Any]:
         """Whatever is still held when a stream ends without a finishing chunk."""
         if self._last is None or not getattr(self._last, "choices", None):
             return []
-        items = self._text.close()
-        native: list[str | Vetted] = [vet(self._registry, _joined(s)) for s in self._native.values()]
+        items = self._text.close_reasoned()
+        native: list[str | Vetted | Reasoned] = [vet(self._registry, _joined(s)) for s in self._native.values()]
         self._native = {}
         return self._emit(self._last, items + native)
 

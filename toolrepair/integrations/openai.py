@@ -21,7 +21,7 @@ from typing import Any
 from .._registry import ToolRegistry
 from .._safe_text import json_text
 from .._types import ToolCall, ToolOutcome
-from ._common import Vetted, as_dict, vet, vet_text
+from ._common import Vetted, as_dict, joined_reasoning, vet, vet_text
 
 __all__ = [
     "function_call_output",
@@ -82,8 +82,8 @@ def _salvage_content(out: dict[str, Any], registry: ToolRegistry, errors: list[d
     errors.extend(_chat_error(v) for v in text.calls if v.error is not None)
     if text.calls:
         out["content"] = text.content or None
-        if text.reasoning and not out.get("reasoning_content"):
-            out["reasoning_content"] = text.reasoning  # where vLLM and SGLang put it
+        if text.reasoning:  # where vLLM and SGLang put it, after what the server sent there
+            out["reasoning_content"] = joined_reasoning(out.get("reasoning_content"), text.reasoning)
         _set_calls(out, "tool_calls", [v.call.to_openai() for v in text.calls])
 
 

@@ -46,13 +46,18 @@ def create_app(
     api_key: str | None = None,
     repair_history: bool = True,
     metrics: bool = False,
+    model_profile: str | None = None,
+    reasoning: Literal["separate", "inline", "drop"] = "separate",
     transport: Any = None,
 ) -> Starlette:
     """The proxy as an ASGI app (run it with any ASGI server, or ``toolrepair serve``).
 
     ``upstream`` is the model server's OpenAI base URL (``http://127.0.0.1:11434/v1``);
     ``transport`` an ``httpx.AsyncBaseTransport`` to reach it by (default: the network);
-    ``metrics`` serves ``GET /metrics`` (and counts through OpenTelemetry when installed).
+    ``metrics`` serves ``GET /metrics`` (and counts through OpenTelemetry when installed);
+    ``model_profile`` names a ``tr.model_profile`` for every request (``"none"``: no profile;
+    None: picked from each request's ``model``); ``reasoning`` is where reasoning read from the
+    content goes: ``"separate"``, ``"inline"`` or ``"drop"`` (see docs/proxy.md).
     """
     config = ProxyConfig(
         upstream,
@@ -69,6 +74,8 @@ def create_app(
         api_key=api_key,
         repair_history=repair_history,
         metrics=metrics,
+        model_profile=model_profile,
+        reasoning=reasoning,
     )
     try:
         from ._app import build_app

@@ -24,9 +24,10 @@ from .._history import pair_history
 from .._registry import ToolRegistry
 from ._body import iter_body, read_body
 from ._complete import repair_completion
-from ._config import ProxyConfig
+from ._config import ProxyConfig, Reasoning
 from ._errors import ProxyError, error_body
 from ._metrics import METRICS_CONTENT_TYPE, Metrics, route_of, time_upstream, upstream_seconds
+from ._model import profile_for
 from ._offload import Offload
 from ._paths import raw_request_path
 from ._ready import readiness
@@ -269,7 +270,8 @@ class _Proxy:
         body = await self.offload.run(request_object, content, size=len(content))
         if self.config.repair_history:
             content = await self.offload.run(_paired_history, body, content, size=len(content))
-        tools = await self.offload.run(request_tools, body, self.config.profile, size=len(content))
+        model = profile_for(self.config.model_profile, body.get("model"))
+        tools = await self.offload.run(request_tools, body, self.config.profile, model, size=len(content))
         if tools.registry is None:  # nothing to repair against: the request is forwarded as is
             request.state.tally = Tally()
             return await self._relay(
@@ -319,7 +321,7 @@ class _Proxy:
             tally = Tally(reprompts=reprompts)
             # Parsing and repairing are linear, but a reply can be megabytes: off the loop.
             whole = (
-                await self.offload.run(repair_whole, data, tools.registry, tally, size=len(data))
+                await self.offload.run(repair_whole, data, tools.registry, tally, self.config.reasoning, size=len(data))
                 if reply.status_code == 200
                 else None
             )
@@ -356,7 +358,7 @@ class _Proxy:
         except ProxyError:
             await reply.aclose()
             raise
-        repair = StreamRepair(tools.registry, tally)
+        repair = StreamRepair(tools.registry, tally, self.config.reasoning)
         request.state.stream = True
         headers = {**returned_headers(reply.headers.items()), **_SSE_HEADERS, "x-toolrepair": "streamed"}
 
@@ -426,7 +428,9 @@ class WholeRepair:
     repaired: dict[str, Any]
 
 
-def repair_whole(data: bytes, registry: ToolRegistry, tally: Tally) -> WholeRepair | None:
+def repair_whole(
+    data: bytes, registry: ToolRegistry, tally: Tally, reasoning: Reasoning = "separate"
+) -> WholeRepair | None:
     """The upstream's reply bytes parsed and repaired (None when they are not a JSON object; a
     502 ProxyError when they are not UTF-8): the whole reply's CPU work, run on a worker thread.
     O(len(data))."""
@@ -439,7 +443,7 @@ def repair_whole(data: bytes, registry: ToolRegistry, tally: Tally) -> WholeRepa
     completion = json_object(text)
     if completion is None:
         return None
-    return WholeRepair(completion, repair_completion(completion, registry, tally))
+    return WholeRepair(completion, repair_completion(completion, registry, tally, reasoning))
 
 
 def _encoded(data: bytes, completion: dict[str, Any], repaired: dict[str, Any]) -> bytes:

@@ -110,6 +110,20 @@ def add_serve_parser(sub: Any) -> None:
     serve.add_argument(
         "--metrics", action="store_true", help="count requests and tool calls; serve them at GET /metrics (Prometheus)"
     )
+    serve.add_argument(
+        "--model-profile",
+        metavar="NAME",
+        default=None,
+        help="the model's profile (a tr.model_profile name, or 'none'); default: picked from each "
+        "request's model name, see docs/proxy.md",
+    )
+    serve.add_argument(
+        "--reasoning",
+        choices=("separate", "inline", "drop"),
+        default="separate",
+        help="reasoning read from the content (<think>...): separate (reasoning_content, thinking "
+        "blocks), inline (left in the content) or drop (default: separate)",
+    )
     serve.set_defaults(handler=_serve)
 
 
@@ -165,6 +179,8 @@ def _serve(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
             api_key=api_key(args, os.environ),
             repair_history=not args.no_repair_history,
             metrics=args.metrics,
+            model_profile=args.model_profile,
+            reasoning=args.reasoning,
         )
         import uvicorn
     except (ImportError, ValueError) as exc:

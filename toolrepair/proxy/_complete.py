@@ -5,20 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 from .._registry import ToolRegistry
-from ..integrations._common import rejection_errors
+from ..integrations._common import joined_reasoning, rejection_errors
 from ._calls import finish_reason, repair_native, repair_salvaged
+from ._config import Reasoning
+from ._reasoning import whole_fields
 from ._report import Note, Tally
 
 __all__ = ["repair_completion", "repair_message"]
 
 
-def repair_message(message: dict[str, Any], registry: ToolRegistry, tally: Tally) -> tuple[dict[str, Any], int]:
+def repair_message(
+    message: dict[str, Any], registry: ToolRegistry, tally: Tally, reasoning: Reasoning = "separate"
+) -> tuple[dict[str, Any], int]:
     """The assistant message repaired, and how many calls it carries now.
 
     Native calls are repaired in place. With none, calls written as text in ``content`` are
     salvaged into ``tool_calls`` and ``content`` keeps the rest (None when nothing is left):
-    reasoning read from the content moves to ``reasoning_content``, chat-channel markup is cut,
-    and a text call that is refused stays in ``content`` as written. O(len(content) + calls).
+    reasoning read from the content moves to ``reasoning_content`` (``reasoning`` "separate";
+    "inline" leaves it in the content as written, "drop" drops it: ``_reasoning``), chat-channel
+    markup is cut, and a text call that is refused stays in ``content`` as written.
+    O(len(content) + calls).
     """
     native = message.get("tool_calls")
     if isinstance(native, list) and native:
@@ -37,13 +43,14 @@ def repair_message(message: dict[str, Any], registry: ToolRegistry, tally: Tally
     result = registry.salvage(content)
     for error in rejection_errors(result, registry, "tool_call_id"):
         tally.refuse(Note(None, error["name"], error["message"]))
-    if not result.calls and not result.reasoning and result.content == content:
+    text, thought = whole_fields(content, result, reasoning)
+    if not result.calls and not thought and text == content:
         return message, 0
     # The stream's rule, so both paths agree: content is the text outside calls, reasoning and
     # channel markup; reasoning goes apart, as the engines send it, after any the upstream sent.
-    out = {**message, "content": result.content or None}
-    if result.reasoning:
-        out["reasoning_content"] = _joined(message.get("reasoning_content"), result.reasoning)
+    out = {**message, "content": text or None}
+    if thought:
+        out["reasoning_content"] = joined_reasoning(message.get("reasoning_content"), thought)
     salvaged = [
         tc for i, call in enumerate(result.calls) if (tc := repair_salvaged(call, i, registry, tally)) is not None
     ]
@@ -52,14 +59,9 @@ def repair_message(message: dict[str, Any], registry: ToolRegistry, tally: Tally
     return {**out, "tool_calls": salvaged}, len(salvaged)
 
 
-def _joined(upstream: Any, salvaged: str) -> str:
-    """The upstream's own reasoning first, then the reasoning read from the content."""
-    if isinstance(upstream, str) and upstream:
-        return upstream + "\n\n" + salvaged
-    return salvaged
-
-
-def repair_completion(body: dict[str, Any], registry: ToolRegistry, tally: Tally) -> dict[str, Any]:
+def repair_completion(
+    body: dict[str, Any], registry: ToolRegistry, tally: Tally, reasoning: Reasoning = "separate"
+) -> dict[str, Any]:
     """A ``chat.completion`` body with every choice's message repaired (others unchanged)."""
     choices = body.get("choices")
     if not isinstance(choices, list):
@@ -70,6 +72,6 @@ def repair_completion(body: dict[str, Any], registry: ToolRegistry, tally: Tally
         if not isinstance(message, dict):
             out.append(choice)
             continue
-        repaired, calls = repair_message(message, registry, tally)
+        repaired, calls = repair_message(message, registry, tally, reasoning)
         out.append({**choice, "message": repaired, "finish_reason": finish_reason(choice.get("finish_reason"), calls)})
     return {**body, "choices": out}

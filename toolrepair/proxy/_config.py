@@ -9,6 +9,9 @@ from urllib.parse import urlsplit
 
 from ._redact import redact_url
 
+Reasoning = Literal["separate", "inline", "drop"]
+REASONING_MODES: tuple[Reasoning, ...] = ("separate", "inline", "drop")
+
 __all__ = [
     "DEFAULT_HEADER_TIMEOUT",
     "DEFAULT_MAX_BODY",
@@ -16,7 +19,9 @@ __all__ = [
     "DEFAULT_MAX_LINE",
     "DEFAULT_MAX_REPLY",
     "DEFAULT_TIMEOUT",
+    "REASONING_MODES",
     "ProxyConfig",
+    "Reasoning",
     "upstream_warning",
 ]
 
@@ -57,6 +62,12 @@ class ProxyConfig:
     api_key: str | None = field(default=None, repr=False)
     repair_history: bool = True  # pair the request history's calls and results (``repair_history``'s rules)
     metrics: bool = False  # count requests and calls; serve them at GET /metrics
+    # A `tr.model_profile` name for every request, "none" for no profile; None: picked from
+    # each request's `model` field (`_model.PROFILE_BY_MODEL`).
+    model_profile: str | None = None
+    # Reasoning read from the content: "separate" (`reasoning_content`, a `thinking` block),
+    # "inline" (left in the content as written) or "drop". The upstream's own passes as sent.
+    reasoning: Reasoning = "separate"
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
@@ -77,6 +88,11 @@ class ProxyConfig:
             raise ValueError("header_timeout must be > 0 seconds and max_connections >= 1")
         if self.api_key == "":
             raise ValueError("api_key must not be empty")
+        if self.reasoning not in REASONING_MODES:
+            raise ValueError(f"reasoning must be one of {', '.join(REASONING_MODES)}, not {self.reasoning!r}")
+        from ._model import profile_named
+
+        profile_named(self.model_profile)  # ValueError naming the profiles for an unknown one
 
 
 _VERSION = re.compile(r"/v\d+[a-z0-9]*(?:/|$)")  # /v1, /v1beta, /api/v1, /openai/v1/

@@ -9,6 +9,10 @@ The reply's content blocks, in order:
   (``TextCalls``) into ``tool_use`` blocks with ``toolu_`` ids, placed where they stood in the
   text: ``text, tool_use, text``. An empty text block is dropped (the API refuses one in a
   history). Text after a native call passes as it is.
+  Reasoning read from a text block (``<think>`` and the other conventions) goes into a
+  ``thinking`` block of its own where it stood (``--reasoning separate``: ``thinking_delta``s,
+  an empty ``signature``, as no model signed it); ``inline`` leaves it in the text as written,
+  ``drop`` drops it (``_reasoning``).
 * everything else (``thinking``, ``redacted_thinking``, server tool blocks): passed through,
   never salvaged from.
 
@@ -26,11 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._registry import ToolRegistry
-from .._types import ToolCall, ToolSpec
+from .._salvage import ModelProfile
+from .._salvage._base import ReasoningBuilder
+from .._types import ToolSpec
 from ._calls import repair_call
+from ._config import Reasoning
 from ._report import Note, Tally
 from ._reprompt import answers
-from ._textcalls import TextCalls
+from ._textcalls import Piece, TextCalls, Thought
 from ._tools import EMPTY_SCHEMA, Choice, RequestTools, bad_request, offered_tools
 
 __all__ = ["MessagesStream", "corrective_messages", "message_tools", "repair_message_body"]
@@ -57,7 +64,9 @@ def _spec(tool: Any, i: int) -> ToolSpec | None:
 _CHOICES: dict[Any, Choice] = {"auto": "auto", "any": "required", "tool": "named", "none": "none"}
 
 
-def message_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) -> RequestTools:
+def message_tools(
+    body: Mapping[str, Any], profile: Literal["local", "hosted"], model: ModelProfile | None = None
+) -> RequestTools:
     """The Messages request's ``tools`` and ``tool_choice`` (``auto``, ``any``, ``tool``,
     ``none``), read like a chat request's. O(total size of the schemas)."""
     tools = body.get("tools")
@@ -73,7 +82,7 @@ def message_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) 
             "tool_choice must be {'type': 'auto' | 'any' | 'none'} or {'type': 'tool', 'name': ...}", "tool_choice"
         )
     specs = [spec for i, tool in enumerate(tools) if (spec := _spec(tool, i)) is not None]
-    return offered_tools(specs, choice, named if choice == "named" else None, profile)
+    return offered_tools(specs, choice, named if choice == "named" else None, profile, model)
 
 
 # -- the reply -------------------------------------------------------------------------------
@@ -82,6 +91,7 @@ class _Text:
     text: TextCalls
     start: dict[str, Any]  # the upstream's block start, its text emptied
     out: int | None = None  # the output index of the text block open now
+    thought: int | None = None  # the output index of the thinking block read from it, open now
 
 
 @dataclass(slots=True)
@@ -119,11 +129,12 @@ class MessagesStream:
     salvager's rule without a model profile); ``close`` releases it in its own block.
     """
 
-    __slots__ = ("_blocks", "_native", "_registry", "blocks", "calls", "finished", "tally")
+    __slots__ = ("_blocks", "_native", "_reasoning", "_registry", "blocks", "calls", "finished", "tally")
 
-    def __init__(self, registry: ToolRegistry, tally: Tally) -> None:
+    def __init__(self, registry: ToolRegistry, tally: Tally, reasoning: Reasoning = "separate") -> None:
         self._registry = registry
         self.tally = tally
+        self._reasoning: Reasoning = reasoning
         self._blocks: dict[Any, _Text | _Tool | _Other] = {}  # by the upstream's index
         self._native = False  # a native tool_use has started: no more salvage
         self.blocks: list[dict[str, Any]] = []  # what was sent, whole, by output index
@@ -166,7 +177,7 @@ class MessagesStream:
             return [event]
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text", ""), str):
-            text = TextCalls(self._registry, self.tally, PREFIX, salvage=not self._native)
+            text = TextCalls(self._registry, self.tally, PREFIX, salvage=not self._native, reasoning=self._reasoning)
             state = self._blocks[index] = _Text(text, {**block, "text": ""})
             return self._pieces(state, text.feed(block.get("text", "")))
         if kind == "tool_use":
@@ -231,7 +242,7 @@ class MessagesStream:
             {"type": "content_block_stop", "index": out},
         ]
 
-    def _pieces(self, state: _Text, pieces: list[str | ToolCall]) -> list[dict[str, Any]]:
+    def _pieces(self, state: _Text, pieces: list[Piece]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for piece in pieces:
             if isinstance(piece, str):
@@ -240,6 +251,8 @@ class MessagesStream:
                 out.append(
                     {"type": "content_block_delta", "index": state.out, "delta": {"type": "text_delta", "text": piece}}
                 )
+            elif isinstance(piece, Thought):
+                out.extend(self._think(state, piece.text))
             else:
                 out.extend(self._close_text(state))
                 out.extend(
@@ -251,7 +264,33 @@ class MessagesStream:
                 )
         return out
 
+    def _think(self, state: _Text, text: str) -> list[dict[str, Any]]:
+        """Reasoning read from the text: into the thinking block open now, or a new one."""
+        out = self._close_text(state)
+        if state.thought is None:
+            # The blank line that joins reasoning regions in one string: a block of its own needs none.
+            text = text.removeprefix(ReasoningBuilder.SEPARATOR)
+            state.thought = len(self.blocks)
+            self.blocks.append({"type": "thinking", "thinking": "", "signature": ""})
+            out.append(
+                {
+                    "type": "content_block_start",
+                    "index": state.thought,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                }
+            )
+        self.blocks[state.thought]["thinking"] += text
+        out.append(
+            {
+                "type": "content_block_delta",
+                "index": state.thought,
+                "delta": {"type": "thinking_delta", "thinking": text},
+            }
+        )
+        return out
+
     def _open(self, state: _Text, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out.extend(self._close_thought(state))
         if state.out is None:
             state.out = len(self.blocks)
             self.blocks.append(dict(state.start))
@@ -259,9 +298,16 @@ class MessagesStream:
         return out
 
     def _close_text(self, state: _Text) -> list[dict[str, Any]]:
+        """The block open now, text or thinking (one at most), stopped."""
         if state.out is None:
-            return []
+            return self._close_thought(state)
         out, state.out = state.out, None
+        return [{"type": "content_block_stop", "index": out}]
+
+    def _close_thought(self, state: _Text) -> list[dict[str, Any]]:
+        if state.thought is None:
+            return []
+        out, state.thought = state.thought, None
         return [{"type": "content_block_stop", "index": out}]
 
 
@@ -288,7 +334,9 @@ def _as_events(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return events
 
 
-def repair_message_body(body: dict[str, Any], registry: ToolRegistry, tally: Tally) -> dict[str, Any]:
+def repair_message_body(
+    body: dict[str, Any], registry: ToolRegistry, tally: Tally, reasoning: Reasoning = "separate"
+) -> dict[str, Any]:
     """A whole ``message`` reply with its content repaired (see the module docstring); a body
     that is not a message, or whose content is not a list of blocks, unchanged."""
     content = body.get("content")
@@ -296,7 +344,7 @@ def repair_message_body(body: dict[str, Any], registry: ToolRegistry, tally: Tal
         return body
     if not all(isinstance(block, dict) for block in content):
         return body
-    stream = MessagesStream(registry, tally)
+    stream = MessagesStream(registry, tally, reasoning)
     for event in _as_events(content):
         stream.feed(event)
     stream.close()

@@ -9,6 +9,11 @@ The reply's ``output`` items, in order:
   ``output_text`` parts are salvaged (``TextCalls``) into ``function_call`` items with ``call_``
   ids, placed where they stood: ``message, function_call, message`` (the message after a call
   gets the id ``<id>_<n>``). An emptied part, and a message left with no part, are dropped.
+  Reasoning read from an ``output_text`` part (``<think>`` and the rest) is never a source of
+  calls; under ``--reasoning separate`` it becomes a ``reasoning`` item where it stood (its
+  text in one ``reasoning_text`` content part, streamed as ``response.reasoning_text.delta``;
+  the message after it gets the next ``<id>_<n>``), ``inline`` leaves it in the text as written,
+  ``drop`` drops it.
 * everything else (``reasoning``, hosted tools' items): passed through, never salvaged from.
 
 A whole response is repaired by running its items through the same ``ResponsesStream`` a
@@ -25,11 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._registry import ToolRegistry
-from .._types import ToolCall, ToolSpec
+from .._salvage import ModelProfile
+from .._salvage._base import ReasoningBuilder
+from .._types import ToolSpec
 from ._calls import repair_call
+from ._config import Reasoning
 from ._report import Note, Tally
 from ._reprompt import answers
-from ._textcalls import TextCalls
+from ._textcalls import Piece, TextCalls, Thought
 from ._tools import EMPTY_SCHEMA, Choice, RequestTools, bad_request, offered_tools
 
 __all__ = ["ResponsesStream", "corrective_input", "repair_response_body", "response_tools"]
@@ -54,7 +62,9 @@ def _spec(tool: Any, i: int) -> ToolSpec | None:
     return ToolSpec(name, schema, description if isinstance(description, str) else "")
 
 
-def response_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) -> RequestTools:
+def response_tools(
+    body: Mapping[str, Any], profile: Literal["local", "hosted"], model: ModelProfile | None = None
+) -> RequestTools:
     """The Responses request's function ``tools`` and ``tool_choice``. A ``tool_choice`` that
     forces a hosted tool (or ``allowed_tools``) turns repair off: the proxy cannot tell which
     function calls it allows, so it repairs nothing rather than guess. O(size of the schemas)."""
@@ -77,7 +87,7 @@ def response_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"])
             "tool_choice must be 'auto', 'none', 'required' or {'type': 'function', 'name': ...}", "tool_choice"
         )
     specs = [spec for i, tool in enumerate(tools) if (spec := _spec(tool, i)) is not None]
-    return offered_tools(specs, choice, named, profile)
+    return offered_tools(specs, choice, named, profile, model)
 
 
 # -- the reply -------------------------------------------------------------------------------
@@ -88,6 +98,7 @@ class _Message:
     out: int | None = None  # the output index of the message open now
     part: int | None = None  # the content index of its output_text part open now
     text: TextCalls | None = None  # the upstream part being read
+    thought: int | None = None  # the output index of the reasoning item read from it, open now
     upstream_part: dict[str, Any] = field(default_factory=dict)
 
 
@@ -125,11 +136,12 @@ class ResponsesStream:
     []
     """
 
-    __slots__ = ("_items", "_native", "_registry", "_sequence", "calls", "finished", "output", "tally")
+    __slots__ = ("_items", "_native", "_reasoning", "_registry", "_sequence", "calls", "finished", "output", "tally")
 
-    def __init__(self, registry: ToolRegistry, tally: Tally) -> None:
+    def __init__(self, registry: ToolRegistry, tally: Tally, reasoning: Reasoning = "separate") -> None:
         self._registry = registry
         self.tally = tally
+        self._reasoning: Reasoning = reasoning
         self._items: dict[Any, _Message | _Call | _Other] = {}  # by the upstream's output_index
         self._native = False
         self._sequence = 0
@@ -266,7 +278,9 @@ class ResponsesStream:
             part = part if isinstance(part, dict) else {}
             if part.get("type") == "output_text" and isinstance(part.get("text", ""), str):
                 state.upstream_part = {**part, "text": ""}
-                state.text = TextCalls(self._registry, self.tally, PREFIX, salvage=not self._native)
+                state.text = TextCalls(
+                    self._registry, self.tally, PREFIX, salvage=not self._native, reasoning=self._reasoning
+                )
                 return self._pieces(state, state.text.feed(part.get("text", "")))
             out = self._open_message(state, [])  # a refusal part: kept in the message open now
             message = self.output[state.out]  # type: ignore[index]
@@ -285,7 +299,7 @@ class ResponsesStream:
             return self._pieces(state, state.text.feed(delta)) if isinstance(delta, str) else []
         if kind == "response.content_part.done" and state.text is not None:
             text, state.text = state.text, None
-            return [*self._pieces(state, text.close()), *self._close_part(state)]
+            return [*self._pieces(state, text.close()), *self._close_thought(state), *self._close_part(state)]
         if kind == "response.output_item.done":
             del self._items[index]
             held: list[dict[str, Any]] = []
@@ -293,6 +307,7 @@ class ResponsesStream:
                 text, state.text = state.text, None
                 held.extend(self._pieces(state, text.close()))
                 held.extend(self._close_part(state))
+            held.extend(self._close_thought(state))
             item = event.get("item")
             return [*held, *self._close_message(state, item if isinstance(item, dict) else state.item)]
         if kind in ("response.output_text.done", "response.content_part.done"):
@@ -301,9 +316,13 @@ class ResponsesStream:
             return []  # annotations point into text as the model wrote it: not sent
         return [{**event, "output_index": state.out}]
 
-    def _pieces(self, state: _Message, pieces: list[str | ToolCall]) -> list[dict[str, Any]]:
+    def _pieces(self, state: _Message, pieces: list[Piece]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for piece in pieces:
+            if isinstance(piece, Thought):
+                out.extend(self._think(state, piece.text))
+                continue
+            out.extend(self._close_thought(state))
             if isinstance(piece, str):
                 out = self._open_part(state, out)
                 message = self.output[state.out]  # type: ignore[index]
@@ -335,6 +354,48 @@ class ResponsesStream:
                     )
                 )
         return out
+
+    def _think(self, state: _Message, text: str) -> list[dict[str, Any]]:
+        """Reasoning read from the text: into the reasoning item open now, or a new one after
+        the message so far (closed: what follows is a message of its own, as after a call)."""
+        out = [*self._close_part(state), *self._close_message(state, {"status": "completed"})]
+        if state.thought is None:
+            # The blank line that joins reasoning regions in one string: an item of its own needs none.
+            text = text.removeprefix(ReasoningBuilder.SEPARATOR)
+            state.thought = len(self.output)
+            item: dict[str, Any] = {
+                "type": "reasoning",
+                "id": f"rs_{state.thought}",
+                "summary": [],
+                "content": [{"type": "reasoning_text", "text": ""}],
+                "status": "in_progress",
+            }
+            self.output.append(item)
+            out.append({"type": "response.output_item.added", "output_index": state.thought, "item": _copied(item)})
+        open_item = self.output[state.thought]
+        open_item["content"][0]["text"] += text
+        out.append(
+            {
+                "type": "response.reasoning_text.delta",
+                "item_id": open_item["id"],
+                "output_index": state.thought,
+                "content_index": 0,
+                "delta": text,
+            }
+        )
+        return out
+
+    def _close_thought(self, state: _Message) -> list[dict[str, Any]]:
+        if state.thought is None:
+            return []
+        out, state.thought = state.thought, None
+        item = self.output[out]
+        item["status"] = "completed"
+        common = {"item_id": item["id"], "output_index": out, "content_index": 0}
+        return [
+            {"type": "response.reasoning_text.done", **common, "text": item["content"][0]["text"]},
+            {"type": "response.output_item.done", "output_index": out, "item": _copied(item)},
+        ]
 
     def _open_message(self, state: _Message, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if state.out is None:
@@ -387,6 +448,11 @@ class ResponsesStream:
         return [{"type": "response.output_item.done", "output_index": out, "item": dict(message)}]
 
 
+def _copied(item: dict[str, Any]) -> dict[str, Any]:
+    """A reasoning item as sent now: its content parts copied (the item grows after)."""
+    return {**item, "content": [dict(part) for part in item["content"]]}
+
+
 def _as_events(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A whole response's items as the events a stream would carry."""
     events: list[dict[str, Any]] = []
@@ -409,13 +475,15 @@ def _as_events(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return events
 
 
-def repair_response_body(body: dict[str, Any], registry: ToolRegistry, tally: Tally) -> dict[str, Any]:
+def repair_response_body(
+    body: dict[str, Any], registry: ToolRegistry, tally: Tally, reasoning: Reasoning = "separate"
+) -> dict[str, Any]:
     """A whole ``response`` with its output repaired (see the module docstring); a body that is
     not a response, or whose output is not a list of items, unchanged."""
     output = body.get("output")
     if not isinstance(output, list) or not all(isinstance(item, dict) for item in output):
         return body
-    stream = ResponsesStream(registry, tally)
+    stream = ResponsesStream(registry, tally, reasoning)
     for event in _as_events(output):
         stream.feed(event)
     stream.close()

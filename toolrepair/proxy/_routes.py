@@ -20,9 +20,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .._registry import ToolRegistry
+from .._salvage import ModelProfile
 from ._body import iter_body
+from ._config import Reasoning
 from ._errors import ProxyError
 from ._messages import MessagesStream, corrective_messages, message_tools, repair_message_body
+from ._model import profile_for
 from ._report import Note, Tally
 from ._reprompt import missing_call
 from ._responses import ResponsesStream, corrective_input, repair_response_body, response_tools
@@ -50,9 +53,9 @@ class Shape:
     """What one API's route needs to know of its shape."""
 
     route: str  # the label in logs and metrics
-    tools: Callable[[Mapping[str, Any], Literal["local", "hosted"]], RequestTools]
-    whole: Callable[[dict[str, Any], ToolRegistry, Tally], dict[str, Any]]
-    stream: Callable[[ToolRegistry, Tally], EventRepair]
+    tools: Callable[[Mapping[str, Any], Literal["local", "hosted"], ModelProfile | None], RequestTools]
+    whole: Callable[[dict[str, Any], ToolRegistry, Tally, Reasoning], dict[str, Any]]
+    stream: Callable[[ToolRegistry, Tally, Reasoning], EventRepair]
     calls: Callable[[dict[str, Any]], int]  # the calls a repaired whole reply carries
     again: Callable[[dict[str, Any], dict[str, Any], list[Note], str | None], dict[str, Any]]
     error: Callable[[str], dict[str, Any]]  # the stream event that reports a fault
@@ -115,7 +118,7 @@ class ShapedRoute:
         content = await proxy._read_body(request)
         # Read off the loop, as chat's: a body the proxy cannot read is a 400, never a 500.
         body = await proxy.offload.run(request_object, content, size=len(content))
-        tools = self.shape.tools(body, proxy.config.profile)
+        tools = self.shape.tools(body, proxy.config.profile, profile_for(proxy.config.model_profile, body.get("model")))
         if tools.registry is None:  # nothing to repair against: the request is forwarded as is
             request.state.tally = Tally()
             return await proxy._relay(
@@ -141,7 +144,7 @@ class ShapedRoute:
             if parsed is None:  # an upstream error, or not a reply: passed through
                 return Response(data, reply.status_code, returned_headers(reply.headers.items()))
             tally = request.state.tally = Tally(reprompts=reprompts)
-            repaired = self.shape.whole(parsed, registry, tally)
+            repaired = self.shape.whole(parsed, registry, tally, self.proxy.config.reasoning)
             missing = missing_call(registry.names) if tools.required and not self.shape.calls(repaired) else None
             if not (tally.notes or missing) or reprompts >= max_reprompts:
                 tally.tool_choice_unmet = missing is not None
@@ -166,7 +169,7 @@ class ShapedRoute:
         tally = request.state.tally = Tally()
         if reply.status_code != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
             return await proxy._relay(request, reply, start, tally, {"x-toolrepair": tally.header()})
-        repair = self.shape.stream(registry, tally)
+        repair = self.shape.stream(registry, tally, proxy.config.reasoning)
         headers = {**returned_headers(reply.headers.items()), **_SSE_HEADERS, "x-toolrepair": "streamed"}
 
         async def close() -> None:

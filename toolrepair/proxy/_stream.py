@@ -11,8 +11,15 @@ salvage engine, and each call through the same ``repair_native``/``repair_salvag
   starts or the choice finishes, and is then repaired and emitted whole. Once native calls
   start, held text is released and later text passes as it is (salvage runs only on replies
   without native calls).
+* salvaged calls: without a model profile, from the first one on everything waits for the
+  choice's end, so that native calls after them still make the reply one with native calls,
+  as whole. With a profile each goes out the moment it closes; native calls that begin after
+  one went out are refused and noted (never delivered): the client already has calls read
+  from the text, and two sources of calls in one reply is the reading that runs more.
 * reasoning the salvager reads in the content (``<think>`` and the other conventions) goes out
-  as ``reasoning_content`` deltas, after any the upstream sent itself, as whole replies give it.
+  as ``reasoning_content`` deltas, after any the upstream sent itself, as whole replies give it;
+  ``reasoning`` ``"inline"`` leaves it in the content as written, ``"drop"`` drops it
+  (``_reasoning``).
 * everything else in a delta (``role``, ``reasoning_content``, ``reasoning``, ``refusal``) and
   chunks without choices (``usage``) pass through untouched.
 
@@ -24,9 +31,12 @@ from __future__ import annotations
 from typing import Any
 
 from .._registry import ToolRegistry
-from .._salvage import ReasoningDelta, StreamSalvager, TextDelta
+from .._salvage import ReasoningDelta, TextDelta, ToolCallReady
+from ..integrations._common import REASONING_SEPARATOR
 from ._calls import finish_reason, repair_native, repair_salvaged
-from ._report import Tally
+from ._config import Reasoning
+from ._reasoning import ContentEvents, content_salvager
+from ._report import Note, Tally
 
 __all__ = ["MalformedChunk", "StreamRepair"]
 
@@ -92,6 +102,7 @@ class _Choice:
 
     __slots__ = (
         "calls",
+        "committed",
         "done",
         "held",
         "native",
@@ -104,7 +115,7 @@ class _Choice:
         "stranded",
     )
 
-    def __init__(self, salvager: StreamSalvager | None) -> None:
+    def __init__(self, salvager: ContentEvents | None) -> None:
         self.salvager = salvager
         # Deltas released by a chunk that then proved malformed: sent by ``close()``, never lost.
         self.stranded: list[dict[str, Any]] = []
@@ -117,6 +128,7 @@ class _Choice:
         self.pending: list[_NativeCall] = []  # calls not sent yet, in order
         self.calls = 0  # tool_calls deltas emitted (the next one's index)
         self.salvaged = 0
+        self.committed = False  # a salvaged call went out: native calls after it are refused
         self.done = False
         # "upstream": the upstream sent reasoning_content of its own; "salvaged": reasoning read
         # from the content went out (after the upstream's, a blank line apart, as whole).
@@ -137,11 +149,14 @@ class StreamRepair:
     reasoning (the salvager's rule); ``close`` releases it.
     """
 
-    __slots__ = ("_base", "_choices", "_registry", "tally")
+    __slots__ = ("_base", "_choices", "_early", "_reasoning", "_registry", "tally")
 
-    def __init__(self, registry: ToolRegistry, tally: Tally) -> None:
+    def __init__(self, registry: ToolRegistry, tally: Tally, reasoning: Reasoning = "separate") -> None:
         self._registry = registry
         self.tally = tally
+        self._reasoning: Reasoning = reasoning
+        # A model profile: salvaged calls go out as they close (see the module docstring).
+        self._early = registry.model is not None
         self._choices: dict[Any, _Choice] = {}
         self._base: dict[str, Any] = {}  # the last chunk's id, model, ...: for what close() sends
 
@@ -162,7 +177,9 @@ class StreamRepair:
     def _choice(self, index: Any) -> _Choice:
         state = self._choices.get(index)
         if state is None:
-            salvager = None if self._registry.profile == "hosted" else self._registry.stream()
+            salvager = None
+            if self._registry.profile != "hosted":
+                salvager = ContentEvents(content_salvager(self._registry), self._reasoning)
             state = self._choices[index] = _Choice(salvager)
         return state
 
@@ -209,8 +226,8 @@ class StreamRepair:
             state.reasoned = "upstream"
         deltas: list[dict[str, Any]] = []
         if native:
-            if state.salvager is not None:  # native calls: salvage stops, what it held is text
-                deltas.extend(self._unsalvaged(state))
+            if state.salvager is not None and not state.committed:
+                deltas.extend(self._unsalvaged(state))  # native calls: salvage stops, what it held is text
             try:
                 deltas.extend(self._native(state, native))
             except MalformedChunk:
@@ -219,7 +236,7 @@ class StreamRepair:
         if content:
             if state.salvager is not None:
                 state.raw.append(content)
-                deltas.extend(self._events(state, state.salvager.feed(content)))
+                deltas.extend(self._events(state, state.salvager.feed(content), early=self._early))
             else:
                 deltas.append({"content": content})
         upstream_finish = choice.get("finish_reason")
@@ -238,16 +255,20 @@ class StreamRepair:
                 chunks[-1]["choices"][0]["finish_reason"] = finish_reason(upstream_finish, state.calls)
         return chunks
 
-    def _events(self, state: _Choice, events: list[Any]) -> list[dict[str, Any]]:
+    def _events(self, state: _Choice, events: list[Any], *, early: bool = False) -> list[dict[str, Any]]:
         """The salvager's events: text before its first call goes out at once; from that call
-        on, everything is held until the choice ends (``_release``) or native calls begin."""
+        on, everything is held until the choice ends (``_release``) or native calls begin,
+        unless ``early`` (a model profile, and more of the reply may come): then the call goes
+        out at once too."""
         deltas: list[dict[str, Any]] = []
         for event in events:
             if state.held is None and isinstance(event, TextDelta):
                 state.shown.append(event.text)
                 deltas.append({"content": event.text})
             elif state.held is None and isinstance(event, ReasoningDelta):
-                deltas.append(self._reasoning(state, event.text))
+                deltas.append(self._reasoned(state, event.text))
+            elif state.held is None and early and isinstance(event, ToolCallReady):
+                deltas.extend(self._salvaged(state, event))
             else:
                 if state.held is None:
                     state.held = []
@@ -262,18 +283,23 @@ class StreamRepair:
             if isinstance(event, TextDelta):
                 deltas.append({"content": event.text})
             elif isinstance(event, ReasoningDelta):
-                deltas.append(self._reasoning(state, event.text))
+                deltas.append(self._reasoned(state, event.text))
             else:
-                tool_call = repair_salvaged(event.call, state.salvaged, self._registry, self.tally)
-                state.salvaged += 1
-                if tool_call is not None:  # a refused call is never delivered
-                    deltas.append(self._call_delta(state, tool_call))
+                deltas.extend(self._salvaged(state, event))
         return deltas
 
-    def _reasoning(self, state: _Choice, text: str) -> dict[str, Any]:
+    def _salvaged(self, state: _Choice, event: ToolCallReady) -> list[dict[str, Any]]:
+        tool_call = repair_salvaged(event.call, state.salvaged, self._registry, self.tally)
+        state.salvaged += 1
+        if tool_call is None:  # a refused call is never delivered
+            return []
+        state.committed = True
+        return [self._call_delta(state, tool_call)]
+
+    def _reasoned(self, state: _Choice, text: str) -> dict[str, Any]:
         """Reasoning read from the content, sent as ``reasoning_content`` (as whole replies)."""
         if state.reasoned == "upstream":
-            text = "\n\n" + text
+            text = REASONING_SEPARATOR + text
         state.reasoned = "salvaged"
         return {"reasoning_content": text}
 
@@ -332,8 +358,25 @@ class StreamRepair:
         pending, state.pending = state.pending, []
         for call in pending:
             call.sent = True
+        if state.committed and pending:  # calls read from the text went out first: see the module docstring
+            for call in pending:
+                self._refuse_after_salvage(call)
+            return []
         repaired = (repair_native(call.tool_call(), self._registry, self.tally) for call in pending)
         return [self._call_delta(state, tool_call) for tool_call in repaired if tool_call is not None]
+
+    def _refuse_after_salvage(self, call: _NativeCall) -> None:
+        name = "".join(call.name) or None
+        self.tally.refuse(
+            Note(
+                call.id,
+                name,
+                f"Tool call {name!r} was not delivered: the reply's calls written as text had "
+                "already been sent, and one reply takes its calls from one source.",
+                "mixed-calls",
+            )
+        )
+        self.tally.outcomes["native", "refused"] += 1
 
     def _flush(self, state: _Choice) -> list[dict[str, Any]]:
         deltas = self._emit_native(state)

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._registry import ToolRegistry
+from .._salvage import ModelProfile
 from .._types import ToolSpec
 from ._errors import ProxyError
+from ._model import EVERY_DIALECT
 
 __all__ = ["EMPTY_SCHEMA", "Choice", "RequestTools", "bad_request", "offered_tools", "request_object", "request_tools"]
 
@@ -89,7 +91,9 @@ def _choice(body: Mapping[str, Any]) -> tuple[Choice, str | None]:
     )
 
 
-def request_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) -> RequestTools:
+def request_tools(
+    body: Mapping[str, Any], profile: Literal["local", "hosted"], model: ModelProfile | None = None
+) -> RequestTools:
     """The request's tools as a registry (a fresh one: a registry records its repairs).
 
     O(total size of the tools' schemas): each schema is compiled once per request.
@@ -105,14 +109,19 @@ def request_tools(body: Mapping[str, Any], profile: Literal["local", "hosted"]) 
         raise _bad("tools must be an array", "tools")
     choice, named = _choice(body)
     specs = [spec for i, tool in enumerate(tools) if (spec := _spec(tool, i)) is not None]
-    return offered_tools(specs, choice, named, profile)
+    return offered_tools(specs, choice, named, profile, model)
 
 
 def offered_tools(
-    specs: list[ToolSpec], choice: Choice, named: str | None, profile: Literal["local", "hosted"]
+    specs: list[ToolSpec],
+    choice: Choice,
+    named: str | None,
+    profile: Literal["local", "hosted"],
+    model: ModelProfile | None = None,
 ) -> RequestTools:
     """The registry for tools read from any request shape, narrowed by its tool choice: the
-    one rule every route applies (``named`` must be among ``specs``)."""
+    one rule every route applies (``named`` must be among ``specs``). Under a ``model``
+    profile the registry takes its reasoning convention and keeps every dialect (``_model``)."""
     if named is not None:
         specs = [spec for spec in specs if spec.name == named]
         if not specs:
@@ -120,7 +129,7 @@ def offered_tools(
     if not specs or choice == "none":
         return RequestTools(None)
     try:
-        registry = ToolRegistry(specs, profile=profile)
+        registry = ToolRegistry(specs, profile=profile, model=model, dialects=None if model is None else EVERY_DIALECT)
     except ValueError as exc:  # two tools with one name, a schema that does not compile
         raise _bad(f"tools: {exc}", "tools") from None
     except RecursionError:  # a schema nested deeper than its compiler's stack
