@@ -4,13 +4,17 @@ which gave no call must leave. Every row is also fed in every two-piece split.""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolrepair import salvage_text
 from toolrepair._salvage._engine import SalvagePass, config_for
 from toolrepair._salvage.spelled import bar_variants
+from toolrepair.testing import arguments
 
 Calls = list[tuple[str, dict[str, Any]]]
 Row = tuple[str, list[str], Calls, "str | None", list[str]]
@@ -221,6 +225,33 @@ FORMS: list[Row] = [
         "",
         [],
     ),
+    # Gemma 4's parenthesised form: `k=v` or `k: v`, with or without its closer, keys with
+    # spaces; the values are the pythonic reader's literals (JSON's true/false/null too).
+    (
+        'It is. <|tool_call>call:w(city="Tokyo", unit="celsius")<tool_call|> ok',
+        ["w"],
+        [("w", {"city": "Tokyo", "unit": "celsius"})],
+        "It is. ok",
+        [],
+    ),
+    ('<|tool_call>call:w(city: "Tokyo", days: 3)', ["w"], [("w", {"city": "Tokyo", "days": 3})], "", []),
+    (
+        "<|tool_call>call:w(Basic LLM Chain: {'main': [1, 2.50]}, on = true, off=None,)<tool_call|>",
+        ["w"],
+        [("w", {"Basic LLM Chain": {"main": [1, 2.5]}, "on": True, "off": None})],
+        "",
+        [],
+    ),
+    ("<|tool_call>call:w()<tool_call|>", ["w"], [("w", {})], "", []),
+    ('<channel|>call:w(q="x")', ["w"], [("w", {"q": "x"})], "", []),  # its opener eaten, as for `{`
+    # Refused, one reason each: positional, repeated key, an expression, cut, not offered.
+    ('<|tool_call>call:w("Tokyo")<tool_call|>', ["w"], [], None, ["undecodable"]),
+    ("<|tool_call>call:w(a=1, a=2)<tool_call|>", ["w"], [], None, ["undecodable-arguments"]),
+    ("<|tool_call>call:w(a=open('f'))<tool_call|>", ["w"], [], None, ["non-literal"]),
+    ("<|tool_call>call:w(a=1,,b=2)<tool_call|>", ["w"], [], None, ["undecodable"]),
+    ('<|tool_call>call:w(city="To', ["w"], [], None, ["truncated"]),
+    ('<|tool_call>call:zz(city="Tokyo")<tool_call|>', ["w"], [], None, ["not-offered"]),
+    ('See call:w(city="Tokyo") in prose.', ["w"], [], None, []),  # no marker: not a call
 ]
 
 QA = "<tool_call>\n<function=w>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
@@ -309,3 +340,29 @@ def tr_hermes() -> Any:
 )
 def test_bar_variants(prefix: str, expected: tuple[str, ...]) -> None:
     assert bar_variants(prefix) == expected
+
+
+# Gemma 4's parenthesised form: any arguments, keys written `k=v` or `k: v` (spaces inside a
+# key allowed), closer or none, inside prose: exactly the call, whole and streamed.
+_GEMMA_KEYS = st.from_regex(r"[a-z][a-z_]{0,6}( [A-Z][a-z]{0,3}){0,2}", fullmatch=True)
+
+
+@settings(max_examples=min(settings().max_examples, 40), deadline=None)
+@given(
+    args=arguments(keys=_GEMMA_KEYS),
+    sep=st.sampled_from(["=", ": ", " = ", ":"]),
+    closer=st.sampled_from(["<tool_call|>", ""]),
+    cut=st.integers(min_value=0),
+)
+def test_gemma_parenthesised_form_round_trips(args: dict[str, Any], sep: str, closer: str, cut: int) -> None:
+    body = ", ".join(f"{k}{sep}{json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    text = f"Let me check.\n<|tool_call>call:w({body}){closer}\nDone."
+    whole = salvage_text(text, ["w"])
+    assert [(c.name, c.arguments) for c in whole.calls] == [("w", args)], text
+    assert whole.content == "Let me check.\nDone." or whole.content == "Let me check.\n\nDone."
+    k = cut % (len(text) + 1)
+    run = SalvagePass(config_for(None), ["w"], text[:k])
+    run.advance(final=False)
+    run.extend(text[k:])
+    run.advance(final=True)
+    assert run.result().calls == whole.calls

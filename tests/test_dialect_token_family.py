@@ -558,7 +558,13 @@ HOSTILE: dict[str, list[tuple[str, bool]]] = {
         ("<|end|>", False),
         ("<|start|>assistant to=functions.f<|message|>{", True),
     ],
-    "gemma4": [("<|tool_call>call:f{a:" + Q, False), ("<|tool_call>call:f{a:[", False), ("<|tool_call>", False)],
+    "gemma4": [
+        ("<|tool_call>call:f{a:" + Q, False),
+        ("<|tool_call>call:f{a:[", False),
+        ("<|tool_call>", False),
+        ('<|tool_call>call:f(a="', False),  # the parenthesised form: a string never closed
+        ("<|tool_call>call:f(a=[", False),
+    ],
     "functiongemma": [("<start_function_call>call:f{a:<escape>", False), ("<start_function_call>call:f{a:[{b:", False)],
 }
 
