@@ -210,6 +210,67 @@ FORMS: list[Row] = [
         [],
     ),
     ('<function_calls>\nw(city="Tokyo")\n</function_calls>', ["w"], [("w", {"city": "Tokyo"})], "", []),  # OLMo 3
+    # A bare invoke, with neither the block nor a namespace: a call once `</invoke>` closes it.
+    (
+        'court\n<invoke name="w">\n<parameter name="city">Tokyo</parameter>\n</invoke>',
+        ["w"],
+        [("w", {"city": "Tokyo"})],
+        "court",
+        [],
+    ),
+    (
+        '<invoke name="w"><parameter name="city">A</parameter></invoke>\n<invoke name="w">{"city": "B"}</invoke>',
+        ["w"],
+        [("w", {"city": "A"}), ("w", {"city": "B"})],
+        "",
+        [],
+    ),
+    ('<invoke name="w">\n<parameter name="city">Tokyo</parameter>', ["w"], [], None, ["truncated"]),
+    ('<invoke name="w"><parameter name="city">Tokyo</parameter> then prose', ["w"], [], None, ["truncated"]),
+    ('<invoke name="zz"><parameter name="city">Tokyo</parameter></invoke>', ["w"], [], None, ["not-offered"]),
+    ('<invoke name="w">{"city": </invoke>', ["w"], [], None, ["undecodable"]),
+    # MiniMax's invokes are bare invokes inside its block: one cut or damaged MiniMax call is
+    # one rejection (its invokes are not read again), and a call after the block still reads.
+    ('<minimax:tool_call>\n<invoke name="w">\n<parameter name="city">To', ["w"], [], None, ["truncated"]),
+    (
+        '<minimax:tool_call><invoke name="w"><parameter id="c">1</parameter></invoke>'
+        '<invoke name="w"><parameter name="city">B</parameter></invoke></minimax:tool_call>',
+        ["w"],
+        [],
+        None,
+        ["undecodable"],
+    ),
+    (
+        '<minimax:tool_call><invoke name="w"><parameter id="c">1</parameter></invoke></minimax:tool_call>'
+        '<invoke name="w"><parameter name="city">B</parameter></invoke>',
+        ["w"],
+        [("w", {"city": "B"})],
+        None,
+        ["undecodable"],
+    ),
+    (
+        ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="w">\n]<]minimax[>[<city>To',
+        ["w"],
+        [],
+        None,
+        ["truncated"],
+    ),
+    # A stray block opener does not swallow the block written after it.
+    (
+        ']<]minimax[>[<tool_call> ]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="w">]<]minimax[>[<city>B'
+        "]<]minimax[>[</city>]<]minimax[>[</invoke>]<]minimax[>[</tool_call>",
+        ["w"],
+        [("w", {"city": "B"})],
+        None,
+        ["undecodable"],
+    ),
+    (
+        '<function_calls><invoke name="w"><parameter name="c">1</parameter></invoke>junk</invoke></function_calls>',
+        ["w"],
+        [],
+        None,
+        ["ambiguous"],
+    ),
     # A `<tool_use>` wrapper around the call object, or with the name as an attribute.
     ('<tool_use>{"name": "w", "arguments": {"city": "Tokyo"}}</tool_use>', ["w"], [("w", {"city": "Tokyo"})], "", []),
     ('<tool_use name="w">{"city": "Tokyo"}</tool_use>', ["w"], [("w", {"city": "Tokyo"})], "", []),
