@@ -379,38 +379,41 @@ class _MinimaxM3:
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(block length): every scan stops at the next NS token.
-        found = self._read(text, marker_end, ctx)
-        if not isinstance(found, Found) or found.error is None:
+        found, invoked = self._read(text, marker_end, ctx)
+        if not isinstance(found, Found) or found.error is None or not invoked:
             return found
+        # Its `NS<invoke name=` heads are bare invokes' markers too: not read again.
         return refused_block(found, text, marker_end, _NS + "</tool_call>", ctx, opens=self.markers)
 
-    def _read(self, text: str, marker_end: int, ctx: ReadContext) -> Found | NeedMore:
+    def _read(self, text: str, marker_end: int, ctx: ReadContext) -> tuple[Found | NeedMore, bool]:
+        """The block's answer, and whether it read an invoke's head."""
         calls: list[RawCall] = []
         j = marker_end
         name: str | None = None
+        invoked = False
         arguments: dict[str, Any] = {}
         while True:
             tag = self._tag(text, j, ctx)
             if isinstance(tag, NeedMore):
-                return NEED_MORE
+                return NEED_MORE, invoked
             if tag is None:
-                return _m3_stopped(text, j, marker_end, ctx, calls if name is None else [])
+                return _m3_stopped(text, j, marker_end, ctx, calls if name is None else []), invoked
             body, after = tag
             low = body.strip().lower()
             if name is None:  # between invokes: the block's end, or an invoke's head
                 if low == "/tool_call":
-                    return Found(after, tuple(calls))
+                    return Found(after, tuple(calls)), invoked
                 name = _m3_invoke_name(body, low, ctx)
                 if name is None:
-                    return Found(after, error="undecodable")
-                arguments, j = {}, after
+                    return Found(after, error="undecodable"), invoked
+                arguments, j, invoked = {}, after, True
             elif low == "/invoke":
                 calls.append(RawCall(name, arguments))
                 name, j = None, after
             else:
                 got = self._value(text, body, after, ctx)
                 if not isinstance(got, tuple):
-                    return got
+                    return got, invoked
                 key, arguments[key], j = got
 
     def _value(self, text: str, body: str, after: int, ctx: ReadContext) -> tuple[str, str, int] | Found | NeedMore:
