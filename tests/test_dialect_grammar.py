@@ -274,6 +274,29 @@ FORMS: list[Row] = [
     # A `<tool_use>` wrapper around the call object, or with the name as an attribute.
     ('<tool_use>{"name": "w", "arguments": {"city": "Tokyo"}}</tool_use>', ["w"], [("w", {"city": "Tokyo"})], "", []),
     ('<tool_use name="w">{"city": "Tokyo"}</tool_use>', ["w"], [("w", {"city": "Tokyo"})], "", []),
+    # Attributes as arguments: one self-closing tag inside the wrapper, entities decoded once.
+    ('<tool_call>exec tool="exec" command="ls -la" />', ["exec"], [("exec", {"command": "ls -la"})], "", []),
+    (
+        "Run it: <tool_call>\n<exec command=\"ls > out &amp;&amp; echo &quot;ok&quot;\" cwd='/tmp'/>\n</tool_call> done",
+        ["exec"],
+        [("exec", {"command": 'ls > out && echo "ok"', "cwd": "/tmp"})],
+        "Run it: done",
+        [],
+    ),
+    ('<tool_use>exec command="ls" /></tool_use>', ["exec"], [("exec", {"command": "ls"})], "", []),
+    ("<tool_call>get_time /></tool_call>", ["get_time"], [("get_time", {})], "", []),
+    ('<tool_call>exec command="&amp;quot;"/>', ["exec"], [("exec", {"command": "&quot;"})], "", []),
+    # Refused: a name not offered, another tool named, a key twice, cut, not self-closing.
+    ('<tool_call>rm path="/" />', ["exec"], [], None, ["not-offered"]),
+    ('<tool_call>exec tool="rm" command="ls" />', ["exec", "rm"], [], None, ["ambiguous"]),
+    ('<tool_call>exec command="a" command="b" />', ["exec"], [], None, ["undecodable-arguments"]),
+    ('<tool_call>exec command="ls -', ["exec"], [], None, ["truncated"]),
+    ('<tool_call><exec command="ls"></exec></tool_call>', ["exec"], [], None, ["undecodable"]),
+    # Never outside a wrapper, never prose or a bare value.
+    ('exec command="ls" />', ["exec"], [], None, []),
+    ('<exec command="ls" />', ["exec"], [], None, []),
+    ("<tool_call>exec command=ls /></tool_call>", ["exec"], [], None, []),
+    ("<tool_call>Note that this is text.</tool_call>", ["exec"], [], None, []),
     # Qwen-Agent's text protocol.
     ('I will look.\n✿FUNCTION✿: w\n✿ARGS✿: {"city": "Tokyo"}', ["w"], [("w", {"city": "Tokyo"})], "I will look.", []),
     ('✿FUNCTION✿: w\n✿ARGS✿: {"city": "To', ["w"], [], None, ["truncated"]),
@@ -423,6 +446,31 @@ def test_gemma_parenthesised_form_round_trips(args: dict[str, Any], sep: str, cl
     assert whole.content == "Let me check.\nDone." or whole.content == "Let me check.\n\nDone."
     k = cut % (len(text) + 1)
     run = SalvagePass(config_for(None), ["w"], text[:k])
+    run.advance(final=False)
+    run.extend(text[k:])
+    run.advance(final=True)
+    assert run.result().calls == whole.calls
+
+
+# Attributes as arguments: any values (quotes and `&`, `<`, `>` escaped as XML does) come back
+# exactly, whole and streamed.
+def _attr_escape(v: str) -> str:
+    return v.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
+@settings(max_examples=min(settings().max_examples, 40), deadline=None)
+@given(
+    args=arguments(keys=st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True), values=st.text(max_size=12)),
+    tag=st.booleans(),
+    cut=st.integers(min_value=0),
+)
+def test_attribute_arguments_round_trip(args: dict[str, Any], tag: bool, cut: int) -> None:
+    attrs = "".join(f' {k}="{_attr_escape(v)}"' for k, v in args.items())
+    text = f"Ok.\n<tool_call>{'<' if tag else ''}exec{attrs} /></tool_call>\nDone."
+    whole = salvage_text(text, ["exec"])
+    assert [(c.name, c.arguments) for c in whole.calls] == [("exec", args)], text
+    k = cut % (len(text) + 1)
+    run = SalvagePass(config_for(None), ["exec"], text[:k])
     run.advance(final=False)
     run.extend(text[k:])
     run.advance(final=True)

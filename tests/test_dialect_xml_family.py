@@ -373,6 +373,7 @@ HOSTILE = [
     '<|open|>tools<|sep|><|open|>call tool="f"<|sep|>',
     "<function_calls> x {",
     "<|python_start|> x (",  # broken bodies, each marker read again
+    '<tool_call>f a="x" ',  # attributes as arguments: a tag never closed
 ]
 
 
