@@ -4,13 +4,17 @@ which gave no call must leave. Every row is also fed in every two-piece split.""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolrepair import salvage_text
 from toolrepair._salvage._engine import SalvagePass, config_for
 from toolrepair._salvage.spelled import bar_variants
+from toolrepair.testing import arguments
 
 Calls = list[tuple[str, dict[str, Any]]]
 Row = tuple[str, list[str], Calls, "str | None", list[str]]
@@ -206,9 +210,93 @@ FORMS: list[Row] = [
         [],
     ),
     ('<function_calls>\nw(city="Tokyo")\n</function_calls>', ["w"], [("w", {"city": "Tokyo"})], "", []),  # OLMo 3
+    # A bare invoke, with neither the block nor a namespace: a call once `</invoke>` closes it.
+    (
+        'court\n<invoke name="w">\n<parameter name="city">Tokyo</parameter>\n</invoke>',
+        ["w"],
+        [("w", {"city": "Tokyo"})],
+        "court",
+        [],
+    ),
+    (
+        '<invoke name="w"><parameter name="city">A</parameter></invoke>\n<invoke name="w">{"city": "B"}</invoke>',
+        ["w"],
+        [("w", {"city": "A"}), ("w", {"city": "B"})],
+        "",
+        [],
+    ),
+    ('<invoke name="w">\n<parameter name="city">Tokyo</parameter>', ["w"], [], None, ["truncated"]),
+    ('<invoke name="w"><parameter name="city">Tokyo</parameter> then prose', ["w"], [], None, ["truncated"]),
+    ('<invoke name="zz"><parameter name="city">Tokyo</parameter></invoke>', ["w"], [], None, ["not-offered"]),
+    ('<invoke name="w">{"city": </invoke>', ["w"], [], None, ["undecodable"]),
+    # MiniMax's invokes are bare invokes inside its block: one cut or damaged MiniMax call is
+    # one rejection (its invokes are not read again), and a call after the block still reads.
+    ('<minimax:tool_call>\n<invoke name="w">\n<parameter name="city">To', ["w"], [], None, ["truncated"]),
+    (
+        '<minimax:tool_call><invoke name="w"><parameter id="c">1</parameter></invoke>'
+        '<invoke name="w"><parameter name="city">B</parameter></invoke></minimax:tool_call>',
+        ["w"],
+        [],
+        None,
+        ["undecodable"],
+    ),
+    (
+        '<minimax:tool_call><invoke name="w"><parameter id="c">1</parameter></invoke></minimax:tool_call>'
+        '<invoke name="w"><parameter name="city">B</parameter></invoke>',
+        ["w"],
+        [("w", {"city": "B"})],
+        None,
+        ["undecodable"],
+    ),
+    (
+        ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="w">\n]<]minimax[>[<city>To',
+        ["w"],
+        [],
+        None,
+        ["truncated"],
+    ),
+    # A stray block opener does not swallow the block written after it.
+    (
+        ']<]minimax[>[<tool_call> ]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="w">]<]minimax[>[<city>B'
+        "]<]minimax[>[</city>]<]minimax[>[</invoke>]<]minimax[>[</tool_call>",
+        ["w"],
+        [("w", {"city": "B"})],
+        None,
+        ["undecodable"],
+    ),
+    (
+        '<function_calls><invoke name="w"><parameter name="c">1</parameter></invoke>junk</invoke></function_calls>',
+        ["w"],
+        [],
+        None,
+        ["ambiguous"],
+    ),
     # A `<tool_use>` wrapper around the call object, or with the name as an attribute.
     ('<tool_use>{"name": "w", "arguments": {"city": "Tokyo"}}</tool_use>', ["w"], [("w", {"city": "Tokyo"})], "", []),
     ('<tool_use name="w">{"city": "Tokyo"}</tool_use>', ["w"], [("w", {"city": "Tokyo"})], "", []),
+    # Attributes as arguments: one self-closing tag inside the wrapper, entities decoded once.
+    ('<tool_call>exec tool="exec" command="ls -la" />', ["exec"], [("exec", {"command": "ls -la"})], "", []),
+    (
+        "Run it: <tool_call>\n<exec command=\"ls > out &amp;&amp; echo &quot;ok&quot;\" cwd='/tmp'/>\n</tool_call> done",
+        ["exec"],
+        [("exec", {"command": 'ls > out && echo "ok"', "cwd": "/tmp"})],
+        "Run it: done",
+        [],
+    ),
+    ('<tool_use>exec command="ls" /></tool_use>', ["exec"], [("exec", {"command": "ls"})], "", []),
+    ("<tool_call>get_time /></tool_call>", ["get_time"], [("get_time", {})], "", []),
+    ('<tool_call>exec command="&amp;quot;"/>', ["exec"], [("exec", {"command": "&quot;"})], "", []),
+    # Refused: a name not offered, another tool named, a key twice, cut, not self-closing.
+    ('<tool_call>rm path="/" />', ["exec"], [], None, ["not-offered"]),
+    ('<tool_call>exec tool="rm" command="ls" />', ["exec", "rm"], [], None, ["ambiguous"]),
+    ('<tool_call>exec command="a" command="b" />', ["exec"], [], None, ["undecodable-arguments"]),
+    ('<tool_call>exec command="ls -', ["exec"], [], None, ["truncated"]),
+    ('<tool_call><exec command="ls"></exec></tool_call>', ["exec"], [], None, ["undecodable"]),
+    # Never outside a wrapper, never prose or a bare value.
+    ('exec command="ls" />', ["exec"], [], None, []),
+    ('<exec command="ls" />', ["exec"], [], None, []),
+    ("<tool_call>exec command=ls /></tool_call>", ["exec"], [], None, []),
+    ("<tool_call>Note that this is text.</tool_call>", ["exec"], [], None, []),
     # Qwen-Agent's text protocol.
     ('I will look.\n✿FUNCTION✿: w\n✿ARGS✿: {"city": "Tokyo"}', ["w"], [("w", {"city": "Tokyo"})], "I will look.", []),
     ('✿FUNCTION✿: w\n✿ARGS✿: {"city": "To', ["w"], [], None, ["truncated"]),
@@ -221,6 +309,33 @@ FORMS: list[Row] = [
         "",
         [],
     ),
+    # Gemma 4's parenthesised form: `k=v` or `k: v`, with or without its closer, keys with
+    # spaces; the values are the pythonic reader's literals (JSON's true/false/null too).
+    (
+        'It is. <|tool_call>call:w(city="Tokyo", unit="celsius")<tool_call|> ok',
+        ["w"],
+        [("w", {"city": "Tokyo", "unit": "celsius"})],
+        "It is. ok",
+        [],
+    ),
+    ('<|tool_call>call:w(city: "Tokyo", days: 3)', ["w"], [("w", {"city": "Tokyo", "days": 3})], "", []),
+    (
+        "<|tool_call>call:w(Basic LLM Chain: {'main': [1, 2.50]}, on = true, off=None,)<tool_call|>",
+        ["w"],
+        [("w", {"Basic LLM Chain": {"main": [1, 2.5]}, "on": True, "off": None})],
+        "",
+        [],
+    ),
+    ("<|tool_call>call:w()<tool_call|>", ["w"], [("w", {})], "", []),
+    ('<channel|>call:w(q="x")', ["w"], [("w", {"q": "x"})], "", []),  # its opener eaten, as for `{`
+    # Refused, one reason each: positional, repeated key, an expression, cut, not offered.
+    ('<|tool_call>call:w("Tokyo")<tool_call|>', ["w"], [], None, ["undecodable"]),
+    ("<|tool_call>call:w(a=1, a=2)<tool_call|>", ["w"], [], None, ["undecodable-arguments"]),
+    ("<|tool_call>call:w(a=open('f'))<tool_call|>", ["w"], [], None, ["non-literal"]),
+    ("<|tool_call>call:w(a=1,,b=2)<tool_call|>", ["w"], [], None, ["undecodable"]),
+    ('<|tool_call>call:w(city="To', ["w"], [], None, ["truncated"]),
+    ('<|tool_call>call:zz(city="Tokyo")<tool_call|>', ["w"], [], None, ["not-offered"]),
+    ('See call:w(city="Tokyo") in prose.', ["w"], [], None, []),  # no marker: not a call
 ]
 
 QA = "<tool_call>\n<function=w>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
@@ -309,3 +424,54 @@ def tr_hermes() -> Any:
 )
 def test_bar_variants(prefix: str, expected: tuple[str, ...]) -> None:
     assert bar_variants(prefix) == expected
+
+
+# Gemma 4's parenthesised form: any arguments, keys written `k=v` or `k: v` (spaces inside a
+# key allowed), closer or none, inside prose: exactly the call, whole and streamed.
+_GEMMA_KEYS = st.from_regex(r"[a-z][a-z_]{0,6}( [A-Z][a-z]{0,3}){0,2}", fullmatch=True)
+
+
+@settings(max_examples=min(settings().max_examples, 40), deadline=None)
+@given(
+    args=arguments(keys=_GEMMA_KEYS),
+    sep=st.sampled_from(["=", ": ", " = ", ":"]),
+    closer=st.sampled_from(["<tool_call|>", ""]),
+    cut=st.integers(min_value=0),
+)
+def test_gemma_parenthesised_form_round_trips(args: dict[str, Any], sep: str, closer: str, cut: int) -> None:
+    body = ", ".join(f"{k}{sep}{json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    text = f"Let me check.\n<|tool_call>call:w({body}){closer}\nDone."
+    whole = salvage_text(text, ["w"])
+    assert [(c.name, c.arguments) for c in whole.calls] == [("w", args)], text
+    assert whole.content == "Let me check.\nDone." or whole.content == "Let me check.\n\nDone."
+    k = cut % (len(text) + 1)
+    run = SalvagePass(config_for(None), ["w"], text[:k])
+    run.advance(final=False)
+    run.extend(text[k:])
+    run.advance(final=True)
+    assert run.result().calls == whole.calls
+
+
+# Attributes as arguments: any values (quotes and `&`, `<`, `>` escaped as XML does) come back
+# exactly, whole and streamed.
+def _attr_escape(v: str) -> str:
+    return v.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
+@settings(max_examples=min(settings().max_examples, 40), deadline=None)
+@given(
+    args=arguments(keys=st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True), values=st.text(max_size=12)),
+    tag=st.booleans(),
+    cut=st.integers(min_value=0),
+)
+def test_attribute_arguments_round_trip(args: dict[str, Any], tag: bool, cut: int) -> None:
+    attrs = "".join(f' {k}="{_attr_escape(v)}"' for k, v in args.items())
+    text = f"Ok.\n<tool_call>{'<' if tag else ''}exec{attrs} /></tool_call>\nDone."
+    whole = salvage_text(text, ["exec"])
+    assert [(c.name, c.arguments) for c in whole.calls] == [("exec", args)], text
+    k = cut % (len(text) + 1)
+    run = SalvagePass(config_for(None), ["exec"], text[:k])
+    run.advance(final=False)
+    run.extend(text[k:])
+    run.advance(final=True)
+    assert run.result().calls == whole.calls

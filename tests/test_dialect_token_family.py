@@ -189,14 +189,35 @@ KIMI_ROWS: list[Row] = [
         "",
         ["malformed-id"],
     ),
+    # A refused section is one rejection, taken out of the content with its tokens.
     (
-        KB + kimi("functions.get_weather:0", '{"city": "Paris"') + kimi("functions.search:1", CATS) + KE,
+        "A " + KB + kimi("functions.get_weather:0", '{"city": "Paris"') + kimi("functions.search:1", CATS) + KE + " b",
         ALLOWED,
         [],
-        None,
+        "A b",
         ["undecodable"],
     ),
-    (KB + kimi("functions.get_weather:0", '{"city": ', end=False), ALLOWED, [], None, ["truncated"]),
+    (KB + kimi("functions.get_weather:0", '{"city": ', end=False), ALLOWED, [], "", ["truncated"]),
+    # A section that holds no call of Kimi's: a JSON call object in it is read, anything else
+    # refuses it whole; its opener never leaks into the content.
+    ("Hi " + KB, ALLOWED, [], "Hi", ["truncated"]),
+    ("Hi " + KB + " nothing here " + KE + " bye", ALLOWED, [], "Hi bye", ["not-a-call"]),
+    ("Hi " + KB + KE + " bye", ALLOWED, [], "Hi bye", ["not-a-call"]),
+    ("Hi " + KB + ' {"a": 1} ' + KE + " bye", ALLOWED, [], "Hi bye", ["not-a-call"]),
+    ("Hi " + KB + ' {"name": "get_weather", "arguments": ' + PARIS + "} " + KE + " bye", ALLOWED, [GW], "Hi bye", []),
+    (
+        KB + '<|tool_call_begin|> functions.get_weather:0 {"city": "Paris"} <|tool_call_end|>' + KE,
+        ALLOWED,
+        [],
+        "",
+        ["undecodable"],
+    ),  # the argument token missing: the id and the payload cannot be told apart
+    ("```\n" + KB + "\n```", ALLOWED, [], None, []),  # in code: text, no region opened
+    # Noise between the section token and its first call: the section's, cut out with it.
+    ("Ok. " + KB + " noise " + kimi("functions.get_weather:0", PARIS) + KE, ALLOWED, [GW], "Ok.", []),
+    # A stray section token does not swallow the section written after it.
+    (KB + " " + KB + kimi("functions.get_weather:0", PARIS) + KE + " x", ALLOWED, [GW], "x", ["not-a-call"]),
+    ("a " + KB + " so " + KB + kimi("functions.get_weather:0", PARIS) + KE, ALLOWED, [GW], "a", ["not-a-call"]),
     ("```\n" + KB + kimi("functions.get_weather:0", PARIS) + KE + "\n```", ALLOWED, [], None, []),
     ("<think>" + kimi("functions.get_weather:0", PARIS) + "</think>", ALLOWED, [], "", []),
     (KB + kimi("functions.drop_db:0", "{}") + KE, ALLOWED, [], None, ["not-offered"]),
@@ -558,7 +579,13 @@ HOSTILE: dict[str, list[tuple[str, bool]]] = {
         ("<|end|>", False),
         ("<|start|>assistant to=functions.f<|message|>{", True),
     ],
-    "gemma4": [("<|tool_call>call:f{a:" + Q, False), ("<|tool_call>call:f{a:[", False), ("<|tool_call>", False)],
+    "gemma4": [
+        ("<|tool_call>call:f{a:" + Q, False),
+        ("<|tool_call>call:f{a:[", False),
+        ("<|tool_call>", False),
+        ('<|tool_call>call:f(a="', False),  # the parenthesised form: a string never closed
+        ("<|tool_call>call:f(a=[", False),
+    ],
     "functiongemma": [("<start_function_call>call:f{a:<escape>", False), ("<start_function_call>call:f{a:[{b:", False)],
 }
 

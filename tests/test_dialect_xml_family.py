@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 from functools import partial
 from typing import Any
 
 import pytest
 
-from toolrepair import ANY_TOOL, salvage_text
+from toolrepair import ANY_TOOL, ToolRegistry, ToolSpec, repair_call, salvage_text
 from toolrepair._salvage._engine import SalvagePass, config_for
 
 Row = tuple[str, Any, list[tuple[str, dict[str, Any]]], "str | None"]
@@ -371,6 +373,7 @@ HOSTILE = [
     '<|open|>tools<|sep|><|open|>call tool="f"<|sep|>',
     "<function_calls> x {",
     "<|python_start|> x (",  # broken bodies, each marker read again
+    '<tool_call>f a="x" ',  # attributes as arguments: a tag never closed
 ]
 
 
@@ -379,3 +382,40 @@ def test_hostile_repetition_is_linear(unit: str, assert_linear_work: Any) -> Non
     # Counted work (conftest.count_calls); the times are in benchmarks/bench_doubling.py.
     head = "[f(" if unit == "[f(a=, " else ""  # the published ReDoS shape: one list, a long tail
     assert_linear_work(lambda k: partial(salvage_text, head + unit * k, ANY_TOOL), 4_000 // len(unit))
+
+
+# Raw tag text `null` (Qwen3-Coder, Seed-OSS): None where the parameter's schema allows null,
+# the string "null" where it does not; JSON's own "null" string always stays a string.
+_QWEN_V = "<tool_call>\n<function=f>\n<parameter=v>\n{}\n</parameter>\n</function>\n</tool_call>"
+_SEED_V = "<seed:tool_call>\n<function=f>\n<parameter=v>{}</parameter>\n</function>\n</seed:tool_call>"
+NULL_TEXT: list[tuple[str, Any, Any]] = [
+    (_QWEN_V.format("null"), {"type": ["string", "null"]}, None),
+    (_QWEN_V.format("null"), {"type": "string"}, "null"),
+    (_QWEN_V.format("NULL"), {"type": ["null", "string"]}, None),
+    (_QWEN_V.format("null"), {"type": ["integer", "null"]}, None),
+    (_QWEN_V.format("null"), {"anyOf": [{"type": "string"}, {"type": "null"}]}, None),
+    (_QWEN_V.format("null"), {"anyOf": [{"type": "string"}, {"type": "integer"}]}, "null"),
+    (_QWEN_V.format("null"), {}, "null"),  # no type list: kept as written
+    (_QWEN_V.format("nullish"), {"type": ["string", "null"]}, "nullish"),
+    (_QWEN_V.format('"null"'), {"type": ["string", "null"]}, '"null"'),
+    (_SEED_V.format("null"), {"type": ["string", "null"]}, None),
+    (_SEED_V.format(" null "), {"type": "string"}, " null "),
+    ('<tool_call>{"name": "f", "arguments": {"v": "null"}}</tool_call>', {"type": ["string", "null"]}, "null"),
+]
+
+
+@pytest.mark.parametrize(("text", "prop", "value"), NULL_TEXT)
+def test_tag_text_null_is_none_where_the_schema_allows_it(text: str, prop: Any, value: Any) -> None:
+    registry = ToolRegistry([ToolSpec("f", {"type": "object", "properties": {"v": prop}})])
+    (call,) = salvage_text(text, registry.names).calls
+    repaired = repair_call(call, registry).call
+    assert repaired is not None
+    got = repaired.arguments["v"]
+    assert got == value and type(got) is type(value)
+
+
+def test_null_text_is_a_plain_str_once_copied() -> None:
+    (call,) = salvage_text(_QWEN_V.format("null"), ["f"]).calls
+    assert call.arguments == {"v": "null"}
+    assert type(pickle.loads(pickle.dumps(call.arguments["v"]))) is str
+    assert type(copy.deepcopy(call.arguments)["v"]) is str

@@ -4,6 +4,8 @@ call, and every reason is one of ``RejectReason``'s."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -40,5 +42,35 @@ def test_cut_calls_give_one_outcome_each(dialect: str) -> None:
             assert all(c.span is None or not _overlap(a, c.span) for c in result.calls), (piece, result)
         for r in result.rejected:
             assert r.reason in {x.value for x in tr.RejectReason}, r
+
+    run()
+
+
+def _params(call: tr.ToolCall) -> str:
+    return "".join(f'<parameter name="{k}">{v}</parameter>' for k, v in call.arguments.items())
+
+
+# Forms a dialect reads besides its own rendering, where one region's tags are another form's
+# markers: a bare invoke, and a MiniMax block (whose invokes are bare invokes) before one.
+FORMS = {
+    "bare-invoke": lambda c: f'<invoke name="{c.name}">\n{_params(c)}\n</invoke>',
+    "minimax-then-bare": lambda c: (
+        f'<minimax:tool_call>\n<invoke name="{c.name}">{_params(c)}</invoke>\n</minimax:tool_call>\n'
+        f'<invoke name="{c.name}">{_params(c)}</invoke>'
+    ),
+}
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_cut_forms_give_one_outcome_each(form: str) -> None:
+    render = FORMS[form]
+    text = render(CALLS[0]) + "\n" + render(CALLS[1])
+
+    @settings(max_examples=MAX_EXAMPLES // 2, deadline=None)
+    @given(cut=st.integers(min_value=0, max_value=len(text)))
+    def run(cut: int) -> None:
+        result = tr.salvage_text(text[:cut], ["get_weather", "search"])
+        spans = sorted([r.span for r in result.rejected] + [c.span for c in result.calls if c.span is not None])
+        assert all(a[1] <= b[0] or a == b for a, b in itertools.pairwise(spans)), (text[:cut], result)
 
     run()

@@ -123,3 +123,30 @@ def test_a_value_comes_back_whole_or_not_at_all(dialect: str) -> None:
             assert _bare(render(got[0][1])) == _bare(text), (text, got)
 
     run()
+
+
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "seed_oss"])
+def test_null_text_is_none_only_where_the_schema_allows_null(dialect: str) -> None:
+    """Under ``["string", "null"]`` a value comes back as the string written, or None exactly
+    where it spells null; under ``"string"`` always as the string written (or refused)."""
+    render = RENDER[dialect]
+    nullable = tr.ToolRegistry([tr.ToolSpec("a", {"properties": {"k": {"type": ["string", "null"]}}})])
+    textual = tr.ToolRegistry([tr.ToolSpec("a", {"properties": {"k": {"type": "string"}}})])
+    spelled = st.sampled_from(["null", "NULL", " null", "null\n", "nul", "'null'"])
+
+    @settings(max_examples=MAX_EXAMPLES // 2, deadline=None)
+    @given(v=spelled | _values(dialect))
+    def run(v: str) -> None:
+        calls = tr.salvage_text(render({"k": v}), ["a"]).calls
+        if len(calls) != 1 or calls[0].arguments != {"k": v}:
+            return  # refused, or another faithful reading: the property above
+        for registry, allows_null in ((nullable, True), (textual, False)):
+            repaired = tr.repair_call(calls[0], registry).call
+            assert repaired is not None
+            got = repaired.arguments["k"]
+            if allows_null and v.strip().casefold() == "null":
+                assert got is None, v
+            else:
+                assert got == v and type(got) is str, v
+
+    run()

@@ -23,6 +23,7 @@ from .._types import RepairEvent
 
 __all__ = [
     "FINITE_SCAN",
+    "NullText",
     "check_nesting",
     "decode_arguments",
     "decode_json_value",
@@ -70,6 +71,33 @@ class SpelledFloat(float):
 
     def __reduce__(self) -> tuple[type[float], tuple[float]]:
         return float, (float(self),)
+
+
+def is_null_text(text: str) -> bool:
+    """Whether ``text`` spells JSON's null (``null``, any case, space around): the one rule."""
+    return text.strip().casefold() == "null"
+
+
+class NullText(str):
+    """The text ``null`` read as a raw value between tags, where a value's JSON type is the
+    schema's (Qwen3-Coder's ``<parameter=k>null</parameter>``): coercion makes it ``None``
+    where the schema there allows null (``["string", "null"]``), and leaves the string
+    ``"null"`` where only a string is allowed. JSON's own ``"null"`` string is never one.
+    In every other way a ``str``; it pickles and copies as a plain ``str``.
+
+    >>> NullText("null") == "null", isinstance(NullText("null"), str)
+    (True, True)
+    """
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[type[str], tuple[str]]:
+        return str, (str.__str__(self),)
+
+
+def tag_text(text: str) -> str:
+    """A raw value between tags, as arguments hold it: a ``NullText`` where it spells null."""
+    return NullText(text) if len(text) <= 32 and is_null_text(text) else text
 
 
 # Floats at or past 2**53 in magnitude are integers that may not be the integer written.

@@ -24,10 +24,10 @@ if TYPE_CHECKING:  # jsonschema is imported when the first schema is compiled (m
 
 from .._errors import ArgumentError
 from .._limits import DEFAULT_LIMITS
-from .._safe_text import has_long_int, int_fits_text
+from .._safe_text import exact_str, has_long_int, int_fits_text
 from .._spec import expected_from_schema
 from .._types import RepairEvent
-from ._decode import _MAX_NUMBER_CHARS, _MISSING, _NUMBER, SpelledFloat, decode_json_value
+from ._decode import _MAX_NUMBER_CHARS, _MISSING, _NUMBER, NullText, SpelledFloat, decode_json_value, is_null_text
 
 __all__ = ["CompiledSchema", "compile_schema"]
 
@@ -117,7 +117,7 @@ def _text_to_boolean(value: str, name: str, max_depth: int) -> Any:
 
 
 def _text_to_null(value: str, name: str, max_depth: int) -> Any:
-    return None if value.strip().casefold() == "null" else _MISSING
+    return None if is_null_text(value) else _MISSING
 
 
 def _text_to_json(value: str, name: str, max_depth: int) -> Any:
@@ -254,6 +254,11 @@ def _coerce_type(value: Any, types: Any, path: str, run: _Run) -> Any:
     one of them already."""
     # check_schema has already made "type" a name or a list of names.
     names = [types] if isinstance(types, str) else types if isinstance(types, list) else []
+    if type(value) is NullText:  # raw tag text spelling null
+        if "null" in names:
+            run.events.append(_coerced(path, value, None, run.tool))
+            return None
+        value = exact_str(value)  # the string the model wrote, a plain str from here on
     if not names or any(_is_type(value, name) for name in names):
         return value
     for name in names:
@@ -389,9 +394,12 @@ class CompiledSchema:
             # Nothing to rename, coerce or reject, and jsonschema would accept the dict (see
             # ``_vacuous``): its answer is known since compile time, which saves its fixed
             # cost per call (several us) and the coercion walk for name-only tools.
+            if NullText in map(type, args.values()):  # no type allows null: the text stays
+                args = {k: exact_str(v) if type(v) is NullText else v for k, v in args.items()}
             return args, ()
         try:
-            if self._known.issuperset(args) and self._is_valid(args):
+            # Raw tag text spelling null may be None under this schema: the walk decides.
+            if self._known.issuperset(args) and NullText not in map(type, args.values()) and self._is_valid(args):
                 return args, ()
             return self._repair(args, tool, max_depth)
         except ArgumentError:
@@ -540,6 +548,9 @@ class CompiledSchema:
 
     def _coerce_union(self, value: Any, branches: list[Any], path: str, depth: int, run: _Run) -> Any:
         checks = [self._branch_check(branch) for branch in branches]
+        if type(value) is NullText and any(check(None) for check in checks):  # as in _coerce_type
+            run.events.append(_coerced(path, value, None, run.tool))
+            return None
         if any(check(value) for check in checks):
             return value
         for branch, check in zip(branches, checks, strict=True):

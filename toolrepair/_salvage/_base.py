@@ -112,13 +112,16 @@ class Found:
     """A candidate spanning ``[start, end)``: its calls, or ``error`` refusing all of it.
 
     On an error, scanning resumes right after the marker (so a valid call nested in a broken
-    one is still found) unless the reader says ``resume``.
+    one is still found) unless the reader says ``resume``. ``markup``, on an error: the region
+    is the dialect's own markup (a section of special tokens that held no call), taken out of
+    the content as a call's region is, and not read again.
     """
 
     end: int
     calls: tuple[RawCall, ...] = ()
     error: str | None = None
     resume: int | None = None
+    markup: bool = False
 
 
 @dataclass(frozen=True, slots=True)

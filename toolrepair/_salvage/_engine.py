@@ -689,7 +689,10 @@ class SalvagePass:
         end = max(found.end, marker_end)
         if found.error is not None:
             self._reject(s, end, dialect, found.error, None)
-            self._refused(marker_end, found.resume)
+            if found.markup and self.mode is None:  # the dialect's markup: out of the content
+                self._cut(s, end, ())
+            else:
+                self._refused(marker_end, found.resume)
             return
         if self.mode is not None and found.calls:
             # Inside open reasoning: no call. If the reasoning never closes, each is reported
@@ -729,13 +732,17 @@ class SalvagePass:
                 continue
             accepted.append(salvaged_call(offered, raw, dialect.name, span))
         if accepted:
-            self.cuts.append(Cut(s, end, s, s))
-            if self.mask is not None:
-                self.mask.cut(s, end, tuple(raw.fence for raw in found.calls if raw.fence is not None))
+            self._cut(s, end, tuple(raw.fence for raw in found.calls if raw.fence is not None))
             self.calls.extend(accepted)
-            self.pos = end  # a cut: what is inside is the call's, masks included
         else:
             self._refused(marker_end, end)  # no call: the candidate stays text
+
+    def _cut(self, s: int, end: int, fences: tuple[tuple[int, int], ...]) -> None:
+        """``[s, end)`` out of the content: what is inside is the candidate's, masks included."""
+        self.cuts.append(Cut(s, end, s, s))
+        if self.mask is not None:
+            self.mask.cut(s, end, fences)
+        self.pos = end
 
     def _reject(self, s: int, end: int, dialect: Dialect, reason: str, name: str | None) -> None:
         scan = self.scan
@@ -812,7 +819,7 @@ def _rebased(found: Found | NeedMore | None, offset: int) -> Found | NeedMore | 
             raw if raw.fence is None else replace(raw, fence=(raw.fence[0] + offset, raw.fence[1] + offset))
             for raw in calls
         )
-    return Found(found.end + offset, calls, found.error, resume)
+    return Found(found.end + offset, calls, found.error, resume, found.markup)
 
 
 def salvage_text(

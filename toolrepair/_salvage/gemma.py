@@ -4,6 +4,11 @@
 
     <|tool_call>call:get_weather{location:<|"|>Paris<|"|>,days:3}<tool_call|>         Gemma 4
     <start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call>   FunctionGemma
+    <|tool_call>call:get_weather(city="Tokyo", unit: "celsius")                        Gemma 4, parenthesised
+
+The parenthesised form (hosted Gemma 4 writes it, its closing token often missing) is read by
+the pythonic keyword-arguments reader (``pythonic.read_keyword_arguments``): keys written
+``k=v`` or ``k: v``, Python or JSON literals as values.
 
 The arguments are a JavaScript-like object: unquoted keys, strings between a quote *token*
 (``<|"|>`` or ``<escape>``) taken raw (a ``"`` or a backslash inside is just a character),
@@ -23,14 +28,14 @@ from .._args import FINITE_SCAN
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
 from ._json import JsonFailure
 from .json_blocks import read_after_payload
+from .pythonic import BARE_KEY, read_keyword_arguments
 from .tag import read_json_block
 
 __all__ = ["FUNCTIONGEMMA", "GEMMA4", "read_loose_object"]
 
-# A bare key is words with single runs of spaces between them (`Basic LLM Chain:`, as Gemma 4
-# writes the keys its schema holds); the word and space classes do not overlap, so the match
-# is linear (and the window bounds it).
-_BARE_KEY = re.compile(r"[^\s:,{}\[\]<>\"']+(?:[ \t]+[^\s:,{}\[\]<>\"']+)*")
+# A bare key: words with single runs of spaces between them (`Basic LLM Chain:`), the one
+# rule for both of Gemma's argument forms (the window bounds the match).
+_BARE_KEY = re.compile(BARE_KEY)
 _SCALAR = re.compile(r"[^\s,{}\[\]<]+")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
@@ -212,7 +217,7 @@ def read_loose_object(
 
 
 def _read_name(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:
-    """``call:NAME`` then ``{``: (NAME, index of the brace); O(ctx.max_name_chars)."""
+    """``call:NAME`` then ``{`` or ``(``: (NAME, index of the bracket); O(ctx.max_name_chars)."""
     n = len(text)
     ok = expect_literal(text, i, "call:", ctx)
     if not ok:
@@ -225,7 +230,7 @@ def _read_name(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMor
     k = skip_ws(text, j)
     if k >= n:
         return NEED_MORE if not ctx.final else None
-    if j == i or text[k] != "{":
+    if j == i or text[k] not in "{(":
         return None
     return text[i:j], k
 
@@ -265,7 +270,11 @@ class _CallToken:
         if not isinstance(head, tuple):
             return head
         name, k = head
-        got = read_loose_object(text, k, ctx, self.quote)
+        if text[k] == "(":  # `call:NAME(k=v, …)` or `(k: v, …)`: the pythonic arguments reader
+            got: tuple[dict[str, Any], int] | Found | JsonFailure | NeedMore
+            got = read_keyword_arguments(text, k, ctx, self.markers)
+        else:
+            got = read_loose_object(text, k, ctx, self.quote)
         if isinstance(got, JsonFailure):
             return Found(max(got.pos, k + 1), error=got.reason)
         if not isinstance(got, tuple):

@@ -5,8 +5,13 @@
 MiniMax-M2 (``minimax:tool_call`` / ``invoke`` / ``parameter``), DeepSeek V3.2 and V4 DSML
 (``｜DSML｜`` tags; ``string="false"`` values are JSON), Step-3 (``steptml:`` tags inside
 DeepSeek-style fullwidth tokens), Muse Glimmer (``atem:`` tags) and MiniCPM5 (no block,
-``function`` / ``param``, ``<![CDATA[...]]>`` values). Values are raw text, kept as written;
-an invoke may instead hold one JSON object of arguments (SGLang accepts it for DSML).
+``function`` / ``param``, ``<![CDATA[...]]>`` values), and Anthropic-style invokes with no
+namespace, in ``<function_calls>`` or bare (a bare invoke is a call once ``</invoke>`` closes
+it). Values are raw text, kept as written; an invoke may instead hold one JSON object of
+arguments (SGLang accepts it for DSML).
+
+A block's ``<invoke name=`` is also the bare form's marker, so a refused block reaches to its
+end (``refused_block``): one region, one rejection, never a second reading of its invokes.
 
 MiniMax-M3 (every tag behind a ``]<]minimax[>[`` token, the parameter name as the tag) has its
 own small reader below.
@@ -14,7 +19,9 @@ own small reader below.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, found_calls, skip_ws, startswith_ci
@@ -46,6 +53,35 @@ def json_value(raw: str, ctx: ReadContext) -> Any:
     return raw
 
 
+def block_end(text: str, k: int, close: str, ctx: ReadContext, opens: tuple[str, ...] = ()) -> int | NeedMore:
+    """How far a block reaches from ``k``: past its first ``close``, or up to the start of the
+    first of ``opens`` met before it (a new block: a stray opener does not swallow the call
+    written after it), or to the end of the window (``max_call_chars`` from ``k``) or of the
+    reply. NEED_MORE while a stream may still bring either. O(the distance)."""
+    limit = min(len(text), k + ctx.max_call_chars)
+    m = _literals_ci((close, *opens)).search(text, k, limit)
+    if m is None:
+        return NEED_MORE if not ctx.final and limit == len(text) else limit
+    return m.end() if m.group().lower() == close else m.start()
+
+
+def refused_block(
+    found: Found, text: str, marker_end: int, close: str, ctx: ReadContext, *, opens: tuple[str, ...]
+) -> Found | NeedMore:
+    """``found``, a block's refusal, reaching to the block's end: one region, one rejection
+    (the invokes in it are not read again, where a bare invoke's reader would refuse or take
+    them a second time); a new block opened inside it is read again."""
+    end = block_end(text, marker_end, close, ctx, opens)
+    if isinstance(end, NeedMore):
+        return NEED_MORE
+    return Found(found.end, error=found.error, resume=max(end, found.resume or 0))
+
+
+@lru_cache(maxsize=64)
+def _literals_ci(literals: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, literals)), re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class InvokeDialect:
     """Invoke/parameter tags inside an optional block; all tag names lower case."""
@@ -59,6 +95,9 @@ class InvokeDialect:
     fillers: tuple[str, ...] = ()  # tokens between invokes (Step-3)
     prelude: str | None = None  # `function<｜tool_sep｜>NAME` before an invoke (Step-3)
     reasoning: tuple[tuple[str | None, str], ...] = field(default=())
+    # A bare invoke (no block) is a call only once its closing tag is read: with no block to
+    # bound it, an invoke that stops elsewhere is refused (the end of the reply: truncated).
+    closed: bool = False
 
     @property
     def markers(self) -> tuple[str, ...]:
@@ -206,6 +245,8 @@ class InvokeDialect:
             got = self._invoke(text, start, ctx, self._spec(None), [0])
             if not isinstance(got, tuple):
                 return got
+            if self.closed and not text.endswith(f"</{self.invoke}>", 0, got[1]):
+                return Found(got[1], error="truncated" if skip_ws(text, got[1]) >= len(text) else "undecodable")
             return refused_if_dangling(
                 Found(got[1], (got[0],)), text, self._closers(()), ctx, own=self.markers, spec=self._after_spec(None)
             )
@@ -214,6 +255,8 @@ class InvokeDialect:
         found = self._block(text, marker_end, close, ctx)
         if not isinstance(found, Found):
             return found
+        if found.error is not None and found.resume is None:
+            return refused_block(found, text, marker_end, close, ctx, opens=self.markers)
         return refused_if_dangling(
             found, text, self._closers((close,)), ctx, own=self.markers, spec=self._after_spec(close)
         )
@@ -248,13 +291,11 @@ class InvokeDialect:
             if lit is None and calls:
                 # Text inside the block after an invoke: if the invoke's own tags come in it, a
                 # value held them and ended too early. O(the rest of the block), once.
-                window = text[k : k + ctx.max_call_chars].lower()
-                at = window.find(close)
-                if at == -1 and not ctx.final and k + ctx.max_call_chars >= len(text):
+                end = block_end(text, k, close, ctx)
+                if isinstance(end, NeedMore):
                     return NEED_MORE
-                rest = window if at == -1 else window[:at]
+                rest = text[k:end].lower()
                 if any(t in rest for t in self._closers(())):
-                    end = k + (len(window) if at == -1 else at + len(close))
                     return Found(end, error="ambiguous", resume=end)
             got = None if lit is None else self._invoke(text, k, ctx, spec, budget)
             if isinstance(got, Found) and got.error is not None and calls:
@@ -294,8 +335,16 @@ GLIMMER = InvokeDialect(
     "glimmer", (("<atem:function_calls>", "</atem:function_calls>"),), "atem:invoke", "atem:parameter"
 )
 MINICPM5 = InvokeDialect("minicpm5", (), "function", "param", cdata=True)
-# Anthropic-style function calls written as text without a namespace prefix.
-ANTHROPIC_XML = InvokeDialect("anthropic_xml", (("<function_calls>", "</function_calls>"),), "invoke", "parameter")
+# Anthropic-style function calls written as text without a namespace prefix, in their
+# `<function_calls>` block or bare (Claude Code shows a bare `<invoke>` in its replies): a bare
+# invoke is a call once `</invoke>` closes it.
+ANTHROPIC_XML = Spelled(
+    "anthropic_xml",
+    (
+        InvokeDialect("anthropic_xml", (("<function_calls>", "</function_calls>"),), "invoke", "parameter"),
+        InvokeDialect("anthropic_xml", (), "invoke", "parameter", closed=True),
+    ),
+)
 
 
 # --- MiniMax-M3 -----------------------------------------------------------------------------
@@ -330,32 +379,41 @@ class _MinimaxM3:
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(block length): every scan stops at the next NS token.
+        found, invoked = self._read(text, marker_end, ctx)
+        if not isinstance(found, Found) or found.error is None or not invoked:
+            return found
+        # Its `NS<invoke name=` heads are bare invokes' markers too: not read again.
+        return refused_block(found, text, marker_end, _NS + "</tool_call>", ctx, opens=self.markers)
+
+    def _read(self, text: str, marker_end: int, ctx: ReadContext) -> tuple[Found | NeedMore, bool]:
+        """The block's answer, and whether it read an invoke's head."""
         calls: list[RawCall] = []
         j = marker_end
         name: str | None = None
+        invoked = False
         arguments: dict[str, Any] = {}
         while True:
             tag = self._tag(text, j, ctx)
             if isinstance(tag, NeedMore):
-                return NEED_MORE
+                return NEED_MORE, invoked
             if tag is None:
-                return _m3_stopped(text, j, marker_end, ctx, calls if name is None else [])
+                return _m3_stopped(text, j, marker_end, ctx, calls if name is None else []), invoked
             body, after = tag
             low = body.strip().lower()
             if name is None:  # between invokes: the block's end, or an invoke's head
                 if low == "/tool_call":
-                    return Found(after, tuple(calls))
+                    return Found(after, tuple(calls)), invoked
                 name = _m3_invoke_name(body, low, ctx)
                 if name is None:
-                    return Found(after, error="undecodable")
-                arguments, j = {}, after
+                    return Found(after, error="undecodable"), invoked
+                arguments, j, invoked = {}, after, True
             elif low == "/invoke":
                 calls.append(RawCall(name, arguments))
                 name, j = None, after
             else:
                 got = self._value(text, body, after, ctx)
                 if not isinstance(got, tuple):
-                    return got
+                    return got, invoked
                 key, arguments[key], j = got
 
     def _value(self, text: str, body: str, after: int, ctx: ReadContext) -> tuple[str, str, int] | Found | NeedMore:

@@ -5,6 +5,8 @@ the singular ``<|tool_call_section_begin|>`` too), tokens may be separated by sp
 newlines, and the section and end tokens may be missing (the reply was cut, or a hosted API
 stripped them). The id ``functions.NAME:IDX`` is the call id; the name is ``NAME`` (the
 ``functions.`` namespace is optional). An id without ``:IDX`` is refused, siblings survive.
+A section that holds no readable call is one rejection, taken out of the content with its
+tokens (``TokenBlock.claims_sections``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ BLOCK = TokenBlock(
     block_end=frozenset({"tool_calls_section_end", "tool_call_section_end"}),
     call_begin=frozenset({"tool_call_begin"}),
     call_end=frozenset({"tool_call_end"}),
+    claims_sections=True,  # no other dialect reads Kimi's section tokens
 )
 # Bounded: the id is at most ctx.max_name_chars long and the pattern has no nested repeats.
 _ID = re.compile(r"(?:functions\.)?([\w.\-]+):\d+")

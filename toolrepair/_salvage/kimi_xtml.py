@@ -13,12 +13,11 @@ special token is never text), so each read is bounded by its own block.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws
-from ._xml_text import ValueSpec, any_at, call_at_end, read_attrs, value_or_refusal
+from ._xml_text import ValueSpec, any_at, call_at_end, read_attrs, unescape, value_or_refusal
 from .invoke_xml import json_value
 
 __all__ = ["KIMI_K3"]
@@ -110,24 +109,7 @@ class _KimiK3:
         got = read_attrs(text[i:sep] + ">", 0, ctx)
         if not isinstance(got, tuple):
             return None
-        return {k: _unescape(v) for k, v in got[0].items()}, sep + len(_SEP)
-
-
-# The template escapes attribute values as XML does (`key="q&amp;a"`): its five entities and
-# character references, decoded in one pass (so `&amp;quot;` stays `&quot;`). Nothing else.
-_ENTITY = re.compile(r"&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6}));")
-_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
-
-
-def _entity(m: re.Match[str]) -> str:
-    if m.group(1):
-        return _NAMED[m.group(1)]
-    code = int(m.group(2)) if m.group(2) else int(m.group(3), 16)
-    return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else m.group(0)
-
-
-def _unescape(value: str) -> str:
-    return _ENTITY.sub(_entity, value) if "&" in value else value
+        return {k: unescape(v) for k, v in got[0].items()}, sep + len(_SEP)
 
 
 KIMI_K3 = _KimiK3()

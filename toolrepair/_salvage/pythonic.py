@@ -26,7 +26,15 @@ from .._safe_text import int_fits_text
 from ._base import NEED_MORE, Found, Gate, NeedMore, RawCall, ReadContext, skip_ws, startswith_ci
 from .json_blocks import read_after_payload
 
-__all__ = ["LFM2_PYTHONIC", "LLAMA4_PYTHONIC", "OLMO3", "PYTHONIC", "literal_value"]
+__all__ = [
+    "BARE_KEY",
+    "LFM2_PYTHONIC",
+    "LLAMA4_PYTHONIC",
+    "OLMO3",
+    "PYTHONIC",
+    "literal_value",
+    "read_keyword_arguments",
+]
 
 # A walk may pass this many later triggers of its own reader (a call list whose string values
 # quote other call lists); past that it gives up, which bounds the total work (module doc).
@@ -38,6 +46,7 @@ _TRIGGER = re.compile(r"\[[ \t\r\n]{0,8}([^\W\d][\w.]{0,255})[ \t]{0,8}\(")
 # The text ends inside a possible trigger (streaming: wait before saying "not a call").
 _TRIGGER_PREFIX = re.compile(r"\[[ \t\r\n]{0,8}(?:[^\W\d][\w.]{0,255}[ \t]{0,8})?\Z")
 _INTEREST = re.compile(r"""[\[\](){}'"\n<]""")
+_INTEREST_COMMAS = re.compile(r"""[\[\](){}'"\n<,]""")
 # String bodies, unrolled so each is one deterministic pass: short strings stop at a newline
 # (a syntax error in Python), long strings at three quotes.
 _BODY1 = {q: re.compile(rf"[^{q}\\\n]*(?:\\[\s\S][^{q}\\\n]*)*") for q in "'\""}
@@ -64,6 +73,7 @@ class _Walk:
     ctx: ReadContext
     own: tuple[str, ...]  # wrapper markers counted as crossings; () = count `[name(`
     limit: int
+    commas: bool = False  # record the commas between the outer bracket's items
 
     def is_trigger(self, p: int) -> bool:
         if not self.own:
@@ -109,15 +119,17 @@ class _Walk:
     def run(self, i: int, depth0_stop: bool) -> tuple[int, list[int]] | _Fail | NeedMore:
         """Walk from ``i``. When ``text[i]`` opens a bracket, stop after its closer; with
         ``depth0_stop``, walk at depth 0 instead and stop at a `<` (a closing marker or other
-        markup) or at the end of the text. Returns the end and the depth-0 newlines met.
+        markup) or at the end of the text. Returns the end and the cuts met: the depth-0
+        newlines, or (``commas``) the commas between the outer bracket's items.
         O(distance walked)."""
         text = self.text
         stack: list[str] = []
         newlines: list[int] = []
         crossings = 0
         j = i
+        interest = _INTEREST_COMMAS if self.commas else _INTEREST
         while True:
-            m = _INTEREST.search(text, j, self.limit)
+            m = interest.search(text, j, self.limit)
             if m is None:
                 if depth0_stop and not stack and self.ctx.final and self.limit >= len(text):
                     return len(text), newlines
@@ -160,6 +172,10 @@ class _Walk:
             if not stack or stack.pop() != c:
                 return _Fail("undecodable", p)
             return (p + 1, newlines) if not stack and not depth0_stop else None
+        if c == ",":  # only a walk that records commas stops here
+            if len(stack) == 1:
+                newlines.append(p)
+            return None
         if stack or not depth0_stop:
             return None
         if c == "<":
@@ -340,6 +356,67 @@ def _calls_in(source: str) -> tuple[RawCall, ...] | str:
             return "not-a-call"
         calls.append(call)
     return tuple(calls)
+
+
+# A keyword's name where a call is not Python's (Gemma 4's ``call:NAME(k: v)``): words with
+# single runs of spaces between them (Gemma writes its schema's keys, ``Basic LLM Chain``).
+# Word and space classes do not overlap, so a match is linear; callers bound its window.
+BARE_KEY = r"[^\s:=,(){}\[\]<>\"']+(?:[ \t]+[^\s:=,(){}\[\]<>\"']+)*"
+_KEY = re.compile(BARE_KEY)
+
+
+def read_keyword_arguments(
+    text: str, i: int, ctx: ReadContext, own: tuple[str, ...]
+) -> tuple[dict[str, Any], int] | Found | NeedMore:
+    """The arguments ``(k=v, …)`` at ``text[i] == "("`` and the index after the ``)``, or the
+    refusal (a ``Found`` with its reason).
+
+    Keys are bare (``BARE_KEY``: spaces inside allowed) and end with ``=`` or ``:``; values
+    are the literals pythonic calls hold (``literal_value``: Python's, and JSON's ``true``,
+    ``false``, ``null``); a positional argument or any other expression is refused. One
+    bracket walk finds the items (strings and nesting respected), then each value is read by
+    ``ast`` alone. O(length of the arguments).
+    """
+    walk = _Walk(text, ctx, own, min(len(text), i + ctx.max_call_chars), commas=True)
+    run = walk.run(i, depth0_stop=False)
+    if isinstance(run, _Fail):
+        return Found(max(run.pos, i + 1), error=run.reason)
+    if not isinstance(run, tuple):
+        return run
+    end, commas = run
+    arguments: dict[str, Any] = {}
+    starts = [i + 1, *(c + 1 for c in commas)]
+    for n, (a, b) in enumerate(zip(starts, [*commas, end - 1], strict=True)):
+        k = skip_ws(text, a)
+        if k >= b:
+            if n == len(commas):
+                continue  # `()`, or a trailing comma
+            return Found(a, error="undecodable")
+        m = _KEY.match(text, k, min(b, k + ctx.max_name_chars + 1))
+        j = skip_ws(text, m.end()) if m is not None else b
+        if m is None or m.end() - k > ctx.max_name_chars or j >= b or text[j] not in "=:":
+            return Found(k, error="undecodable")
+        key = m.group()
+        value = _value_in(text[j + 1 : b])
+        if isinstance(value, _NotLiteral):
+            return Found(end, error=value.reason)
+        if key in arguments:  # which one was meant is a guess
+            return Found(end, error="undecodable-arguments")
+        arguments[key] = value
+    return arguments, end
+
+
+def _value_in(source: str) -> Any:
+    """The literal ``source`` spells, or the ``_NotLiteral`` saying why it is none."""
+    source = source.strip()
+    try:
+        tree = ast.parse(source, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _NotLiteral("undecodable")
+    try:
+        return literal_value(tree.body, _Spellings(source))
+    except _NotLiteral as exc:
+        return exc
 
 
 def _read_list(

@@ -8,7 +8,8 @@
     </function>
     </tool_call>
 
-Values are raw text (the schema types them later); Qwen templates put one newline on each side
+Values are raw text (the schema types them later: the text ``null`` is None where the
+parameter's schema allows null, ``_args._decode.NullText``); Qwen templates put one newline on each side
 of a value, which is stripped; Seed-OSS values are kept as written. The first call may omit
 ``<tool_call>`` (the reply starts at ``<function=``); closing tags the end of the reply ate are
 not required once the last value is complete. The `<tool_call>` marker is shared with Hermes
@@ -20,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .._args._decode import tag_text
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_literal, skip_ws
 from ._xml_text import ValueSpec, any_at, call_at_end, refused_if_dangling, value_or_refusal
 from .function_tag import read_tag_name
@@ -79,7 +81,7 @@ def read_function(
         key, value, j = got
         if key in arguments:  # two values for one key: which one is meant is unknowable
             return Found(k, error="undecodable-arguments")
-        arguments[key] = _trim_newlines(value) if trim else value
+        arguments[key] = tag_text(_trim_newlines(value) if trim else value)
 
 
 def _parameter(

@@ -8,6 +8,7 @@ from typing import Literal
 
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, skip_ws_match
 from ._json import JsonFailure, calls_from_value, decode_payload, with_repairs
+from .attr_call import read_attribute_call
 from .json_blocks import arguments_at, read_after_payload
 
 __all__ = ["AttributeTagDialect", "TagDialect", "read_json_block"]
@@ -92,6 +93,8 @@ class AttributeTagDialect(TagDialect):
     """A ``TagDialect`` whose opening tag may also carry the call's name as an attribute:
     ``<tool_call name="get_weather" id="c1">{arguments}</tool_call>`` (the body is then the
     arguments alone). The attribute spelling is the opening tag without its ``>``, then a space.
+    A body that is not JSON may be one self-closing tag whose attributes are the arguments
+    (``<tool_call>exec command="ls" /></tool_call>``, ``attr_call``): the wrapper's second reader.
     """
 
     @property
@@ -100,7 +103,15 @@ class AttributeTagDialect(TagDialect):
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         if text[marker_end - 1] != " ":
-            return read_json_block(text, start, marker_end, self.close.lower(), ctx)
+            close = self.close.lower()
+            found = read_json_block(text, start, marker_end, close, ctx)
+            if found is not None:
+                return found
+            got = read_attribute_call(text, marker_end, ctx)
+            if not isinstance(got, tuple):
+                return got
+            end = read_after_payload(text, got[1], close, ctx)
+            return NEED_MORE if isinstance(end, NeedMore) else Found(end, (got[0],))
         closes = _tag_may_close(text, marker_end, ctx)
         if closes is not True:
             return closes

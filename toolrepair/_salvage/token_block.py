@@ -13,6 +13,11 @@ Two entry points with different refusal rules, because their extents differ:
   once one payload is unreadable), and scanning resumes after that token;
 * at a call token (no section seen), the call alone is the candidate (plus a trailing section
   end token, which belongs to it).
+
+A dialect whose section token is its own alone (``claims_sections``: no other dialect reads
+that token) also owns a section that holds none of its calls: a call object written as JSON
+inside it is read (the JSON reader inside this wrapper), anything else refuses the section
+whole, as markup taken out of the content (the section token never leaks into it).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, found_calls, skip_ws
+from .tag import read_json_block
 
 __all__ = ["MAX_TOKEN_CHARS", "BodyFailure", "BodyReader", "TokenBlock", "token_at"]
 
@@ -96,6 +102,7 @@ class TokenBlock:
     block_end: frozenset[str]
     call_begin: frozenset[str]
     call_end: frozenset[str]
+    claims_sections: bool = False
 
     def read(
         self, text: str, start: int, marker_end: int, ctx: ReadContext, body: BodyReader
@@ -107,7 +114,53 @@ class TokenBlock:
             return None
         if tok[0] in self.call_begin:
             return self._lone_call(text, tok[1], ctx, body)
-        return self._section(text, tok[1], ctx, body)
+        got = self._section(text, tok[1], ctx, body)
+        if got is None and self.claims_sections:
+            return self._unread_section(text, start, tok[1], ctx, body)
+        return got
+
+    def _unread_section(self, text: str, start: int, i: int, ctx: ReadContext, body: BodyReader) -> Found | NeedMore:
+        """A section from ``i`` that holds none of our calls where one should start: a JSON
+        call object in it, its calls after text that is no token (noise between the tokens,
+        cut out with them), or the section refused whole (``not-a-call``; ``undecodable`` at
+        a call token whose body does not read; ``truncated`` when the reply ends with nothing
+        in it). O(the section)."""
+        k = skip_ws(text, i)
+        if k >= len(text):
+            return NEED_MORE if not ctx.final else Found(len(text), error="truncated", markup=True)
+        if text[k] in "{[":
+            got = read_json_block(text, start, k, None, ctx)
+            if isinstance(got, NeedMore):
+                return NEED_MORE
+            if isinstance(got, Found) and got.calls:
+                end = self._after_call(text, got.end, ctx, self.block_end)
+                return NEED_MORE if isinstance(end, NeedMore) else Found(end, got.calls)
+        nxt = self._next_token(text, k, ctx)
+        if isinstance(nxt, NeedMore):
+            return NEED_MORE
+        if nxt is not None and nxt[1] in self.call_begin:
+            calls = self._section(text, nxt[0], ctx, body) if nxt[0] > k else None
+            if calls is not None:
+                return calls
+            reason = "undecodable"
+        else:
+            reason = "not-a-call"
+        # No payload of ours was read: a new section token ends this one (a stray opener does
+        # not swallow the section written after it).
+        return self._refuse_section(text, BodyFailure(reason, k), ctx, new_section_ends=True)
+
+    def _next_token(self, text: str, q: int, ctx: ReadContext) -> tuple[int, str] | NeedMore | None:
+        """The first token from ``q``: (its start, its word); None when none comes."""
+        while True:
+            q = text.find(self.opener, q)
+            if q == -1:
+                return NEED_MORE if not ctx.final else None
+            tok = token_at(text, q, self.opener, self.closer, ctx)
+            if isinstance(tok, NeedMore):
+                return NEED_MORE
+            if tok is not None:
+                return q, tok[0]
+            q += len(self.opener)
 
     def _after_call(self, text: str, j: int, ctx: ReadContext, ends: frozenset[str]) -> int | NeedMore:
         """Index after the optional end token (one of ``ends``) that may follow a payload."""
@@ -173,18 +226,23 @@ class TokenBlock:
         e = self._after_call(text, j, ctx, self.call_end)
         return NEED_MORE if isinstance(e, NeedMore) else (call, e)
 
-    def _refuse_section(self, text: str, failure: BodyFailure, ctx: ReadContext) -> Found | NeedMore:
-        """Refuse the section through its end token (or the end of the reply)."""
+    def _refuse_section(
+        self, text: str, failure: BodyFailure, ctx: ReadContext, *, new_section_ends: bool = False
+    ) -> Found | NeedMore:
+        """Refuse the section through its end token (or the end of the reply); with
+        ``new_section_ends``, up to a section token that opens another one first."""
         q = failure.pos
         while True:
             q = text.find(self.opener, q)
             if q == -1:
                 if not ctx.final:
                     return NEED_MORE
-                return Found(len(text), error=failure.reason, resume=len(text))
+                return Found(len(text), error=failure.reason, resume=len(text), markup=self.claims_sections)
             tok = token_at(text, q, self.opener, self.closer, ctx)
             if tok is NEED_MORE:
                 return NEED_MORE
             if isinstance(tok, tuple) and tok[0] in self.block_end:
-                return Found(tok[1], error=failure.reason, resume=tok[1])
+                return Found(tok[1], error=failure.reason, resume=tok[1], markup=self.claims_sections)
+            if new_section_ends and isinstance(tok, tuple) and tok[0] in self.block_begin:
+                return Found(q, error=failure.reason, markup=self.claims_sections)
             q += len(self.opener)
