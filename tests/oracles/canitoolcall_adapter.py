@@ -245,12 +245,12 @@ def baseline_path(verdict: Verdict) -> Path:
     return Path(__file__).with_name(f"canitoolcall_{verdict.value}_baseline.json")
 
 
-def scores(verdict: Verdict = Verdict.CALLS) -> dict[str, list[Case]]:
-    """Every fixture judged, by family (fixture order within one)."""
+def scores(verdict: Verdict = Verdict.CALLS, strategies: Sequence[ChunkStrategy] = STRATEGIES) -> dict[str, list[Case]]:
+    """Every fixture judged, by family (fixture order within one), streamed ``strategies`` ways."""
     adapter = ToolrepairAdapter(families())
     out: dict[str, list[Case]] = {}
     for fixture in all_fixtures():
-        out.setdefault(fixture.family, []).append(judge(fixture, adapter, verdict))
+        out.setdefault(fixture.family, []).append(judge(fixture, adapter, verdict, strategies))
     return out
 
 

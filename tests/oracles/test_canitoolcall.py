@@ -11,6 +11,7 @@ still pass (a regression fails, an improvement is free: rewrite the baseline wit
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from canitoolcall.fixtures import load_families
@@ -21,9 +22,11 @@ _VERDICTS = [v for v in Verdict if baseline_path(v).is_file()]
 
 
 @pytest.fixture(scope="module", params=_VERDICTS, ids=[v.value for v in _VERDICTS])
-def judged(request: pytest.FixtureRequest) -> tuple[Verdict, dict[str, list[Case]]]:
+def judged(request: pytest.FixtureRequest, cover: Any) -> tuple[Verdict, dict[str, list[Case]]]:
+    # Each kind of cut (one unit at a time, at special tokens, at tokens, random groups,
+    # characters) once; all twelve ways under ci-deep (.ci/run's deep step).
     verdict: Verdict = request.param
-    return verdict, scores(verdict)
+    return verdict, scores(verdict, cover(STRATEGIES, lambda s: s.kind))
 
 
 def _baseline(verdict: Verdict) -> dict[str, list[str]]:

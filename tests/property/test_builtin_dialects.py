@@ -276,6 +276,8 @@ def test_every_builtin_dialect_is_rendered_or_explained() -> None:
     assert set(RENDER) | NOT_RENDERED == set(tr.DIALECTS)
 
 
+# One dialect per reader implementation in the README's command; every dialect under ci-deep.
+@pytest.mark.covering(name=lambda name: type(by_name(name)))
 @pytest.mark.parametrize("name", _cases())
 def test_builtin_dialect_passes_check_dialect(name: str) -> None:
     options = dict(OPTIONS.get(name, {}))

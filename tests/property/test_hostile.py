@@ -178,6 +178,9 @@ ALL_ENTRY_POINTS = {**TEXT_ENTRY_POINTS, **ARG_ENTRY_POINTS}
 FAMILY_OF = {**FAMILIES, **ARG_FAMILIES}
 
 
+# Every family through some entry point and every entry point on some family (the whole
+# product under ci-deep): each family's whole-text pass and stream are counted again below.
+@pytest.mark.covering("entry", "family")
 @pytest.mark.parametrize(("entry", "family"), CASES, ids=[f"{e}-{f}" for e, f in CASES])
 def test_counted_work_is_linear(entry: str, family: str, assert_linear_work: Any) -> None:
     # Function calls counted (conftest.count_calls); the doubling *times* are in benchmarks/.

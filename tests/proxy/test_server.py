@@ -240,7 +240,10 @@ def test_client_disconnect_cancels_the_upstream(proxy: str, upstream: Any) -> No
     body = {"model": "fault/hang", "messages": [], "tools": TOOLS, "stream": True}
     with httpx.stream("POST", f"{proxy}/v1/chat/completions", json=body, timeout=30) as response:
         for line in response.iter_lines():
-            if '"content"' in line:  # the reply has begun: the client leaves
+            # The reply has begun (its first event, the role): the client leaves. Not the first
+            # content, which a stream without a model profile may hold until the upstream's end,
+            # here its timeout: the test would wait that out before the client could leave.
+            if line.startswith("data:"):
                 break
     # the client is gone; the upstream sees its request cancelled (no clock: an event, bounded wait)
     assert upstream.cancelled.wait(20)
