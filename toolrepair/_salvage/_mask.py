@@ -1086,7 +1086,8 @@ class CodeMask:
         k = 0
         pos = x
         start = a if self._in_html_code() else -1
-        if self.hsoft and spans is not None:
+        soft = self.hsoft and spans is not None  # a comment the paragraph left open goes on here
+        if soft:
             end = _COMMENT_END.search(t, x, b)
             self._code(base + a, base + (b if end is None else end.end()), self.horigin)
             self.hsoft = end is None
@@ -1101,7 +1102,10 @@ class CodeMask:
                     k += 1
                 if k < len(spans) and spans[k][0] <= h:
                     continue  # inside a code span: no HTML
-            doubt = h >= undecided
+            # In a line of a comment the paragraph left open, a tag is hidden in one reading
+            # (the comment closes later, or at a `-->` the readings place apart) and read in
+            # the other: in doubt.
+            doubt = h >= undecided or soft or (self.hsoft and spans is not None)
             if self.hraw is not None:  # the raw text's own close
                 if doubt or (spans is not None and self.hraw is _COMMENT_END):
                     continue  # a comment's end in a paragraph is text: no end
@@ -1124,12 +1128,19 @@ class CodeMask:
                 elif spans is not None and name is None:
                     # An inline comment: code to its end. One the line leaves open is code to
                     # its `-->` in the paragraph (or the paragraph's end), but may be text if it
-                    # never closes, so the tags in it are read on as well (fail closed).
+                    # never closes, so the tags in it are read on as well (fail closed). While
+                    # one is left open, the line's rest is code already and a later opener is
+                    # read as any tag in doubt, not matched again to the line's end (which made
+                    # `<!-- ` repeated cost quadratic time): each character is scanned once.
+                    if self.hsoft:
+                        continue
                     full = _INLINE_HTML.match(t, m.start(), b, partial=True)
                     if full is not None and not full.partial:
+                        self.work += full.end() - m.start()
                         self._code(h, base + full.end())
                         pos = full.end()
-                    elif not self.hsoft:
+                    else:
+                        self.work += b - m.start()
                         self._code(h, base + b)
                         self.hsoft, self.horigin = True, h
                     continue
