@@ -279,6 +279,45 @@ def test_mask_table(text: str, n: int) -> None:
     assert calls(text) == n
 
 
+# A tab in the content of a fence, an HTML block or indented code is in no container's
+# prefix: it puts nothing in doubt, whether the line is read alone (a marker inside it asks)
+# or in a run of lines (``_plain``). Every dialect, so `[` (pythonic, Mistral) asks in the fence.
+TAB_IN_LEAF_CONTENT = [
+    (f"```\n-\t[x](y)\n```\n{CALL}", 1),
+    (f"```\n1.\t[\n```\n{CALL}", 1),
+    (f"```\n>\t[\n```\n{CALL}\n", 1),
+    (f"~~~\r\n-\t[x](y)\r\n~~~\r\n{CALL}", 1),
+    (f"<div>\n-\t[x](y)\n</div>\n\n{CALL}", 1),
+    (f"    a\n\t-\t[x](y)\n\n{CALL}", 1),
+    (f"> ```\n>\t-\t[x](y)\n> ```\n{CALL}", 0),  # the quote's tab is a container's: in doubt
+    (f"> ```\n>\t-\t[x](y)\n> ```\n\n{CALL}", 1),  # ... to the next blank line
+    (f"-\t[x](y) `\n{CALL}`", 0),  # a marker's tab, no fence: the paragraph in doubt
+]
+
+SIDES = st.sampled_from(["-", "1.", ">", "2)", "*", "\t", " ", "  ", "    "])
+BODIES = st.sampled_from(["[x](y)", "[", "```", "~~~", "`", "x", "", CALL, "[f()]"])
+
+
+@pytest.mark.parametrize(("text", "n"), TAB_IN_LEAF_CONTENT)
+def test_a_tab_in_leaf_content_is_no_container_prefix(text: str, n: int) -> None:
+    whole = tr.salvage_text(text, ONE).calls
+    assert len(whole) == n
+    assert stream(text, ONE, range(1, len(text)))[1] == whole
+
+
+@given(
+    st.lists(st.tuples(st.lists(SIDES, max_size=3), st.lists(BODIES, min_size=1, max_size=2)), min_size=1, max_size=5),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+    st.lists(st.integers(0, 400), max_size=6),
+)
+def test_tab_and_space_container_prefixes_stream_as_whole(
+    lines: list[tuple[list[str], list[str]]], ending: str, cuts: list[int]
+) -> None:
+    text = ending.join("".join(side) + " ".join(body) for side, body in lines) + ending + CALL
+    whole = tr.salvage_text(text, ONE)
+    assert stream(text, ONE, sorted({c % (len(text) + 1) for c in cuts})) == (whole.content, whole.calls)
+
+
 HARMONY_CALL = "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>"
 
 

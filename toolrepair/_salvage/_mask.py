@@ -789,8 +789,8 @@ class CodeMask:
                 self._end_para(r)
                 return
             self._code(base + a, base + b)  # in doubt: code to the next blank line
-        self._tab_doubt(t, a, b)
         matched, i, col, part = self._continued(t, a, b, fresh)
+        self._tab_doubt(t, a, b, self._prefix_end(matched, (i, col, part)))
         if not (self.leaf >= _FENCE and self._leaf_goes_on((i, col, part), matched)):
             self._blocks(matched, (i, col, part))
         if self.fog and not self.dense:
@@ -805,11 +805,32 @@ class CodeMask:
             self._code(base + a, base + b, self.horigin)
 
     # -- containers -----------------------------------------------------------------------
-    def _tab_doubt(self, t: str, a: int, b: int) -> None:
+    def _prefix_end(self, matched: int, point: tuple[int, int, int]) -> int:
+        """Where the line's container prefix may end: past the continued containers'
+        markers and the indentation after them when the open fence, HTML block or indented
+        code takes the line (what follows is its content: a ``-`` or ``>`` there opens
+        nothing), else the line's end (new containers may open: ``_PREFIX`` bounds it).
+        O(containers + _CAP)."""
+        t, _, _, b, _ = self.line
+        leaf = self.leaf
+        if leaf < _FENCE or matched < len(self.stack):
+            return b
+        i, col, part = point
+        ind, j, _ = _indent(t, i, b, col, part)
+        if leaf == _ICODE and not (_blank(t, i, j, b) or ind >= 4):
+            return b  # the indented code ends: the line is read for blocks
+        if j == -1:
+            m = _NONWS.search(t, i, b)
+            j = b if m is None else m.start()
+        return j
+
+    def _tab_doubt(self, t: str, a: int, b: int, end: int) -> None:
         """Tab stops in container indentation are counted one way by the spec and another by
-        the reference implementation; where a tab is in a line's container prefix the
-        readings may part, so paragraphs up to the next blank line fail closed. O(prefix)."""
-        pre = _PREFIX.match(t, a, b)
+        the reference implementation; where a tab is in a line's container prefix (in
+        ``t[a:end]``) the readings may part, so paragraphs up to the next blank line fail
+        closed. One rule for a line read alone and for one read in a run (``_plain``): a tab
+        in a fence's or an HTML block's content is no container's. O(prefix)."""
+        pre = _PREFIX.match(t, a, end)
         pend = a if pre is None else pre.end()
         if t.find("\t", a, pend) != -1 and (self.stack or _NONWS.search(t, a, pend) is not None):
             self.fog = True
