@@ -232,6 +232,30 @@ HTML_CODE = [
     (f"x <code>a\nb <!-- c\nd </code> e\n\n{CALL}", 0),
     (f"x <code>a <!-- c --> </code>\n\n{CALL}", 1),  # closed before it: the close is read
     (f"a <!-- b <!-- c\n-->\n\n{CALL}", 1),  # openers in an open comment: one comment
+    # A tag inside another inline construct (a declaration, an attribute, a link's destination),
+    # escaped, or left open by the line's end is hidden in markdown-it-py's reading and may not
+    # be in a browser's: a close there closes nothing (found by fuzz/mask_differential.py).
+    (f"<CODE><!X</Code>{CALL}", 0),
+    (f"x<pre><!X</pre>{CALL}", 0),
+    (f"<CODE><!X\n</Code>{CALL}", 0),  # a declaration over two lines
+    (f"<code>[a](</code>) {CALL}", 0),
+    (f"<code>\\</code> {CALL}", 0),
+    (f"<pre><code>x</code></pre> {CALL}", 1),
+    (f"x <!X </pre> y> {CALL}", 1),  # nothing open: nothing to close
+    # Raw text (<script>, <style>, <textarea>) that may or may not open or close, or opens inside
+    # <pre> or <code> (raw text to a browser, one more tag to markdown-it-py's one-element reading):
+    # the readings part on every tag after it, so all from there is code.
+    (f"n<!X<textarea><script></textarea>{CALL}", 0),
+    (f"<textarea/\n<pre\n</textarea>{CALL}", 0),
+    (f"`<style\r<!--</style>{CALL}", 0),
+    (f".<style><!X\n</style>{CALL}", 0),
+    (f"<code><script></Code><style></script></code>{CALL}", 0),
+    (f'"<script>`</script><textarea>\n></script>{CALL}', 0),
+    (f"<script>x</script> {CALL}", 1),
+    # Where all after a point is code, a backtick run before it still waiting for its pair is
+    # code from there (it may pair after the point).
+    ('`\r\t.<tool_call>{"name": "f", "arguments": {"t": "<!--\n"}}</tool_call>`', 0),
+    (f"1. `\n\t{CALL}<!--\n`", 0),
 ]
 
 LAZY_IN_ITEMS = [
