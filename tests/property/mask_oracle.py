@@ -292,7 +292,7 @@ def fail_closed_class(text: str) -> str | None:
         return "tab"
     if "<" in bare:
         return "html"
-    if "[" in text:
+    if "[" in text or "](" in text:
         return "link"
     if ">" in text and _INDENTED_LINE.search(text) is not None:
         return "lazy-indented"
