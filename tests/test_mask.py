@@ -225,6 +225,37 @@ HTML_CODE = [
     (f"x <scripts> {CALL}", 1),
     (f"x <Pre <!-- y {CALL}", 0),  # `<Pre` is no tag; the comment, left open, fails closed
     (f"<pre>{CALL}</pre> {CALL}", 1),
+    # A close tag in the lines of a comment the paragraph left open: hidden if the comment
+    # closes later (or where a reading ends it), read if not. In doubt: it closes nothing.
+    (f"x <code>a\nb <!-- c\nd </code> -->\n\n{CALL}", 0),
+    (f"x <code>a\nb <!-- c\n</code> -->\n\n{CALL}", 0),
+    (f"x <code>a\nb <!-- c\nd </code> e\n\n{CALL}", 0),
+    (f"x <code>a <!-- c --> </code>\n\n{CALL}", 1),  # closed before it: the close is read
+    (f"a <!-- b <!-- c\n-->\n\n{CALL}", 1),  # openers in an open comment: one comment
+    # A tag inside another inline construct (a declaration, an attribute, a link's destination),
+    # escaped, or left open by the line's end is hidden in markdown-it-py's reading and may not
+    # be in a browser's: a close there closes nothing (found by fuzz/mask_differential.py).
+    (f"<CODE><!X</Code>{CALL}", 0),
+    (f"x<pre><!X</pre>{CALL}", 0),
+    (f"<CODE><!X\n</Code>{CALL}", 0),  # a declaration over two lines
+    (f"<code>[a](</code>) {CALL}", 0),
+    (f"<code>\\</code> {CALL}", 0),
+    (f"<pre><code>x</code></pre> {CALL}", 1),
+    (f"x <!X </pre> y> {CALL}", 1),  # nothing open: nothing to close
+    # Raw text (<script>, <style>, <textarea>) that may or may not open or close, or opens inside
+    # <pre> or <code> (raw text to a browser, one more tag to markdown-it-py's one-element reading):
+    # the readings part on every tag after it, so all from there is code.
+    (f"n<!X<textarea><script></textarea>{CALL}", 0),
+    (f"<textarea/\n<pre\n</textarea>{CALL}", 0),
+    (f"`<style\r<!--</style>{CALL}", 0),
+    (f".<style><!X\n</style>{CALL}", 0),
+    (f"<code><script></Code><style></script></code>{CALL}", 0),
+    (f'"<script>`</script><textarea>\n></script>{CALL}', 0),
+    (f"<script>x</script> {CALL}", 1),
+    # Where all after a point is code, a backtick run before it still waiting for its pair is
+    # code from there (it may pair after the point).
+    ('`\r\t.<tool_call>{"name": "f", "arguments": {"t": "<!--\n"}}</tool_call>`', 0),
+    (f"1. `\n\t{CALL}<!--\n`", 0),
 ]
 
 LAZY_IN_ITEMS = [
@@ -272,6 +303,45 @@ def test_mask_table(text: str, n: int) -> None:
     assert calls(text) == n
 
 
+# A tab in the content of a fence, an HTML block or indented code is in no container's
+# prefix: it puts nothing in doubt, whether the line is read alone (a marker inside it asks)
+# or in a run of lines (``_plain``). Every dialect, so `[` (pythonic, Mistral) asks in the fence.
+TAB_IN_LEAF_CONTENT = [
+    (f"```\n-\t[x](y)\n```\n{CALL}", 1),
+    (f"```\n1.\t[\n```\n{CALL}", 1),
+    (f"```\n>\t[\n```\n{CALL}\n", 1),
+    (f"~~~\r\n-\t[x](y)\r\n~~~\r\n{CALL}", 1),
+    (f"<div>\n-\t[x](y)\n</div>\n\n{CALL}", 1),
+    (f"    a\n\t-\t[x](y)\n\n{CALL}", 1),
+    (f"> ```\n>\t-\t[x](y)\n> ```\n{CALL}", 0),  # the quote's tab is a container's: in doubt
+    (f"> ```\n>\t-\t[x](y)\n> ```\n\n{CALL}", 1),  # ... to the next blank line
+    (f"-\t[x](y) `\n{CALL}`", 0),  # a marker's tab, no fence: the paragraph in doubt
+]
+
+SIDES = st.sampled_from(["-", "1.", ">", "2)", "*", "\t", " ", "  ", "    "])
+BODIES = st.sampled_from(["[x](y)", "[", "```", "~~~", "`", "x", "", CALL, "[f()]"])
+
+
+@pytest.mark.parametrize(("text", "n"), TAB_IN_LEAF_CONTENT)
+def test_a_tab_in_leaf_content_is_no_container_prefix(text: str, n: int) -> None:
+    whole = tr.salvage_text(text, ONE).calls
+    assert len(whole) == n
+    assert stream(text, ONE, range(1, len(text)))[1] == whole
+
+
+@given(
+    st.lists(st.tuples(st.lists(SIDES, max_size=3), st.lists(BODIES, min_size=1, max_size=2)), min_size=1, max_size=5),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+    st.lists(st.integers(0, 400), max_size=6),
+)
+def test_tab_and_space_container_prefixes_stream_as_whole(
+    lines: list[tuple[list[str], list[str]]], ending: str, cuts: list[int]
+) -> None:
+    text = ending.join("".join(side) + " ".join(body) for side, body in lines) + ending + CALL
+    whole = tr.salvage_text(text, ONE)
+    assert stream(text, ONE, sorted({c % (len(text) + 1) for c in cuts})) == (whole.content, whole.calls)
+
+
 HARMONY_CALL = "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>"
 
 
@@ -297,14 +367,9 @@ def mask_work(text: str) -> int:
         "> - ```\r",
         "`` ` ",
         "- a\n  ",
-        pytest.param(
-            "<a b='` <!-- ",
-            marks=pytest.mark.skip(
-                reason="KNOWN DEFECT, open: an HTML attribute holding a backtick before a comment opener, "
-                "repeated, costs super-linear time in the HTML code mask (its counted work stays linear, "
-                "so the counter misses the real cost); fixing it is the next step"
-            ),
-        ),
+        "<a b='` <!-- ",  # a comment left open, then more openers: each scanned once
+        "` <!-- ",
+        "x <code a='",
         '<a b="x"<!-',
         ">\t-\t` ",
     ],

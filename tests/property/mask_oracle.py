@@ -3,7 +3,10 @@
 Shared by ``test_mask_oracle.py`` (a bounded sample, through the test profile) and
 ``fuzz/mask_differential.py`` (a long run). A text is generated line by line from pieces that
 make CommonMark's constructs (containers, fences, HTML blocks, code spans, indented code,
-headings, links and reference definitions, every line ending, Unicode whitespace), with a Hermes call planted among them.
+headings, links and reference definitions, every line ending, Unicode whitespace), with Hermes
+calls planted among them: plain ones, and ones whose string argument holds Markdown from the same
+pieces, its line endings escaped (one line) or raw (the argument's lines are the text's lines,
+so a fence, a code span or ``<pre>`` it opens may cover what follows, as CommonMark reads it).
 
 The referee's answer per planted marker: markdown-it-py's block tokens carry ``map`` line
 ranges (line numbers count LF, CR and CRLF, as it normalises them), so a marker's line tells
@@ -18,6 +21,7 @@ counts differ the marker is left unjudged (counted as such).
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -100,6 +104,21 @@ PIECES = [
 ENDINGS = ["\n", "\r", "\r\n"]
 
 
+def markdown_call(pick: Callable[[Sequence[Any]], Any], count: Callable[[int, int], int], prefix: str) -> str:
+    """A call whose string argument holds Markdown: lines of pieces, each JSON-escaped, joined
+    by an escaped line ending (``\\n``: one line of text) or a raw one (invalid JSON the
+    salvage repairs; CommonMark sees the argument's lines), a raw one maybe followed by the
+    line's container prefix, as a model writing inside a quote or a list does."""
+    raw = count(0, 1) == 1
+    parts = []
+    for _ in range(count(1, 4)):
+        line = " ".join(pick(PIECES) for _ in range(count(1, 3)))
+        parts.append(json.dumps(line, ensure_ascii=False)[1:-1])
+    ending = pick(ENDINGS)
+    joiner = ending + pick(["", prefix]) if raw else json.dumps(ending)[1:-1]
+    return '<tool_call>{"name": "f", "arguments": {"text": "' + joiner.join(parts) + '"}}</tool_call>'
+
+
 def markdown(pick: Callable[[Sequence[Any]], Any], count: Callable[[int, int], int]) -> str:
     """A generated text: ``pick`` chooses one of a sequence, ``count`` an int in a range."""
     lines = []
@@ -107,8 +126,11 @@ def markdown(pick: Callable[[Sequence[Any]], Any], count: Callable[[int, int], i
         prefix = "".join(pick(CONTAINERS) for _ in range(count(0, 3)))
         body = []
         for _ in range(count(1, 3)):
-            if count(0, 4) == 0:
+            planted = count(0, 6)
+            if planted <= 1:
                 body.append(CALL)
+            elif planted == 2:
+                body.append(markdown_call(pick, count, prefix))
             else:
                 body.append(pick(PIECES))
         joiner = pick([" ", "", " "])
@@ -256,6 +278,29 @@ class _Element:
 MASKED = ("fence", "code_inline", "html_code")
 
 
+_INDENTED_LINE = re.compile(r"(?:^|[\r\n])[ \t]{4,}[^ \t\r\n]")
+
+
+def fail_closed_class(text: str) -> str | None:
+    """The first of the mask's fail-closed rules that may apply to ``text`` (where a call lost
+    from plain text is by design; see ``toolrepair._salvage._mask``), or None: a tab (container
+    indentation), raw HTML, a link or reference definition, a lazy line indented four in
+    quotes, Markdown in an earlier call's argument."""
+    plain = text.replace(CALL, "")
+    bare = plain.replace(MARKER, "").replace("</tool_call>", "")
+    if "\t" in text:
+        return "tab"
+    if "<" in bare:
+        return "html"
+    if "[" in text or "](" in text:
+        return "link"
+    if ">" in text and _INDENTED_LINE.search(text) is not None:
+        return "lazy-indented"
+    if MARKER in plain:
+        return "markdown-call"
+    return None
+
+
 @dataclass
 class Disagreement:
     text: str
@@ -266,6 +311,12 @@ class Disagreement:
 
 def check(text: str, chunks: Sequence[int] = ()) -> list[Disagreement]:
     """Disagreements between salvage and the referee; also asserts stream == whole."""
+    return judge(text, chunks)[1]
+
+
+def judge(text: str, chunks: Sequence[int] = ()) -> tuple[int, list[Disagreement]]:
+    """The calls salvage takes from ``text``, and its disagreements with the referee (see
+    ``check``)."""
     result = tr.salvage_text(text, ["f"], dialects=["hermes"])
     taken = {c.span[0] for c in result.calls if c.span is not None}
     if chunks:
@@ -288,4 +339,4 @@ def check(text: str, chunks: Sequence[int] = ()) -> list[Disagreement]:
             out.append(Disagreement(text, m, kind, salvaged))  # a call from code
         elif kind == "text" and not salvaged and text.startswith(CALL, m):
             out.append(Disagreement(text, m, kind, salvaged))  # a call in plain text, lost
-    return out
+    return len(result.calls), out

@@ -421,6 +421,66 @@ def _consume(t: str, i: int, col: int, part: int, k: int) -> tuple[int, int, int
     return i, col, part
 
 
+class _Inline:
+    """The raw inline HTML constructs (tags, comments, declarations, autolinks ...) of one
+    paragraph line, found left to right as CommonMark's inline parser finds them: a code span
+    decided in the line holds none, and a construct hides what lies in it. Asked at increasing
+    offsets (``at``); each ``<`` is tried once, so O(line) over all questions."""
+
+    __slots__ = ("b", "base", "end", "k", "link", "partial", "pos", "spans", "start", "t", "work", "x")
+
+    def __init__(self, t: str, base: int, x: int, b: int, spans: list[tuple[int, int]]) -> None:
+        self.t, self.base, self.x, self.b, self.spans = t, base, x, b, spans
+        self.pos, self.start, self.end, self.partial, self.k, self.work = x, -1, -1, False, 0, 0
+        self.link = t.find("](", x, b)  # a link's destination and title, from here, may hide tags
+
+    def at(self, p: int) -> int:
+        """1: a whole construct starts at ``t[p]``; 0: no construct holds it (text); -1 in
+        doubt: it lies in another construct (hidden in markdown-it-py's reading, maybe not in
+        a browser's), after a link's ``](``, after a backslash, or its construct is left open by
+        the line's end."""
+        t = self.t
+        if self.link != -1 and p > self.link:
+            return -1
+        e = p
+        while e > self.x and t[e - 1] == "\\":  # O(backslashes), each run once per tag
+            e -= 1
+        if (p - e) % 2:
+            return -1
+        self._advance(p)
+        if self.start > p:
+            return 0
+        return 1 if self.start == p and not self.partial else -1
+
+    def left_open(self) -> bool:
+        """Does a construct the line's end leaves open (it may go on, hiding what follows) end
+        the line?"""
+        self._advance(self.b)
+        return self.partial and self.start < _BIG
+
+    def _advance(self, p: int) -> None:
+        """Find the constructs up to the first one that ends past ``p``."""
+        t, spans, base = self.t, self.spans, self.base
+        while self.end <= p:
+            m = _INLINE_START.search(t, self.pos, self.b)
+            if m is None:
+                self.start = self.end = _BIG
+                break
+            q = m.start()
+            while self.k < len(spans) and spans[self.k][1] <= base + q:
+                self.k += 1
+            if self.k < len(spans) and spans[self.k][0] <= base + q:
+                self.pos = spans[self.k][1] - base  # in a code span: no HTML
+                continue
+            full = _INLINE_HTML.match(t, q, self.b, partial=True)
+            if full is None:
+                self.pos = q + 1
+                continue
+            self.work += full.end() - q
+            self.start, self.partial = q, full.partial
+            self.end = self.pos = self.b + 1 if full.partial else full.end()
+
+
 class CodeMask:
     """Markdown code regions of a text read so far; see the module docstring for the rules.
 
@@ -449,6 +509,7 @@ class CodeMask:
         "head",
         "hit",
         "hline",
+        "hopen",
         "horigin",
         "hraw",
         "hsoft",
@@ -501,6 +562,7 @@ class CodeMask:
         # <pre> and <code> are open, and the offset of the opener that began the stretch.
         self.hraw: re.Pattern[str] | None = None
         self.hsoft = False
+        self.hopen = False  # an inline construct a paragraph line left open (it may hide tags after)
         self.hcount = [0, 0]
         self.horigin = 0
         self.hline = False  # the line being read went through `_html_code`
@@ -819,8 +881,8 @@ class CodeMask:
                 self._end_para(r)
                 return
             self._code(base + a, base + b)  # in doubt: code to the next blank line
-        self._tab_doubt(t, a, b)
         matched, i, col, part = self._continued(t, a, b, fresh)
+        self._tab_doubt(t, a, b, self._prefix_end(matched, (i, col, part)))
         if not (self.leaf >= _FENCE and self._leaf_goes_on((i, col, part), matched)):
             self._blocks(matched, (i, col, part))
         if self.fog and not self.dense:
@@ -835,11 +897,32 @@ class CodeMask:
             self._code(base + a, base + b, self.horigin)
 
     # -- containers -----------------------------------------------------------------------
-    def _tab_doubt(self, t: str, a: int, b: int) -> None:
+    def _prefix_end(self, matched: int, point: tuple[int, int, int]) -> int:
+        """Where the line's container prefix may end: past the continued containers'
+        markers and the indentation after them when the open fence, HTML block or indented
+        code takes the line (what follows is its content: a ``-`` or ``>`` there opens
+        nothing), else the line's end (new containers may open: ``_PREFIX`` bounds it).
+        O(containers + _CAP)."""
+        t, _, _, b, _ = self.line
+        leaf = self.leaf
+        if leaf < _FENCE or matched < len(self.stack):
+            return b
+        i, col, part = point
+        ind, j, _ = _indent(t, i, b, col, part)
+        if leaf == _ICODE and not (_blank(t, i, j, b) or ind >= 4):
+            return b  # the indented code ends: the line is read for blocks
+        if j == -1:
+            m = _NONWS.search(t, i, b)
+            j = b if m is None else m.start()
+        return j
+
+    def _tab_doubt(self, t: str, a: int, b: int, end: int) -> None:
         """Tab stops in container indentation are counted one way by the spec and another by
-        the reference implementation; where a tab is in a line's container prefix the
-        readings may part, so paragraphs up to the next blank line fail closed. O(prefix)."""
-        pre = _PREFIX.match(t, a, b)
+        the reference implementation; where a tab is in a line's container prefix (in
+        ``t[a:end]``) the readings may part, so paragraphs up to the next blank line fail
+        closed. One rule for a line read alone and for one read in a run (``_plain``): a tab
+        in a fence's or an HTML block's content is no container's. O(prefix)."""
+        pre = _PREFIX.match(t, a, end)
         pend = a if pre is None else pre.end()
         if t.find("\t", a, pend) != -1 and (self.stack or _NONWS.search(t, a, pend) is not None):
             self.fog = True
@@ -892,6 +975,8 @@ class CodeMask:
                 if _closes_fence(t, b, point, self.fch, self.flen):
                     self.leaf = _NONE
                 self._code(base + a, base + b, self.forigin)
+                if self.fog:
+                    self._html_code(t, base, i, b, [])  # another tab reading may see a paragraph
                 return True
         elif leaf == _ICODE:
             ind, j, _ = _indent(t, i, b, col, part)
@@ -1038,6 +1123,8 @@ class CodeMask:
             self._close_para(r)
             self.leaf, self.fch, self.flen, self.forigin = _FENCE, ch, k - j, base + j
             self._code(base + a, base + b, base + j)
+            if self.fog:
+                self._html_code(t, base, j, b, [])  # another tab reading may see a paragraph
             return
         if ch in "=-" and para and not lazy and _SETEXT.fullmatch(t, j, b):
             self._close_para(r)  # a setext heading's underline
@@ -1102,8 +1189,13 @@ class CodeMask:
         undecided backtick run on, in doubt. ``<pre>`` and ``<code>`` (which nest: counted per
         name) and comments, ``<script>``, ``<style>`` and ``<textarea>`` (whose content is
         raw text: only their own close ends them) make code from their opener to their close
-        tag, over lines and blocks. In doubt an opener opens and a close does not close; a
-        comment's ``-->`` ends it only in HTML, or in the paragraph the comment opened in;
+        tag, over lines and blocks. In doubt an opener opens and a close does not close (in a
+        paragraph a tag is in doubt inside another construct, after a backslash or a link's
+        ``](``, left open by the line's end or after a construct an earlier line left open, and
+        in the lines of a comment left open); raw text that may or may not open or close, or
+        opens inside ``<pre>`` or ``<code>``, hides or shows every later tag depending on the
+        reading, so all from there is code (``_dead``); a comment's ``-->`` ends it only in
+        HTML, or in the paragraph the comment opened in;
         counts past ``MAX_CONTAINERS`` make everything after code (fail closed, bounded). An
         element open when the line began covers it from its start. O(line): each search
         starts where the last one ended, and the spans are walked once."""
@@ -1116,7 +1208,11 @@ class CodeMask:
         k = 0
         pos = x
         start = a if self._in_html_code() else -1
-        if self.hsoft and spans is not None:
+        inline = None if spans is None else _Inline(t, base, x, b, spans)
+        soft = self.hsoft and spans is not None  # a comment the paragraph left open goes on here
+        # A construct an earlier line left open may go on here, hiding tags: all in doubt.
+        pending = self.hopen and spans is not None
+        if soft:
             end = _COMMENT_END.search(t, x, b)
             self._code(base + a, base + (b if end is None else end.end()), self.horigin)
             self.hsoft = end is None
@@ -1131,20 +1227,39 @@ class CodeMask:
                     k += 1
                 if k < len(spans) and spans[k][0] <= h:
                     continue  # inside a code span: no HTML
-            doubt = h >= undecided
+            # In a line of a comment the paragraph left open, a tag is hidden in one reading
+            # (the comment closes later, or at a `-->` the readings place apart) and read in
+            # the other: in doubt.
+            doubt = h >= undecided or soft or (self.hsoft and spans is not None) or pending
+            # In a paragraph a tag counts where a construct starts; one inside another (an
+            # attribute, a declaration, a link's destination), escaped or left open is in doubt.
+            real = 1 if inline is None else inline.at(m.start())
             if self.hraw is not None:  # the raw text's own close
-                if doubt or (spans is not None and self.hraw is _COMMENT_END):
+                if spans is not None and self.hraw is _COMMENT_END:
                     continue  # a comment's end in a paragraph is text: no end
+                if doubt or real != 1:
+                    # A close that may or may not end the raw text: the readings part on every
+                    # tag after it (the text hides them in one). All from here on is code.
+                    self._dead(base + start if start >= 0 else h, h)
+                    return
                 self.hraw = None
             else:
                 name = m.group(1)
                 if m.group(2) is not None:  # a close tag: of an open element, or nothing
                     i = _NESTING.get(m.group(2).lower(), -1)
-                    if doubt or i < 0 or self.hcount[i] == 0:
+                    if doubt or real != 1 or i < 0 or self.hcount[i] == 0:
                         continue
                     self.hcount[i] -= 1
-                elif spans is not None and name is not None and not doubt and not self._whole_tag(t, m.start(), b):
+                elif name is not None and not doubt and real == 0:
                     continue  # not a tag by CommonMark's grammar: text
+                elif name is not None and name.lower() not in _NESTING and (doubt or real != 1 or any(self.hcount)):
+                    # Raw text (<script>, <style>, <textarea>) hides every tag to its own close.
+                    # Where it may or may not open (in doubt, hidden, left open), or opens inside
+                    # <pre> or <code> (a browser reads it as raw text; markdown-it-py's tokens,
+                    # one element open at a time, go on to the outer close and what follows),
+                    # the readings part on every tag after it. All from here on is code.
+                    self._dead(base + start if start >= 0 else h, h)
+                    return
                 elif name is None and self.fog:
                     # A comment where the readings part on the blocks: an HTML block's (to its
                     # `-->` in HTML, hiding the tags in it) in one, inline (read on) in the
@@ -1154,12 +1269,19 @@ class CodeMask:
                 elif spans is not None and name is None:
                     # An inline comment: code to its end. One the line leaves open is code to
                     # its `-->` in the paragraph (or the paragraph's end), but may be text if it
-                    # never closes, so the tags in it are read on as well (fail closed).
+                    # never closes, so the tags in it are read on as well (fail closed). While
+                    # one is left open, the line's rest is code already and a later opener is
+                    # read as any tag in doubt, not matched again to the line's end (which made
+                    # `<!-- ` repeated cost quadratic time): each character is scanned once.
+                    if self.hsoft:
+                        continue
                     full = _INLINE_HTML.match(t, m.start(), b, partial=True)
                     if full is not None and not full.partial:
+                        self.work += full.end() - m.start()
                         self._code(h, base + full.end())
                         pos = full.end()
-                    elif not self.hsoft:
+                    else:
+                        self.work += b - m.start()
                         self._code(h, base + b)
                         self.hsoft, self.horigin = True, h
                     continue
@@ -1179,9 +1301,19 @@ class CodeMask:
                 start = -1
         if start >= 0:
             self._code(base + start, base + b, self.horigin)
+        if inline is not None:
+            self.hopen = self.hopen or inline.left_open()
+            self.work += inline.work
 
     def _dead(self, code: int, h: int) -> None:
-        """Everything from ``h`` on is code (and ``[code, h)`` too): nothing more is read."""
+        """Everything from ``h`` on is code (and ``[code, h)`` too): nothing more is read. The
+        open paragraph does not end at ``h``: a backtick run before it still waiting for its
+        pairing may pair with one after, so it is code from there (fail closed)."""
+        ro, ro_len = self.ro, self.ro_len
+        for w in range(self.walk, len(ro)):  # O(1) amortised: the runs are cleared below
+            if ro_len[w] and ro[w] < h:
+                self._code(ro[w], h)  # opened by the run
+                break
         if code < h:
             self._code(code, h, self.horigin)
         self._end_para(h)
@@ -1189,12 +1321,6 @@ class CodeMask:
 
     def _in_html_code(self) -> bool:
         return self.hraw is not None or any(self.hcount)
-
-    @staticmethod
-    def _whole_tag(t: str, h: int, b: int) -> bool:
-        """Is the ``<`` at ``h`` an open tag by CommonMark's inline grammar, or one the line's end
-        leaves open (it may go on: fail closed)? O(the tag)."""
-        return _INLINE_HTML.match(t, h, b, partial=True) is not None
 
     # -- code spans -----------------------------------------------------------------------
     def _runs(self, t: str, base: int, j: int, b: int, first: bool = False) -> None:
@@ -1324,5 +1450,6 @@ class CodeMask:
         self.fog_at = -1
         self.definition = -1
         self.hsoft = False  # a comment left open by its paragraph was text in CommonMark
+        self.hopen = False
         if self.leaf == _PARA:
             self.leaf = _NONE
