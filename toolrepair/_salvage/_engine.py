@@ -95,6 +95,9 @@ class SalvageConfig:
     # A call inside open reasoning: "refuse" (an `in-reasoning` rejection when the reasoning
     # never closes) or "take" (the call ends the reasoning there, as engines do).
     take: bool = False
+    # A model profile named the dialects: a call closed by its wrapper's closer is final
+    # (``ReadContext.decided``).
+    decided: bool = False
 
 
 def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect, ...]:
@@ -157,7 +160,16 @@ def _config(
     finder = MarkerFinder(entries, gated)
     opened = bool(profile is not None and profile.opened and pairs)
     return SalvageConfig(
-        dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced, opened, take
+        dialects,
+        mask_fences,
+        mask_reasoning,
+        finder,
+        tuple(pairs),
+        tuple(forced),
+        unforced,
+        opened,
+        take,
+        decided=profile is not None,
     )
 
 
@@ -367,7 +379,12 @@ class SalvagePass:
         # Payloads are read to the depth limit plus a wrapper's levels (a safety bound); the
         # arguments themselves are held to the limit exactly in `_take`.
         ctx = self._ctx_cache = ReadContext(
-            final, self.limits[0] + WRAPPER_DEPTH, self.limits[1], first - offset, self.limits[2]
+            final,
+            self.limits[0] + WRAPPER_DEPTH,
+            self.limits[1],
+            first - offset,
+            self.limits[2],
+            self.config.decided,
         )
         return ctx
 
@@ -736,8 +753,8 @@ class SalvagePass:
 
 # Built-in dialects whose readers are prefix-stable to their candidate's very end: a call they
 # have read never takes in the text after it, so it needs no settling character (a property
-# test checks each on every corpus call). The markerless JSON readers are not: `json` takes a
-# `;` and the whitespace after it.
+# test checks each on every corpus call, with and without a profile's ``decided``). The
+# markerless JSON readers are not: `json` takes a `;` and the whitespace after it.
 END_STABLE = (
     "hermes",
     "qwen3_coder",

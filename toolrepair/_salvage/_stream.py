@@ -47,7 +47,10 @@ is re-read once it has grown by a quarter since the last try (or outgrew
 4x its length plus ``_END_BUDGET``: so its reads and joins cost O(its final length), and a
 call is released the moment it closes. Readers of the built-in dialects in ``END_STABLE``
 never take in text after a call they have read, so their call needs no settling character
-(others wait for one: ``json`` takes a ``;`` after its object). A candidate past
+(others wait for one: ``json`` takes a ``;`` after its object). The XML-family readers
+(Qwen3-Coder, Seed-OSS, GLM, MiniMax-M2, DSML) answer at their wrapper's closer only with a
+model profile (``ReadContext.decided``); without one they look past it for a closing tag that
+would give a value more text, so their call waits for what follows. A candidate past
 ``max_call_chars`` is given up (a ``too-large`` rejection, its text released), exactly as
 ``salvage_text`` gives it up.
 """

@@ -52,7 +52,9 @@ class _Glm:
         got = _pairs(text, head[1], head[0], ctx)
         if not isinstance(got, tuple):
             return got
-        return refused_if_dangling(Found(got[1], (got[0],)), text, _CLOSERS, ctx, own=self.markers, spec=_SPEC)
+        return refused_if_dangling(
+            Found(got[1], (got[0],)), text, _CLOSERS, ctx, own=self.markers, spec=_SPEC, wrapper=_CLOSE
+        )
 
 
 def _head(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:

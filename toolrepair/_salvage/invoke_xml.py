@@ -215,7 +215,7 @@ class InvokeDialect:
         if not isinstance(found, Found):
             return found
         return refused_if_dangling(
-            found, text, self._closers((close,)), ctx, own=self.markers, spec=self._after_spec(close)
+            found, text, self._closers((close,)), ctx, own=self.markers, spec=self._after_spec(close), wrapper=close
         )
 
     def _after_spec(self, block_close: str | None) -> ValueSpec:

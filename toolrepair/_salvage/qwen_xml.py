@@ -141,7 +141,9 @@ class _QwenXml:
                 spec = ValueSpec(
                     close=_END_PARAMETER, successors=(*closers[1:3], _PARAMETER), stops=(_PARAMETER,), own=self.markers
                 )
-                return refused_if_dangling(Found(j, tuple(calls)), text, closers, ctx, own=self.markers, spec=spec)
+                return refused_if_dangling(
+                    Found(j, tuple(calls)), text, closers, ctx, own=self.markers, spec=spec, wrapper=self.close
+                )
 
     def _first(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> int | NeedMore | None:
         """Index of the first ``<function=``: the marker itself, or after ``<tool_call>``."""
