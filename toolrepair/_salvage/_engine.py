@@ -63,6 +63,7 @@ __all__ = [
     "config_for",
     "config_of",
     "run_whole",
+    "salvage_reply",
     "salvage_text",
 ]
 
@@ -746,8 +747,16 @@ class SalvagePass:
         if resume is not None and resume > self.skip_until:
             self.skip_until = resume
 
-    def result(self) -> SalvageResult:
-        content, reasoning = build_fields(self.text, self.cuts)
+    def result(self, answered: bool = False) -> SalvageResult:
+        """The pass's result. ``answered``: the content leaves out each rejected candidate
+        too, by its span in the text (``Rejection.text`` is a bounded excerpt, and the same
+        words may stand elsewhere in the reply), for a caller that answers each as a refused
+        call; the reasoning is the same either way. O(n + cuts·log cuts)."""
+        text = self.text
+        content, reasoning = build_fields(text, self.cuts)
+        if answered and self.rejected:
+            spans = [(c.start, c.end) for c in self.cuts] + [r.span for r in self.rejected]
+            content = build_content(text, _joined(spans))
         return SalvageResult(tuple(self.calls), content, tuple(self.rejected), reasoning)
 
 
@@ -781,6 +790,18 @@ def _end_stable() -> frozenset[Dialect]:
     from ._registry import by_name
 
     return frozenset(by_name(n) for n in END_STABLE)
+
+
+def _joined(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` in text order with overlapping ones joined (a cut inside a rejected
+    candidate's span is part of it). O(k log k)."""
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if out and s < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
 
 
 def _settled(found: Found | NeedMore | None, text: str) -> Found | NeedMore | None:
@@ -842,13 +863,29 @@ def salvage_text(
     """
     if not isinstance(text, str):
         raise TypeError(f"salvage_text takes a str, not {type(text).__name__}")
-    text = exact_str(text)  # a str subclass's own methods never run on the reply
     bounds = limits_with(limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars, max_depth=max_depth)
     config = config_of(dialects, mask_fences, mask_reasoning, model, reasoning_calls)
+    return salvage_reply(text, allowed, config, bounds)
+
+
+def salvage_reply(
+    text: str, allowed: Collection[str] | AnyTool, config: SalvageConfig, bounds: Limits, *, answered: bool = False
+) -> SalvageResult:
+    """``salvage_text`` with its configuration and bounds resolved. ``answered``: the content
+    leaves out the rejected candidates too (``SalvagePass.result``), for a caller that
+    answers each as a refused call; a reply refused whole (``input-too-large``) stays the
+    content either way."""
+    text = exact_str(text)  # a str subclass's own methods never run on the reply
     if len(text) > bounds.max_input_chars:
         return SalvageResult((), text, (Rejection("", (0, len(text)), "", RejectReason.INPUT_TOO_LARGE, None),))
     return run_whole(
-        text, config, allowed, bounds.max_depth, bounds.max_call_chars, max_name_chars=bounds.max_name_chars
+        text,
+        config,
+        allowed,
+        bounds.max_depth,
+        bounds.max_call_chars,
+        max_name_chars=bounds.max_name_chars,
+        answered=answered,
     )
 
 
@@ -860,8 +897,10 @@ def run_whole(
     max_call_chars: int,
     *,
     max_name_chars: int = DEFAULT_LIMITS.max_name_chars,
+    answered: bool = False,
 ) -> SalvageResult:
-    """One whole-text pass: ``SalvagePass`` run once, final, over the complete text.
+    """One whole-text pass: ``SalvagePass`` run once, final, over the complete text
+    (``answered``: see ``SalvagePass.result``).
 
     A text holding no anchor character of any enabled marker (most prose) has no marker, so
     the pass would find nothing: one ``in`` per anchor answers it, O(A·n) at memchr speed
@@ -880,7 +919,7 @@ def run_whole(
         max_name_chars=max_name_chars,
     )
     run.advance(final=True)
-    return run.result()
+    return run.result(answered)
 
 
 _ = ANY_TOOL  # re-exported through the package

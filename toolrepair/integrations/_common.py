@@ -183,13 +183,13 @@ def vet_text(registry: ToolRegistry, text: str, prefix: str, *, answer_rejected:
     framework answers it with its corrective message like any refused call and the next model
     turn can fix it; ``rejected`` is then empty. Without it the candidates stay text.
     """
-    result = registry.salvage(text)
+    # Answered, each refused candidate leaves the content by its span in the text (its
+    # `Rejection.text` is a bounded excerpt, and the same words may stand elsewhere).
+    result = registry._salvaged(text, answered=answer_rejected)
     calls = [vet(registry, replace(c, id=stable_id(prefix, text, i))) for i, c in enumerate(result.calls)]
     if not (answer_rejected and result.rejected):
         return VettedText(result.content.strip() if calls else text, tuple(calls), result.rejected, result.reasoning)
-    content = result.content
     for k, rejection in enumerate(result.rejected):
-        content = content.replace(rejection.text, "", 1)
         written = ToolCall(
             rejection.name or "",
             {},
@@ -199,7 +199,7 @@ def vet_text(registry: ToolRegistry, text: str, prefix: str, *, answer_rejected:
         )
         calls.append(Vetted(written, rejection_error(rejection, registry)))
     calls.sort(key=lambda v: v.call.span[0] if v.call.span is not None else 0)
-    return VettedText(content.strip(), tuple(calls), (), result.reasoning)
+    return VettedText(result.content.strip(), tuple(calls), (), result.reasoning)
 
 
 def lazy_classes(module: str, factories: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:
