@@ -296,11 +296,10 @@ def refused_if_dangling(
     closer ended, what follows is still looked at."""
     if not found.calls:
         return found
-    closed = (
-        wrapper is not None and found.end >= len(wrapper) and startswith_ci(text, wrapper, found.end - len(wrapper))
-    )
-    if ctx.decided and closed:
-        return found
+    if ctx.decided and wrapper is not None:
+        at = found.end - len(wrapper)
+        if at >= 0 and startswith_ci(text, wrapper, at):
+            return found
     after = dangling(text, found.end, closers, ctx, own)
     if after is None and spec is not None:
         after = value_close_after(text, found.end, spec, ctx)
