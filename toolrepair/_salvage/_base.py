@@ -174,7 +174,10 @@ class Dialect(Protocol):
     a third element ``False`` says a close with no opener is not forced-open reasoning (a close
     marker shared with other messages, like harmony's ``<|end|>``). ``gates`` (optional, a
     mapping from marker to ``Gate``) lets the scan skip occurrences the reader would refuse
-    anyway; a marker with no gate is handed to the reader at every occurrence.
+    anyway; a marker with no gate is handed to the reader at every occurrence. ``closers``
+    (optional, lower case) are the literal markers its calls end with (``</tool_call>``): a
+    stream waiting on one of its candidates re-reads it at once where one was just fed; only
+    timing depends on them, never an answer.
     """
 
     @property

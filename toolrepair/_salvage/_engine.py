@@ -673,6 +673,22 @@ class SalvagePass:
                 return Found(s + limit, error="too-large", resume=s + limit)
             size = min(8 * size, limit)
 
+    def waiting_closers(self) -> tuple[str, ...] | None:
+        """While a dialect's candidate waits on its reader: the literal closers its calls end
+        with (``Dialect.closers``, lower case), so a stream knows where re-reading it is worth
+        it; None when one of the marker's dialects names none, or what waits is not a reader
+        (a reasoning marker, or the mask with the reader's answer kept). O(dialects)."""
+        item = self._retry
+        if item is None or item.role.kind is not Kind.DIALECT or isinstance(self._pending, tuple):
+            return None
+        out: tuple[str, ...] = ()
+        for dialect in item.role.dialects:
+            closers: tuple[str, ...] = getattr(dialect, "closers", ())
+            if not closers:
+                return None
+            out += tuple(closers)
+        return out
+
     def _block(self, item: Hit, pending: Pending) -> None:
         self.blocked = item.start
         self._retry = item

@@ -43,6 +43,7 @@ def _name_ok(name: str) -> bool:
 class _Glm:
     name: str = "glm"
     markers: tuple[str, ...] = (_OPEN,)
+    closers: tuple[str, ...] = (_CLOSE,)
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(block length); values crossing more than MAX_CROSSINGS `<tool_call>`s are refused.

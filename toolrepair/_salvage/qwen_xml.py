@@ -113,6 +113,10 @@ class _QwenXml:
     def markers(self) -> tuple[str, ...]:
         return (self.open, _FUNCTION) if self.bare_function else (self.open,)
 
+    @property
+    def closers(self) -> tuple[str, ...]:
+        return (self.close, _END_FUNCTION) if self.bare_function else (self.close,)
+
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(block length); values crossing more than MAX_CROSSINGS of our markers are refused.
         j = self._first(text, start, marker_end, ctx)
