@@ -33,7 +33,8 @@ def as_number(a: float) -> float:
     return a
 
 
-REGISTRY = tr.ToolRegistry([as_text, as_int, as_number])
+# One registry runs the same calls across the tables on purpose: no repeat bound.
+REGISTRY = tr.ToolRegistry([as_text, as_int, as_number], max_repeats=None)
 
 
 # -- numbers for a str parameter: the model's spelling ------------------------------------------

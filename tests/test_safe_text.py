@@ -182,7 +182,12 @@ def test_the_cli_refuses_it_too(tmp_path: Path) -> None:
 def test_the_openai_integration_refuses_it() -> None:
     registry = tr.ToolRegistry([f])
     repaired = tr_openai.repair_chat_message({"role": "assistant", "content": f"[f(a={HEX_4000})]"}, registry)
-    assert not repaired.get("tool_calls")
+    # Never run: kept as a refused call with its answer ready (every refused candidate is), and
+    # no digit of it left in the content (the candidate is longer than a rejection's excerpt).
+    assert tr_openai.tool_calls(repaired) == []
+    [error] = repaired["toolrepair_errors"]
+    assert "(undecodable-arguments)" in error["message"]
+    assert repaired["content"] is None
 
 
 def test_big_native_ints_are_written_safely() -> None:

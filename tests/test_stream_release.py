@@ -40,6 +40,21 @@ CALLS = [
     ("llama4", '[get_weather(city="Paris", days=3)]'),
     ("mistral", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "days": {"from": 1, "to": 3}}'),
     ("mistral", '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]'),
+    # Long calls whose values hold many characters a call may end with (code): the re-reads
+    # those cost never spend what the read at the call's closer needs.
+    (
+        "qwen3-coder",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\n"
+        + "if (a > b) { c[0](); }\n" * 60
+        + "</parameter>\n</function>\n</tool_call>",
+    ),
+    ("hermes", '<tool_call>{"name": "get_weather", "arguments": {"city": "' + "{x} <y> " * 150 + '"}}</tool_call>'),
+    (
+        "deepseek-v3.2",
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
+        + "".join(f'<｜DSML｜parameter name="p{i}" string="true">v{i}</｜DSML｜parameter>\n' for i in range(30))
+        + "</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+    ),
 ]
 
 
@@ -57,7 +72,7 @@ def fed_after_close(profile: str, call: str, lead: str = "Let me check.\n") -> i
     return None
 
 
-@pytest.mark.parametrize(("profile", "call"), CALLS)
+@pytest.mark.parametrize(("profile", "call"), CALLS, ids=[f"{p}-{i}" for i, (p, _) in enumerate(CALLS)])
 def test_with_a_profile_a_call_is_released_the_moment_it_closes(profile: str, call: str) -> None:
     lead = "" if profile == "gpt-oss" else "Let me check.\n"
     span = tr.salvage_text(lead + call + TRAIL, ["get_weather"], model=profile).calls[0].span
@@ -87,10 +102,10 @@ def work(text: str, delta: int = 1) -> int:
     return s.work.total
 
 
-@pytest.mark.parametrize("filler", ["}", ">", "]}", "x"])
+@pytest.mark.parametrize("filler", ["}", ">", "]}", "x", "</tool_call>"])
 def test_releasing_at_once_stays_linear(filler: str) -> None:
-    # Re-reads triggered by characters a call may end with are budgeted: a candidate full of
-    # them costs a constant factor of its length, never its length squared.
+    # Re-reads triggered by characters a call may end with, or by its closer, are budgeted: a
+    # candidate full of them costs a constant factor of its length, never its length squared.
     def reply(n: int) -> str:
         return (
             "Sure. " + '<tool_call>{"name": "a", "arguments": {"q": "' + filler * (n // len(filler)) + '"}}</tool_call>'
@@ -160,7 +175,9 @@ SUFFIXES = ["", " ", "  \n", ";", "; ", "x", "\n{", "<", "}", "]", "<|call|>", "
 @pytest.mark.parametrize("name", END_STABLE)
 def test_end_stable_readers_never_take_in_what_follows_a_call(name: str) -> None:
     # The claim behind releasing without a settling character: once such a reader has read a
-    # call ending at the text's end, more text never changes that answer.
+    # call ending at the text's end, more text never changes that answer. Both contexts: the
+    # XML-family readers answer only with a model profile (``decided``) before seeing what
+    # follows their wrapper's closer; without one they wait for it (values never cut short).
     dialect = by_name(name)
     checked = 0
     for case in CASES:
@@ -171,15 +188,13 @@ def test_end_stable_readers_never_take_in_what_follows_a_call(name: str) -> None
             marker = next((m for m in dialect.markers if text[s:].lower().startswith(m)), None)
             if marker is None:
                 continue
-            first = dialect.read(text[:e], s, s + len(marker), ReadContext(final=False))
-            if not isinstance(first, Found) or not first.calls:
-                continue
-            for suffix in SUFFIXES:
-                assert dialect.read(text[:e] + suffix, s, s + len(marker), ReadContext(final=False)) == first, (
-                    text,
-                    suffix,
-                )
-            checked += 1
+            for ctx in (ReadContext(final=False), ReadContext(final=False, decided=True)):
+                first = dialect.read(text[:e], s, s + len(marker), ctx)
+                if not isinstance(first, Found) or not first.calls:
+                    continue
+                for suffix in SUFFIXES:
+                    assert dialect.read(text[:e] + suffix, s, s + len(marker), ctx) == first, (text, suffix, ctx)
+                checked += 1
     # python_tag reads on to the next non-space itself (a `;` may follow): nothing to check.
     family = name.partition("_")[0]
     assert checked or name == "python_tag" or not any(c["calls"] for c in CASES if family in c["dialect"])
@@ -210,3 +225,38 @@ def test_settled_never_passes_a_call_not_yet_released(case: tuple[str | None, st
         assert profile is not None or last == 0
     released += [e.call.span for e in stream.close() if isinstance(e, tr.ToolCallReady)]
     assert (stream.settled, released) == (len(text), spans)
+
+
+# Real XML-family replies with their model's profile: (case dialect prefix, profile).
+XML_PROFILES = [
+    ("qwen3_coder", "qwen3-coder"),
+    ("glm4", "glm"),
+    ("minimax_m2", "minimax"),
+    ("deepseek_v32_dsml", "deepseek-v3.2"),
+    ("deepseek_v4_dsml", "deepseek-v3.2"),
+]
+WRAPPER_CLOSERS = ("</tool_call>", "</minimax:tool_call>", "calls>")
+
+
+@pytest.mark.skipif(not CASES, reason="conformance corpus not present")
+def test_real_xml_calls_with_their_profile_are_released_at_their_wrappers_closer() -> None:
+    checked = 0
+    for case in CASES:
+        profile = next((p for prefix, p in XML_PROFILES if case["dialect"].startswith(prefix)), None)
+        if profile is None:
+            continue
+        text = case["text"]
+        allowed = [c["name"] for c in case["calls"]] or tr.ANY_TOOL
+        s = tr.StreamSalvager(allowed, model=profile)
+        released: list[tuple[tr.ToolCall, int | None]] = []
+        for i, ch in enumerate(text):
+            released += [(e.call, i + 1) for e in s.feed(ch) if isinstance(e, tr.ToolCallReady)]
+        released += [(e.call, None) for e in s.close() if isinstance(e, tr.ToolCallReady)]
+        assert tuple(c for c, _ in released) == tr.salvage_text(text, allowed, model=profile).calls, text
+        for call, at in released:
+            assert call.span is not None
+            end = call.span[1]
+            if end < len(text) and text[:end].lower().endswith(WRAPPER_CLOSERS):
+                assert at == end, (text, call)
+                checked += 1
+    assert checked

@@ -22,7 +22,8 @@ from ._repair import Entry, ToolIndex, coerce_call
 from ._repeats import MAX_TRACKED_CALLS, RepeatCounter, call_key, repeat_message
 from ._result import serialize_result
 from ._safe_text import exact_str, exception_message
-from ._salvage import Dialect, ModelProfile, StreamSalvager, TextDelta, model_profile, salvage_text
+from ._salvage import Dialect, ModelProfile, StreamSalvager, TextDelta, model_profile
+from ._salvage._engine import config_of, salvage_reply
 from ._salvage._stream import Event
 from ._spec import ToolInfo
 from ._types import Rejection, RejectReason, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
@@ -595,12 +596,19 @@ class ToolRegistry:
         ``run``/``arun`` outcome's ``content`` salvages to no calls and one ``untrusted``
         rejection; text longer than ``max_input_chars`` to one ``input-too-large`` rejection.
         """
+        return self._salvaged(text, trusted=trusted)
+
+    def _salvaged(self, text: str, *, trusted: bool = True, answered: bool = False) -> SalvageResult:
+        """``salvage``; ``answered``: the content leaves out each rejected candidate too (cut
+        by its span), for the integrations that answer every refused candidate as a refused
+        call. A reply refused whole (``untrusted``, ``input-too-large``) stays the content."""
         text = exact_str(text)
         if self.profile == "hosted":
             return SalvageResult((), text, ())
         if not trusted or self._is_untrusted(text):
             return SalvageResult((), text, (Rejection("", (0, len(text)), "", RejectReason.UNTRUSTED, None),))
-        return salvage_text(text, self._index.names, dialects=self.dialects, model=self.model, limits=self.limits)
+        config = config_of(self.dialects, model=self.model)
+        return salvage_reply(text, self._index.names, config, self.limits, answered=answered)
 
     def calls(
         self, text: str | None, native: Sequence[ToolCall | Mapping[str, Any]] | None = None

@@ -36,8 +36,8 @@ def test_the_message_is_the_native_one() -> None:
     from toolrepair.integrations._common import vet_text
 
     vetted = vet_text(registry, "Looking. " + UNKNOWN + " and " + UNDECODABLE, "call_", answer_rejected=True)
-    # The refused candidates are cut as far as the salvage read them.
-    assert vetted.content.startswith("Looking.  and ") and "<tool_call>" not in vetted.content
+    # The refused candidates are cut as far as the salvage read them, by the one content rule.
+    assert vetted.content.startswith("Looking. and") and "<tool_call>" not in vetted.content
     assert vetted.rejected == ()
     first, second = vetted.calls
     assert first.message == NOT_FOUND and first.call.name == "web_serch_v2"
@@ -45,6 +45,29 @@ def test_the_message_is_the_native_one() -> None:
     assert first.call.id != second.call.id
     # Without the option the candidates stay text, as before.
     assert vet_text(registry, UNKNOWN, "call_").calls == ()
+
+
+LONG = '<tool_call>{"name": "web_serch_v2", "arguments": {"query": "' + "x" * 3000 + '"}}</tool_call>'
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        # The same words in a code span first: the candidate is cut where it stands.
+        ("Write `" + UNKNOWN + "` like this: " + UNKNOWN + " then.", "Write `" + UNKNOWN + "` like this: then."),
+        # Longer than a rejection's excerpt: cut whole, by its span.
+        ("Sure. " + LONG + " Done.", "Sure. Done."),
+        (LONG, ""),
+    ],
+)
+def test_a_refused_candidate_leaves_the_content_by_its_span(text: str, content: str) -> None:
+    from toolrepair.integrations._common import vet_text
+
+    vetted = vet_text(tr.ToolRegistry([web_search, read_file]), text, "call_", answer_rejected=True)
+    assert vetted.content == content
+    [refused] = vetted.calls
+    assert refused.message == NOT_FOUND and refused.call.span is not None
+    assert refused.call.span[0] == text.rindex("<tool_call>")
 
 
 # -- LangChain / LangGraph ----------------------------------------------------------------------

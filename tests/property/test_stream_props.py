@@ -138,6 +138,7 @@ OPTIONS = st.sampled_from(
         {"model": "qwen3", "reasoning_calls": "take"},
         {"reasoning_calls": "take"},
         {"model": "qwen3.5", "reasoning_calls": "take"},
+        {"model": "qwen3-coder"},
     ]
 )
 
@@ -172,6 +173,42 @@ def test_any_cuts_give_salvage_text(text: str, allowed: Any, kw: dict[str, Any],
 @given(REPLY, ALLOWED, OPTIONS)
 def test_one_character_at_a_time_gives_salvage_text(text: str, allowed: Any, kw: dict[str, Any]) -> None:
     assert streamed(text, allowed, list(range(len(text))), **kw) == expected(text, allowed, **kw)
+
+
+# XML-family markup, whole and broken: with its model's profile a call is final at its
+# wrapper's closer, and the stream must still equal the whole reply however it is cut.
+XML_PIECES = st.sampled_from(
+    [
+        "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+        "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
+        '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1</parameter>\n</invoke>\n</minimax:tool_call>',
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="a" string="true">1'
+        "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+        "<tool_call>",
+        "</tool_call>",
+        "<function=f>",
+        "</function>",
+        "<parameter=a>",
+        "</parameter>",
+        '<invoke name="f">',
+        "</invoke>",
+        "</minimax:tool_call>",
+        "<arg_value>",
+        "</arg_value>",
+        "\n",
+        " x ",
+        "Done.",
+    ]
+)
+XML_MODELS = st.sampled_from(["qwen3-coder", "glm", "minimax", "deepseek-v3.2"])
+
+
+@settings(deadline=None)
+@given(st.lists(XML_PIECES, max_size=8).map("".join), XML_MODELS, st.lists(st.integers(0, 400), max_size=12))
+def test_xml_replies_with_a_profile_stream_as_whole(text: str, model: str, cuts: list[int]) -> None:
+    want = expected(text, ["f"], model=model)
+    assert streamed(text, ["f"], cuts, model=model) == want
+    assert streamed(text, ["f"], list(range(len(text))), model=model) == want
 
 
 @settings(deadline=None)

@@ -150,3 +150,28 @@ def test_null_text_is_none_only_where_the_schema_allows_null(dialect: str) -> No
                 assert got == v and type(got) is str, v
 
     run()
+
+
+@pytest.mark.parametrize("dialect", sorted(RENDER))
+def test_with_a_profile_a_value_comes_back_whole_or_as_its_call_closed(dialect: str) -> None:
+    # A model profile decides the dialect, and a stream releases a call the moment its wrapper
+    # closes: a value that holds its call's whole closing structure (closing tag, the call's
+    # and the wrapper's closers, in order) ends there. Every call read is then the rendering
+    # of the reply up to its end: never a value cut inside a structure that disagrees.
+    render = RENDER[dialect]
+    model = tr.ModelProfile("p", dialects=[dialect])
+
+    @settings(max_examples=MAX_EXAMPLES, deadline=None)
+    @given(v=_values(dialect))
+    def run(v: str) -> None:
+        text = render({"k": v})
+        result = tr.salvage_text(text, ["a", "b"], model=model)
+        if not result.calls:
+            assert result.rejected, text
+            return
+        first = result.calls[0]
+        assert first.name == "a" and first.span is not None and first.span[0] == 0, (text, result.calls)
+        if first.arguments != {"k": v}:
+            assert _bare(render(first.arguments)) in (_bare(text), _bare(text[: first.span[1]])), (text, first)
+
+    run()

@@ -126,13 +126,22 @@ class Found:
 
 @dataclass(frozen=True, slots=True)
 class ReadContext:
-    """What a reader may know besides the text: limits, and whether the text is complete."""
+    """What a reader may know besides the text: limits, whether the text is complete, and
+    whether a model profile decided the dialect (``decided``).
+
+    ``decided``: the user named the model (a ``ModelProfile``), so its grammar is known, and a
+    call region that ends at its wrapper's own closing marker, after a structure that agrees
+    (``</parameter>``, ``</function>``, ``</tool_call>`` in order), is final: nothing after it
+    can reopen a value. Without a profile an XML-family reader also looks past the wrapper's
+    closer for a later closing tag that would give a value more text (``_xml_text``), which
+    needs text after the call; with one, the call is released the moment it closes."""
 
     final: bool = True
     max_depth: int = DEFAULT_LIMITS.max_depth
     max_call_chars: int = DEFAULT_LIMITS.max_call_chars
     first_nonspace: int = 0
     max_name_chars: int = DEFAULT_LIMITS.max_name_chars
+    decided: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +177,10 @@ class Dialect(Protocol):
     a third element ``False`` says a close with no opener is not forced-open reasoning (a close
     marker shared with other messages, like harmony's ``<|end|>``). ``gates`` (optional, a
     mapping from marker to ``Gate``) lets the scan skip occurrences the reader would refuse
-    anyway; a marker with no gate is handed to the reader at every occurrence.
+    anyway; a marker with no gate is handed to the reader at every occurrence. ``closers``
+    (optional, lower case) are the literal markers its calls end with (``</tool_call>``): a
+    stream waiting on one of its candidates re-reads it at once where one was just fed; only
+    timing depends on them, never an answer.
     """
 
     @property

@@ -63,6 +63,7 @@ __all__ = [
     "config_for",
     "config_of",
     "run_whole",
+    "salvage_reply",
     "salvage_text",
 ]
 
@@ -95,6 +96,9 @@ class SalvageConfig:
     # A call inside open reasoning: "refuse" (an `in-reasoning` rejection when the reasoning
     # never closes) or "take" (the call ends the reasoning there, as engines do).
     take: bool = False
+    # A model profile named the dialects: a call closed by its wrapper's closer is final
+    # (``ReadContext.decided``).
+    decided: bool = False
 
 
 def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect, ...]:
@@ -157,7 +161,16 @@ def _config(
     finder = MarkerFinder(entries, gated)
     opened = bool(profile is not None and profile.opened and pairs)
     return SalvageConfig(
-        dialects, mask_fences, mask_reasoning, finder, tuple(pairs), tuple(forced), unforced, opened, take
+        dialects,
+        mask_fences,
+        mask_reasoning,
+        finder,
+        tuple(pairs),
+        tuple(forced),
+        unforced,
+        opened,
+        take,
+        decided=profile is not None,
     )
 
 
@@ -367,7 +380,12 @@ class SalvagePass:
         # Payloads are read to the depth limit plus a wrapper's levels (a safety bound); the
         # arguments themselves are held to the limit exactly in `_take`.
         ctx = self._ctx_cache = ReadContext(
-            final, self.limits[0] + WRAPPER_DEPTH, self.limits[1], first - offset, self.limits[2]
+            final,
+            self.limits[0] + WRAPPER_DEPTH,
+            self.limits[1],
+            first - offset,
+            self.limits[2],
+            self.config.decided,
         )
         return ctx
 
@@ -680,6 +698,22 @@ class SalvagePass:
                 return Found(s + limit, error="too-large", resume=s + limit)
             size = min(8 * size, limit)
 
+    def waiting_closers(self) -> tuple[str, ...] | None:
+        """While a dialect's candidate waits on its reader: the literal closers its calls end
+        with (``Dialect.closers``, lower case), so a stream knows where re-reading it is worth
+        it; None when one of the marker's dialects names none, or what waits is not a reader
+        (a reasoning marker, or the mask with the reader's answer kept). O(dialects)."""
+        item = self._retry
+        if item is None or item.role.kind is not Kind.DIALECT or isinstance(self._pending, tuple):
+            return None
+        out: tuple[str, ...] = ()
+        for dialect in item.role.dialects:
+            closers: tuple[str, ...] = getattr(dialect, "closers", ())
+            if not closers:
+                return None
+            out += tuple(closers)
+        return out
+
     def _block(self, item: Hit, pending: Pending) -> None:
         self.blocked = item.start
         self._retry = item
@@ -761,15 +795,23 @@ class SalvagePass:
         if resume is not None and resume > self.skip_until:
             self.skip_until = resume
 
-    def result(self) -> SalvageResult:
-        content, reasoning = build_fields(self.text, self.cuts)
+    def result(self, answered: bool = False) -> SalvageResult:
+        """The pass's result. ``answered``: the content leaves out each rejected candidate
+        too, by its span in the text (``Rejection.text`` is a bounded excerpt, and the same
+        words may stand elsewhere in the reply), for a caller that answers each as a refused
+        call; the reasoning is the same either way. O(n + cuts·log cuts)."""
+        text = self.text
+        content, reasoning = build_fields(text, self.cuts)
+        if answered and self.rejected:
+            spans = [(c.start, c.end) for c in self.cuts] + [r.span for r in self.rejected]
+            content = build_content(text, _joined(spans))
         return SalvageResult(tuple(self.calls), content, tuple(self.rejected), reasoning)
 
 
 # Built-in dialects whose readers are prefix-stable to their candidate's very end: a call they
 # have read never takes in the text after it, so it needs no settling character (a property
-# test checks each on every corpus call). The markerless JSON readers are not: `json` takes a
-# `;` and the whitespace after it.
+# test checks each on every corpus call, with and without a profile's ``decided``). The
+# markerless JSON readers are not: `json` takes a `;` and the whitespace after it.
 END_STABLE = (
     "hermes",
     "qwen3_coder",
@@ -796,6 +838,18 @@ def _end_stable() -> frozenset[Dialect]:
     from ._registry import by_name
 
     return frozenset(by_name(n) for n in END_STABLE)
+
+
+def _joined(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` in text order with overlapping ones joined (a cut inside a rejected
+    candidate's span is part of it). O(k log k)."""
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if out and s < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
 
 
 def _settled(found: Found | NeedMore | None, text: str) -> Found | NeedMore | None:
@@ -857,13 +911,29 @@ def salvage_text(
     """
     if not isinstance(text, str):
         raise TypeError(f"salvage_text takes a str, not {type(text).__name__}")
-    text = exact_str(text)  # a str subclass's own methods never run on the reply
     bounds = limits_with(limits, max_input_chars=max_input_chars, max_call_chars=max_call_chars, max_depth=max_depth)
     config = config_of(dialects, mask_fences, mask_reasoning, model, reasoning_calls)
+    return salvage_reply(text, allowed, config, bounds)
+
+
+def salvage_reply(
+    text: str, allowed: Collection[str] | AnyTool, config: SalvageConfig, bounds: Limits, *, answered: bool = False
+) -> SalvageResult:
+    """``salvage_text`` with its configuration and bounds resolved. ``answered``: the content
+    leaves out the rejected candidates too (``SalvagePass.result``), for a caller that
+    answers each as a refused call; a reply refused whole (``input-too-large``) stays the
+    content either way."""
+    text = exact_str(text)  # a str subclass's own methods never run on the reply
     if len(text) > bounds.max_input_chars:
         return SalvageResult((), text, (Rejection("", (0, len(text)), "", RejectReason.INPUT_TOO_LARGE, None),))
     return run_whole(
-        text, config, allowed, bounds.max_depth, bounds.max_call_chars, max_name_chars=bounds.max_name_chars
+        text,
+        config,
+        allowed,
+        bounds.max_depth,
+        bounds.max_call_chars,
+        max_name_chars=bounds.max_name_chars,
+        answered=answered,
     )
 
 
@@ -875,8 +945,10 @@ def run_whole(
     max_call_chars: int,
     *,
     max_name_chars: int = DEFAULT_LIMITS.max_name_chars,
+    answered: bool = False,
 ) -> SalvageResult:
-    """One whole-text pass: ``SalvagePass`` run once, final, over the complete text.
+    """One whole-text pass: ``SalvagePass`` run once, final, over the complete text
+    (``answered``: see ``SalvagePass.result``).
 
     A text holding no anchor character of any enabled marker (most prose) has no marker, so
     the pass would find nothing: one ``in`` per anchor answers it, O(A·n) at memchr speed
@@ -895,7 +967,7 @@ def run_whole(
         max_name_chars=max_name_chars,
     )
     run.advance(final=True)
-    return run.result()
+    return run.result(answered)
 
 
 _ = ANY_TOOL  # re-exported through the package

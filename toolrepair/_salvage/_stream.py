@@ -45,9 +45,16 @@ is re-read once it has grown by a quarter since the last try (or outgrew
 ``max_call_chars``), and at once when a delta holds a character a call may end with (``>``
 ``}`` ``)`` ``]``, or the first non-space after one) while those re-reads have cost at most
 4x its length plus ``_END_BUDGET``: so its reads and joins cost O(its final length), and a
-call is released the moment it closes. Readers of the built-in dialects in ``END_STABLE``
+call is released the moment it closes. A dialect that names its ``closers`` (the literal
+markers its calls end with: ``</tool_call>``) is also re-read at once where one of them, or
+the first non-space after one, was just fed, on a budget of its own of the same size, so the
+``>`` and ``}`` a long call's values hold never spend the re-reads its closer needs. Readers
+of the built-in dialects in ``END_STABLE``
 never take in text after a call they have read, so their call needs no settling character
-(others wait for one: ``json`` takes a ``;`` after its object). A candidate past
+(others wait for one: ``json`` takes a ``;`` after its object). The XML-family readers
+(Qwen3-Coder, Seed-OSS, GLM, MiniMax-M2, DSML) answer at their wrapper's closer only with a
+model profile (``ReadContext.decided``); without one they look past it for a closing tag that
+would give a value more text, so their call waits for what follows. A candidate past
 ``max_call_chars`` is given up (a ``too-large`` rejection, its text released), exactly as
 ``salvage_text`` gives it up.
 """
@@ -84,6 +91,26 @@ _END_BUDGET = 4 * LOOKBEHIND
 
 def _may_end(delta: str) -> bool:
     return _ENDS.search(delta) is not None
+
+
+# A closer (``Dialect.closers``) split across deltas is found in this much of the text before
+# the delta plus the delta: the longest built-in closer is 27 characters.
+_CLOSER_TAIL = 48
+
+
+def _closer_in(tail: str, delta: str, closers: tuple[str, ...]) -> bool:
+    """Does ``delta`` complete one of the waiting candidate's closers (lower case), with the
+    end of the text before it (``tail``)? A closer completed here ends in ``delta``, so one
+    whose last character is not in it is skipped in C. O(len(delta) · len(closers))."""
+    low = None
+    for closer in closers:
+        last = closer[-1]
+        if last in delta or last.upper() in delta:
+            if low is None:
+                low = (tail + delta).lower()
+            if closer in low:
+                return True
+    return False
 
 
 def _ends_after(delta: str, before: bool) -> bool:
@@ -193,11 +220,13 @@ class StreamSalvager:
     """
 
     __slots__ = (
+        "_after_closer",
         "_after_end",
         "_anchor",
         "_batch",
         "_call_i",
         "_closed",
+        "_closers",
         "_content",
         "_cut_i",
         "_entries",
@@ -213,7 +242,9 @@ class StreamSalvager:
         "_rel",
         "_resets",
         "_spent",
+        "_spent_closing",
         "_table",
+        "_tail",
         "_thought",
         "_tried",
         "_until",
@@ -261,6 +292,14 @@ class StreamSalvager:
         self._wait_at = -1  # the waiting candidate's start, and what its re-reads cost so far
         self._spent = 0
         self._after_end = False
+        # Re-reads at the waiting candidate's own closers (``Dialect.closers``): a budget of
+        # their own, so `>` and `}` in its values never delay the read at its closer; the
+        # text's last characters (a closer may be split across deltas); and whether the last
+        # non-space delta held a closer (a reader may want the next non-space after it).
+        self._spent_closing = 0
+        self._tail = ""
+        self._after_closer = False
+        self._closers: tuple[str, ...] | None = None
         self._held: list[_Held] | None = [] if self._may_reset else None
         self._closed = False
         # The one content rule and the one reasoning rule (``_base``), fed as the text is decided.
@@ -330,6 +369,7 @@ class StreamSalvager:
             if self._anchor(delta) is None:
                 if not delta:
                     return []
+                self._tail = ""  # no candidate waits: no closer of one to find across deltas
                 self._fed = fed
                 self._batch.append(delta)
                 if self._held is not None:  # released to the held text per batch (`_give`)
@@ -355,19 +395,34 @@ class StreamSalvager:
             run.mask.feed(delta)
         run.extend(delta)
         self._until = min(self._max_input, self._fed + _BATCH)
+        tail = self._tail
+        self._tail = (tail + delta)[-_CLOSER_TAIL:] if len(delta) < _CLOSER_TAIL else delta[-_CLOSER_TAIL:]
         if run.blocked is not None and not (run.settling and delta):
-            if run.blocked != self._wait_at:  # a new candidate waits: its own budget
-                self._wait_at, self._spent = run.blocked, 0
+            if run.blocked != self._wait_at:  # a new candidate waits: its own budgets
+                self._wait_at, self._spent, self._spent_closing = run.blocked, 0, 0
+                self._after_closer = False
+                self._closers = run.waiting_closers()
             waited = self._tried - run.blocked
             span = scan.end - run.blocked
             after_end, self._after_end = self._after_end, _ends_after(delta, self._after_end)
+            bound = _GROWTH * span + _END_BUDGET
+            at_closer = False
+            if self._closers is not None:
+                closing = _closer_in(tail, delta, self._closers)
+                blank = not delta.strip()
+                at_closer = (closing or (self._after_closer and not blank)) and self._spent_closing <= bound
+                self._after_closer = closing or (self._after_closer and blank)
             if (
                 _GROWTH * (scan.end - self._tried) < waited
                 and span <= run.limits[1]
-                and not (self._spent <= _GROWTH * span + _END_BUDGET and (after_end or _may_end(delta)))
+                and not at_closer
+                and not (self._spent <= bound and (after_end or _may_end(delta)))
             ):
                 return []  # not worth re-reading yet: see the module docstring
-            self._spent += span
+            if at_closer:
+                self._spent_closing += span
+            else:
+                self._spent += span
         return self._step(final=False)
 
     def close(self) -> list[Event]:

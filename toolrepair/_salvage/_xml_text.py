@@ -283,12 +283,24 @@ def refused_if_dangling(
     *,
     own: tuple[str, ...] = (),
     spec: ValueSpec | None = None,
+    wrapper: str | None = None,
 ) -> Found | NeedMore:
     """``found`` (calls read to its end), or the whole region refused as ``ambiguous`` when
     the format's closing tags follow it (see ``dangling``), or a value's closing tag still
-    comes after it (see ``value_close_after``, given the values' ``spec``)."""
+    comes after it (see ``value_close_after``, given the values' ``spec``).
+
+    With the dialect decided by a model profile (``ctx.decided``), a region that ends at its
+    ``wrapper``'s closing marker (lower case) is final as read: its values ended where the
+    structure after each agreed, up to and including that closer, which is how the model's
+    own template ends a call; what follows is the next text, so a stream releases the call
+    the moment it closes. Without a profile, or for a region the reply's end or a missing
+    closer ended, what follows is still looked at."""
     if not found.calls:
         return found
+    if ctx.decided and wrapper is not None:
+        at = found.end - len(wrapper)
+        if at >= 0 and startswith_ci(text, wrapper, at):
+            return found
     after = dangling(text, found.end, closers, ctx, own)
     if after is None and spec is not None:
         after = value_close_after(text, found.end, spec, ctx)

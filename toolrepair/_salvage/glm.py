@@ -43,6 +43,7 @@ def _name_ok(name: str) -> bool:
 class _Glm:
     name: str = "glm"
     markers: tuple[str, ...] = (_OPEN,)
+    closers: tuple[str, ...] = (_CLOSE,)
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(block length); values crossing more than MAX_CROSSINGS `<tool_call>`s are refused.
@@ -52,7 +53,9 @@ class _Glm:
         got = _pairs(text, head[1], head[0], ctx)
         if not isinstance(got, tuple):
             return got
-        return refused_if_dangling(Found(got[1], (got[0],)), text, _CLOSERS, ctx, own=self.markers, spec=_SPEC)
+        return refused_if_dangling(
+            Found(got[1], (got[0],)), text, _CLOSERS, ctx, own=self.markers, spec=_SPEC, wrapper=_CLOSE
+        )
 
 
 def _head(text: str, i: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:

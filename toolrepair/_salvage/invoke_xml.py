@@ -105,6 +105,12 @@ class InvokeDialect:
             return tuple(open_ for open_, _ in self.blocks)
         return (f"<{self.invoke} name=",)
 
+    @property
+    def closers(self) -> tuple[str, ...]:
+        if self.blocks:
+            return tuple(close for _, close in self.blocks)
+        return (f"</{self.invoke}>",)
+
     def _spec(self, block_close: str | None) -> ValueSpec:
         closes = (block_close,) if block_close else ()
         return ValueSpec(
@@ -258,7 +264,7 @@ class InvokeDialect:
         if found.error is not None and found.resume is None:
             return refused_block(found, text, marker_end, close, ctx, opens=self.markers)
         return refused_if_dangling(
-            found, text, self._closers((close,)), ctx, own=self.markers, spec=self._after_spec(close)
+            found, text, self._closers((close,)), ctx, own=self.markers, spec=self._after_spec(close), wrapper=close
         )
 
     def _after_spec(self, block_close: str | None) -> ValueSpec:
@@ -362,6 +368,7 @@ class _MinimaxM3:
 
     name: str = "minimax_m3"
     markers: tuple[str, ...] = (_NS + "<tool_call>",)
+    closers: tuple[str, ...] = (_NS + "</tool_call>",)
     reasoning: tuple[tuple[str | None, str], ...] = (("<mm:think>", "</mm:think>"),)
 
     def _tag(self, text: str, j: int, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:

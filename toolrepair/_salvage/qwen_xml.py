@@ -115,6 +115,10 @@ class _QwenXml:
     def markers(self) -> tuple[str, ...]:
         return (self.open, _FUNCTION) if self.bare_function else (self.open,)
 
+    @property
+    def closers(self) -> tuple[str, ...]:
+        return (self.close, _END_FUNCTION) if self.bare_function else (self.close,)
+
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         # O(block length); values crossing more than MAX_CROSSINGS of our markers are refused.
         j = self._first(text, start, marker_end, ctx)
@@ -143,7 +147,9 @@ class _QwenXml:
                 spec = ValueSpec(
                     close=_END_PARAMETER, successors=(*closers[1:3], _PARAMETER), stops=(_PARAMETER,), own=self.markers
                 )
-                return refused_if_dangling(Found(j, tuple(calls)), text, closers, ctx, own=self.markers, spec=spec)
+                return refused_if_dangling(
+                    Found(j, tuple(calls)), text, closers, ctx, own=self.markers, spec=spec, wrapper=self.close
+                )
 
     def _first(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> int | NeedMore | None:
         """Index of the first ``<function=``: the marker itself, or after ``<tool_call>``."""

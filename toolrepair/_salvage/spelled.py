@@ -45,6 +45,12 @@ class Spelled:
         return tuple(self._owner)
 
     @property
+    def closers(self) -> tuple[str, ...]:
+        """Every form's closers, or none when one form names none."""
+        each = [tuple(getattr(f, "closers", ())) for f in self.forms]
+        return () if not all(each) else tuple(dict.fromkeys(c for cs in each for c in cs))
+
+    @property
     def reasoning(self) -> tuple[Any, ...]:
         return tuple(dict.fromkeys(p for f in self.forms for p in getattr(f, "reasoning", ())))
 

@@ -78,6 +78,10 @@ class TagDialect:
     def markers(self) -> tuple[str, ...]:
         return (self.open.lower(),)
 
+    @property
+    def closers(self) -> tuple[str, ...]:
+        return (self.close.lower(),)
+
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         return read_json_block(text, start, marker_end, self.close.lower(), ctx)
 

@@ -236,7 +236,9 @@ def vet_text(
     framework wants ids unique in its conversation (openai-agents runs a call id once), the
     position in it, so the same text in a later turn gets ids of its own.
     """
-    result = registry.salvage(text)
+    # Answered, each refused candidate leaves the content by its span in the text (its
+    # `Rejection.text` is a bounded excerpt, and the same words may stand elsewhere).
+    result = registry._salvaged(text, answered=answer_rejected)
     seeded = id_seed + "\x00" + text if id_seed else text  # no seed: the ids as ever
     calls = [
         vet(registry, replace(c, id=stable_id(prefix, seeded, i)), dispatch=dispatch)
@@ -244,9 +246,7 @@ def vet_text(
     ]
     if not (answer_rejected and result.rejected):
         return VettedText(result.content.strip() if calls else text, tuple(calls), result.rejected, result.reasoning)
-    content = result.content
     for k, rejection in enumerate(result.rejected):
-        content = content.replace(rejection.text, "", 1)
         written = ToolCall(
             rejection.name or "",
             {},
@@ -256,7 +256,7 @@ def vet_text(
         )
         calls.append(Vetted(written, rejection_error(rejection, registry)))
     calls.sort(key=lambda v: v.call.span[0] if v.call.span is not None else 0)
-    return VettedText(content.strip(), tuple(calls), (), result.reasoning)
+    return VettedText(result.content.strip(), tuple(calls), (), result.reasoning)
 
 
 def lazy_classes(module: str, factories: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:
