@@ -91,3 +91,27 @@ SIGNATURES = [
 def test_contract_keywords_are_accepted(fn: object, keywords: set[str]) -> None:
     parameters = inspect.signature(fn).parameters  # type: ignore[arg-type]
     assert keywords <= set(parameters), keywords - set(parameters)
+
+
+def test_no_class_reuses_a_slot_of_its_base() -> None:
+    # A subclass slot named like one of its base's is a second attribute under one name: each
+    # class's code then reads the other's value (the registry's trusted stream once shared the
+    # salvager's `_tail` and garbled the text it released).
+    import importlib
+    import inspect
+    import pkgutil
+
+    import toolrepair
+
+    clashes = []
+    for info in pkgutil.walk_packages(toolrepair.__path__, "toolrepair."):
+        if info.name.startswith(("toolrepair.integrations.", "toolrepair.proxy")) or info.name.endswith("__main__"):
+            continue  # edges import their frameworks; `__main__` runs the command line
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            own = set(cls.__dict__.get("__slots__", ()))
+            for base in cls.__mro__[1:]:
+                clashes += [
+                    (cls.__qualname__, base.__qualname__, s) for s in own & set(base.__dict__.get("__slots__", ()))
+                ]
+    assert clashes == []

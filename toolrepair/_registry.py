@@ -50,7 +50,7 @@ class _TrustedStream(StreamSalvager):
     events wait for ``close()``; the text before it streams as usual. Memory: the text not
     yet released, and a running digest (O(1) per character)."""
 
-    __slots__ = ("_hash", "_held_events", "_is_untrusted", "_tail")
+    __slots__ = ("_hash", "_held_events", "_is_untrusted", "_unreleased")
 
     def __init__(self, is_untrusted: Callable[[bytes], bool], *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
@@ -58,14 +58,16 @@ class _TrustedStream(StreamSalvager):
         import hashlib
 
         self._hash = hashlib.blake2b(digest_size=16)  # the digest of the reply, as `_digest` takes it
-        self._tail = ""  # the reply from the end of the released text on
+        # The reply from the end of the released text on (a name of its own: a slot the base
+        # class also has would be shared, and each would overwrite the other's).
+        self._unreleased = ""
         self._held_events: list[Event] | None = None
 
     def feed(self, delta: str) -> list[Event]:
         events = super().feed(delta)  # first: it refuses what is not a str, or after close()
         delta = exact_str(delta)  # a str subclass's methods never run
         self._hash.update(delta.encode("utf-8", "surrogatepass"))
-        self._tail += delta
+        self._unreleased += delta
         return self._pass_on(events)
 
     def close(self) -> list[Event]:
@@ -74,7 +76,7 @@ class _TrustedStream(StreamSalvager):
             # The text before the first held event passes as usual (a stream without a model
             # profile releases it only now); from there on the reply comes back as text.
             passed = self._pass_on(events)
-            tail, self._tail = self._tail, ""
+            tail, self._unreleased = self._unreleased, ""
             self._held_events = None
             return passed + ([TextDelta(tail)] if tail else [])
         return self._pass_on(events, final=True)
@@ -84,7 +86,7 @@ class _TrustedStream(StreamSalvager):
         for event in events:
             if self._held_events is None and isinstance(event, TextDelta):
                 # Before the first call, released text is the reply's own prefix.
-                self._tail = self._tail[len(event.text) :]
+                self._unreleased = self._unreleased[len(event.text) :]
                 out.append(event)
             else:
                 if self._held_events is None:
