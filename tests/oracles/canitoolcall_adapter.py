@@ -12,7 +12,10 @@ The suite judges three things per reply: the calls, ``content`` and ``reasoning_
 ``Verdict.CALLS`` blanks content and reasoning on both sides (the expected record and every
 parse) before the suite's checks run, so only the calls (names, arguments, order, leaks into
 arguments, stream equality of the calls) are judged; ``Verdict.FULL`` runs the checks on
-everything toolrepair hands back. Reasoning is passed through when ``SalvageResult`` carries a
+everything toolrepair hands back. Each reply is read as a user of its model would configure
+toolrepair: the model profile its name picks (the proxy's table), opened where the generation
+prompt ends inside reasoning, and ``reasoning_calls="take"``, the engines' "a call implies
+``</think>``" (off by default in the library). Reasoning is passed through when ``SalvageResult`` carries a
 ``reasoning`` field and the stream emits ``ReasoningDelta`` events; before that, reasoning stays
 in ``content`` and the full verdict judges it so.
 """
@@ -91,6 +94,29 @@ def _registry(tools: Sequence[ToolSpec]) -> tr.ToolRegistry:
     return tr.ToolRegistry(specs)
 
 
+_THINK = (("<think>", "</think>"),)
+
+
+def _profile(raw: ReplayInput) -> tr.ModelProfile | None:
+    """The model profile a user of this model would pass: the proxy's table of model names for
+    the reasoning convention, and whether the chat template opened reasoning (the generation
+    prompt ends inside an opened pair; without a prompt, the named profile says), with every
+    built-in dialect kept, as the proxy keeps them."""
+    from toolrepair.proxy._model import profile_for
+
+    named = profile_for(None, raw.model)
+    pairs = (named.reasoning if named is not None else ()) or _THINK
+    prompt = raw.generation_prompt
+    if prompt is not None:
+        opened = any(prompt.rstrip().lower().endswith(o.lower()) for o, _ in pairs)
+    else:
+        opened = bool(raw.thinking) and named is not None and named.opened
+    if named is None and not opened:
+        return None
+    name = named.name if named is not None else "opened-by-prompt"
+    return tr.ModelProfile(name, dialects=tr.DIALECTS, reasoning=pairs, opened=opened)
+
+
 def _parsed(call: tr.ToolCall, registry: tr.ToolRegistry) -> ParsedToolCall:
     """The call as its tool would receive it: salvaged, then repaired against the offered
     schema (``"5"`` -> 5 for an integer), which is what ``ToolRegistry.run`` does before it
@@ -145,7 +171,7 @@ class ToolrepairAdapter(Adapter):
     def parse(self, raw: ReplayInput, tools: Sequence[ToolSpec]) -> ParseResult:
         registry = self._registry_for(raw, tools)
         try:
-            result = tr.salvage_text(raw.text, registry.names)
+            result = tr.salvage_text(raw.text, registry.names, model=_profile(raw), reasoning_calls="take")
         except Exception as e:  # an engine exception is an outcome (adapter contract rule 4)
             return ParseResult(exception=f"{type(e).__name__}: {e}")
         reasoning = getattr(result, "reasoning", None)
@@ -166,7 +192,7 @@ class ToolrepairAdapter(Adapter):
         reasoning_delta = getattr(tr, "ReasoningDelta", None)
         registry = self._registry_for(raw, tools)
         try:
-            stream = tr.StreamSalvager(registry.names)
+            stream = tr.StreamSalvager(registry.names, model=_profile(raw), reasoning_calls="take")
             for events in (*(stream.feed(d) for d in deltas), stream.close()):
                 for event in events:
                     if isinstance(event, tr.ToolCallReady):
