@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, found_calls, skip_ws
 from .tag import read_json_block
 
+# Characters that begin a reasoning, code or tag marker: noise holding one is never read past.
+_MARKUP_CHARS = frozenset("<[`~\u25c1")
+
 __all__ = ["MAX_TOKEN_CHARS", "BodyFailure", "BodyReader", "TokenBlock", "token_at"]
 
 # Longest token word we look for (`tool_call_argument_begin` is 24 characters).
@@ -139,7 +142,11 @@ class TokenBlock:
         if isinstance(nxt, NeedMore):
             return NEED_MORE
         if nxt is not None and nxt[1] in self.call_begin:
-            calls = self._section(text, nxt[0], ctx, body) if nxt[0] > k else None
+            # Noise that may hold a marker of another kind (`<think>` opens reasoning, a fence or
+            # tag opens code) is not read past: the section is refused and the scan reads it.
+            noise = text[k : nxt[0]]
+            plain = nxt[0] > k and not any(c in noise for c in _MARKUP_CHARS)
+            calls = self._section(text, nxt[0], ctx, body) if plain else None
             if calls is not None:
                 return calls
             reason = "undecodable"
