@@ -471,8 +471,19 @@ class MarkerScan:
         lo = max(0, old - self._finder.max_len)
         idle, self._idle = self._idle, []
         subgroups = self._finder.subgroups
+        # One `find` per distinct anchor of the idle subgroups, not one search per subgroup: a
+        # delta without their anchors (most deltas) costs no Python frame per subgroup.
+        # O(anchors) finds in C, as `__init__` decides absence.
+        present: dict[str, bool] = {}
         for k in idle:
             sub = subgroups[k]
+            if not sub.leads or sub.offset == 0:
+                seen = present.get(sub.anchor)
+                if seen is None:
+                    seen = present[sub.anchor] = text.find(sub.anchor, lo) != -1
+                if not seen:
+                    self._idle.append(k)
+                    continue
             q = self._start(k, text, lo) if sub.leads else sub.next_start(text, lo)
             if q == -1:
                 self._idle.append(k)

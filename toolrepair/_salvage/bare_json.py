@@ -22,11 +22,18 @@ __all__ = ["BARE_JSON", "nested_run"]
 # Hostile nesting (`{"a":{"a":...`, `[[[[`) is refused after a bounded look: a run of
 # more than `max_depth` openers with only keys between them. Each alternative consumes at least
 # one character and strings are matched by a deterministic loop: linear, no backtracking blow-up.
-@functools.lru_cache(maxsize=16)
+_OPENER = r'\s*[\[{]\s*(?:"(?:[^"\\]|\\.){0,256}"\s*:)?'
+
+
 def nested_run(max_depth: int) -> re.Pattern[str]:
     """The run of ``max_depth + 1`` openers (keys of up to 256 characters between them)."""
-    opener = r'\s*[\[{]\s*(?:"(?:[^"\\]|\\.){0,256}"\s*:)?'
-    return re.compile(f"(?:{opener}){{{max_depth + 1}}}")
+    return _runs(max_depth)[0]
+
+
+@functools.lru_cache(maxsize=16)
+def _runs(max_depth: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """``nested_run`` and a run of at most ``max_depth`` openers (its bounded prefix)."""
+    return re.compile(f"(?:{_OPENER}){{{max_depth + 1}}}"), re.compile(f"(?:{_OPENER}){{1,{max_depth}}}")
 
 
 # JSON's own whitespace (``\s`` is wider), as the decoder skips it. Always matches.
@@ -44,9 +51,16 @@ class _BareJson:
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
         if text[start] == "[" and start != ctx.first_nonspace:
             return None  # a bare array is a call list only as the whole reply
-        deep = nested_run(ctx.max_depth).match(text, start)
+        deep_run, short_run = _runs(ctx.max_depth)
+        deep = deep_run.match(text, start)
         if deep is not None:
             return Found(deep.end(), resume=deep.end())  # silent: prose braces are not rejections
+        if not ctx.final and short_run.match(text, start).end() >= len(text):  # type: ignore[union-attr]
+            # A run of openers cut by the end of a stream's text may yet be a deep run, which
+            # is skipped whole: wait, as for any payload, rather than skip one brace a read
+            # (a stream of `{` would cost one read per brace where the whole text costs one
+            # per `max_depth` braces). O(max_depth) openers matched.
+            return NEED_MORE
         prose = _prose_brace(text, start, ctx)
         if prose is not None:
             return prose
