@@ -283,11 +283,11 @@ def test_parts_that_are_not_text_stream_as_they_come() -> None:
     assert views[0] == views[1] and views[0][:2] == ("Cats.", ["cats"])
 
 
-def test_text_that_comes_back_after_another_part_is_kept() -> None:
-    """A text part that gets more text after a native call started (pydantic-ai sends it to the
-    old part's index) is held on its own and handed on when the reply ends: no text is lost."""
+def test_a_reply_with_a_native_call_has_nothing_salvaged_from_its_text() -> None:
+    """As for a whole reply: salvage runs only when the reply has no native call, which is
+    known only at its end (here the native call comes after the text)."""
     turns: list[list[Piece]] = [
-        ["Hi ", {1: DeltaToolCall(name="web_search", json_args='{"query": "x"}', tool_call_id="n1")}, "there"],
+        ["Hi ", PARIS, {1: DeltaToolCall(name="web_search", json_args='{"query": "x"}', tool_call_id="n1")}, "!"],
         ["Bye."],
     ]
     RAN.clear()
@@ -295,8 +295,25 @@ def test_text_that_comes_back_after_another_part_is_kept() -> None:
     output, history, events = asyncio.run(_events(agent))
     first = next(m for m in history if isinstance(m, ModelResponse))
     assert output == "Bye." and RAN == ["x"]
-    assert [p.content for p in first.parts if isinstance(p, TextPart)] == ["Hi ", "there"]
-    assert _shown(events) == "Hi thereBye."
+    assert [type(p).__name__ for p in first.parts] == ["TextPart", "ToolCallPart"]
+    assert first.parts[0].content == f"Hi {PARIS}!"  # the text part got more after the call began
+    assert _shown(events) == f"Hi {PARIS}!Bye."
+
+
+def test_text_that_comes_back_after_another_part_is_kept() -> None:
+    """A text part that gets more text after another part started (pydantic-ai sends it to the
+    old part's index) is held on its own and handed on when the reply ends: no text is lost."""
+    turns: list[list[Piece]] = [["Hi ", {1: DeltaThinkingPart(content="Hmm.")}, "there"], ["Bye."]]
+    agent = Agent(_model(turns, []), tools=[web_search], capabilities=[ToolRepair()])
+    output, history, events = asyncio.run(_events(agent))
+    first = next(m for m in history if isinstance(m, ModelResponse))
+    assert output == "Hi there"  # pydantic-ai joins the text parts
+    assert [(type(p).__name__, p.content) for p in first.parts] == [
+        ("TextPart", "Hi "),
+        ("ThinkingPart", "Hmm."),
+        ("TextPart", "there"),
+    ]
+    assert _shown(events) == "Hi Hmm.there"
 
 
 def test_a_given_registry_and_the_stream_s_own_fields() -> None:

@@ -66,6 +66,13 @@ def _registry_from_definitions(definitions: Iterable[Any], policy: Mapping[str, 
     return ToolRegistry(specs, **policy)
 
 
+def _of_text(event: Any, messages: Any) -> bool:
+    """Whether a stream event starts, extends or ends a text part."""
+    return isinstance(getattr(event, "part", None), messages.TextPart) or isinstance(
+        getattr(event, "delta", None), messages.TextPartDelta
+    )
+
+
 def _stream_classes(messages: Any) -> tuple[type, type]:
     """The model wrapper that salvages streamed requests, and its streamed response."""
     models = require("pydantic_ai.models", _EXTRA)
@@ -88,33 +95,51 @@ def _stream_classes(messages: Any) -> tuple[type, type]:
         _salvaged: Callable[[str], list[Any] | None]
 
         async def _get_event_iterator(self) -> AsyncIterator[Any]:
-            held: dict[int, list[str]] = {}  # the text parts being held, by the inner index
             shown: dict[int, int] = {}  # inner index -> this stream's, for the parts passed on
+            later: list[Any] | None = None  # the events from the first text part on
+            native = False
             async for event in self._inner:
                 self._sync()
                 if isinstance(event, messages.PartStartEvent):
-                    if isinstance(event.part, messages.TextPart):
-                        held[event.index] = [event.part.content]
-                        continue
-                    start = self._parts_manager.handle_part(
-                        vendor_part_id=event.index, part=dataclasses.replace(event.part)
-                    )
-                    shown[event.index] = start.index
-                    yield start
-                elif isinstance(event, messages.PartDeltaEvent):
-                    if isinstance(event.delta, messages.TextPartDelta):
-                        held.setdefault(event.index, []).append(event.delta.content_delta)
-                    else:  # a part passed on: its start came first
-                        self._parts_manager.apply_event(event)
-                        yield messages.PartDeltaEvent(index=shown[event.index], delta=event.delta)
-                elif isinstance(event, messages.PartEndEvent) and event.index in held:
-                    for start in self._released("".join(held.pop(event.index)), event.part):
-                        yield start
-                # The inner stream's FinalResultEvent and PartEndEvents are this stream's to make.
+                    native = native or isinstance(event.part, messages.ToolCallPart)
+                    if later is None and not native and isinstance(event.part, messages.TextPart):
+                        later = []
+                if later is not None:
+                    later.append(event)
+                    continue
+                for out in self._passed(event, shown):
+                    yield out
             self._sync()
-            for index in list(held):
-                for start in self._released("".join(held.pop(index)), None):
-                    yield start
+            # Salvage runs only on a reply with no native call, as for a whole reply; which it
+            # is is known only at its end, so the text, and all after it, waited for it.
+            held: dict[int, list[str]] = {}  # the text parts being held, by the inner index
+            for event in later or ():
+                if native or not _of_text(event, messages):
+                    for out in self._passed(event, shown):
+                        yield out
+                elif isinstance(event, messages.PartStartEvent):
+                    held[event.index] = [event.part.content]
+                elif isinstance(event, messages.PartDeltaEvent):
+                    held.setdefault(event.index, []).append(event.delta.content_delta)
+                else:  # the end of a held text part
+                    for out in self._released("".join(held.pop(event.index)), event.part):
+                        yield out
+            for index in list(held):  # text that came back to a part after its end
+                for out in self._released("".join(held.pop(index)), None):
+                    yield out
+
+        def _passed(self, event: Any, shown: dict[int, int]) -> Iterator[Any]:
+            """A part's event passed on as the model sent it, renumbered into this stream."""
+            if isinstance(event, messages.PartStartEvent):
+                start = self._parts_manager.handle_part(
+                    vendor_part_id=event.index, part=dataclasses.replace(event.part)
+                )
+                shown[event.index] = start.index
+                yield start
+            elif isinstance(event, messages.PartDeltaEvent):  # a part passed on: its start came first
+                self._parts_manager.apply_event(event)
+                yield messages.PartDeltaEvent(index=shown[event.index], delta=event.delta)
+            # The inner stream's FinalResultEvent and PartEndEvents are this stream's to make.
 
         def _released(self, text: str, part: Any) -> Iterator[Any]:
             parts = self._salvaged(text)
