@@ -31,6 +31,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
+from pydantic_ai.models.test import TestModel
 
 from toolrepair.integrations.pydantic_ai import ToolRepair
 
@@ -89,6 +90,14 @@ async def _iter(agent: Agent) -> tuple[Any, list[ModelMessage], list[Any]]:
     return run.result.output, run.result.all_messages(), events
 
 
+async def _iter_nodes(agent: Agent) -> tuple[Any, list[ModelMessage], list[Any]]:
+    async with agent.iter("go") as run:
+        async for _ in run:
+            pass
+    assert run.result is not None
+    return run.result.output, run.result.all_messages(), []
+
+
 async def _events(agent: Agent) -> tuple[Any, list[ModelMessage], list[Any]]:
     async with agent.run_stream_events("go") as stream:
         events = [e async for e in stream]
@@ -100,6 +109,7 @@ DRIVERS: dict[str, Callable[[Agent], Awaitable[tuple[Any, list[ModelMessage], li
     "run": _run,
     "run_stream": _run_stream,
     "iter": _iter,
+    "iter, nodes not streamed": _iter_nodes,
     "run_stream_events": _events,
 }
 
@@ -347,3 +357,14 @@ def test_cancelling_the_stream_cancels_the_model_s() -> None:
 
     cancelled, last = asyncio.run(main())
     assert cancelled and isinstance(last, ModelResponse) and last.state == "interrupted"
+
+
+@pytest.mark.parametrize("driver", ["run", "run_stream", "run_stream_events"])
+def test_pydantic_ai_s_test_model_gets_its_reasoning_as_thinking(driver: str) -> None:
+    """``TestModel`` streams its text word by word: the reasoning in it is a ThinkingPart."""
+    model = TestModel(custom_output_text="<think>Let me see. Yes.</think> The answer is four.", call_tools=[])
+    agent = Agent(model, tools=[web_search], capabilities=[ToolRepair()])
+    output, history, _ = asyncio.run(DRIVERS[driver](agent))
+    response = next(m for m in history if isinstance(m, ModelResponse))
+    assert output == "The answer is four."
+    assert response.parts == [ThinkingPart(content="Let me see. Yes."), TextPart(content="The answer is four.")]
