@@ -368,3 +368,19 @@ def test_pydantic_ai_s_test_model_gets_its_reasoning_as_thinking(driver: str) ->
     response = next(m for m in history if isinstance(m, ModelResponse))
     assert output == "The answer is four."
     assert response.parts == [ThinkingPart(content="Let me see. Yes."), TextPart(content="The answer is four.")]
+
+
+def test_screen_stream_makes_run_stream_every_request() -> None:
+    """``screen_stream=True``: ``run()`` streams (a model that only streams serves it) through
+    the same reading."""
+    turns = iter([[PARIS], ["Sunny."]])
+
+    async def only_streams(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        for piece in next(turns):
+            yield piece
+
+    RAN.clear()
+    agent = Agent(
+        FunctionModel(stream_function=only_streams), tools=[web_search], capabilities=[ToolRepair(screen_stream=True)]
+    )
+    assert asyncio.run(agent.run("go")).output == "Sunny." and RAN == ["Paris"]

@@ -73,23 +73,28 @@ def _of_text(event: Any, messages: Any) -> bool:
     )
 
 
-def _stream_classes(messages: Any) -> tuple[type, type]:
-    """The model wrapper that salvages streamed requests, and its streamed response."""
+def _salvaging_model_class(messages: Any) -> type:
+    """The model wrapper that salvages streamed requests (its streamed response with it)."""
     models = require("pydantic_ai.models", _EXTRA)
     wrapper = require("pydantic_ai.models.wrapper", _EXTRA)
     synced = ("provider_response_id", "provider_details", "canonical_system", "finish_reason", "state", "metadata")
 
     @dataclasses.dataclass
     class SalvagedStream(models.StreamedResponse):  # type: ignore[misc,name-defined]
-        """The wrapped model's stream with each text part held until it ends, then handed on as
-        the parts it stands for (``ToolRepair.salvaged_parts``): a call written as text is a
-        ``ToolCallPart`` before any consumer (``run_stream``'s final-output check among them)
-        sees a ``TextPart``, and its markup never shows. Other parts pass as they stream.
+        """The wrapped model's stream, its text handed on as the parts it stands for
+        (``ToolRepair.salvaged_parts``): a call written as text is a ``ToolCallPart`` before any
+        consumer (``run_stream``'s final-output check among them) sees a ``TextPart``, and its
+        markup never shows. Parts before the first text part pass as they stream; from it on
+        the reply waits for its end, then each text part is read whole.
 
-        Why a whole part: ``run_stream`` ends the run at the first ``TextPart`` that starts,
-        so no text may start while a call may still follow in it; and a candidate the salvage
-        refuses (a tool never offered) is answered only once its text is known to be one. The
-        salvage stream without a model profile holds all of a reply's text until it ends too."""
+        Why so long: ``run_stream`` ends the run at the first ``TextPart`` that starts, so no
+        text may start while a call may still follow in it; a candidate the salvage refuses (a
+        tool never offered) is answered only once its text is known to be one; and a reply with
+        a native call anywhere has nothing salvaged (as a whole one). The salvage stream holds
+        all of a reply's text until it ends too, without a model profile.
+
+        Cost: the events from the first text part on are kept (O(reply)); each is handled in
+        O(1) and each text part salvaged once, O(its length) (the salvage engine's bound)."""
 
         _inner: Any
         _salvaged: Callable[[str], list[Any] | None]
@@ -200,14 +205,14 @@ def _stream_classes(messages: Any) -> tuple[type, type]:
                     _salvaged=lambda text: capability.salvaged_parts(registry, text, streamed=True),
                 )
 
-    return SalvagedStream, SalvagingModel
+    return SalvagingModel
 
 
 def _capability_class() -> type:
     abstract = require("pydantic_ai.capabilities", _EXTRA)
     messages = require("pydantic_ai.messages", _EXTRA)
     exceptions = require("pydantic_ai.exceptions", _EXTRA)
-    _, salvaging_model = _stream_classes(messages)
+    salvaging_model = _salvaging_model_class(messages)
 
     class ToolRepair(abstract.AbstractCapability):  # type: ignore[misc,name-defined]
         """A pydantic-ai capability repairing tool calls and applying toolrepair's policy."""
