@@ -326,3 +326,34 @@ def test_responses_items_of_other_kinds_and_shapes(registry: tr.ToolRegistry, he
     }
     result = repair_response_items([reasoning, message], registry)
     assert result["output"] == [reasoning, message] and result["toolrepair_errors"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning_id", "kinds", "left"),
+    [
+        ("<think>Plan.</think> Hi.", None, ["message"], "<think>Plan.</think> Hi."),
+        ("<think>Plan.</think> Hi.", "rs_x", ["reasoning", "message"], "Hi."),
+        ("Hi.", "rs_x", ["message"], "Hi."),
+        (
+            '<think>Plan.</think><tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>',
+            "rs_x",
+            ["reasoning", "message", "function_call"],
+            "",
+        ),
+    ],
+)
+def test_responses_reasoning_read_from_the_text_is_an_item_of_its_own(
+    registry: tr.ToolRegistry, text: str, reasoning_id: str | None, kinds: list[str], left: str
+) -> None:
+    fixed = repair_response_items([_text_item(text)], registry, reasoning_id=reasoning_id)
+    assert [item["type"] for item in fixed["output"]] == kinds
+    [message] = [item for item in fixed["output"] if item["type"] == "message"]
+    assert message["content"][0]["text"] == left
+    for item in fixed["output"]:
+        if item["type"] == "reasoning":
+            assert item == {
+                "type": "reasoning",
+                "id": "rs_x",
+                "summary": [],
+                "content": [{"type": "reasoning_text", "text": "Plan."}],
+            }

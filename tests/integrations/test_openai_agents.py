@@ -13,12 +13,14 @@ import toolrepair as tr
 
 pytest.importorskip("agents")
 from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool
+from agents.models.fake_id import FAKE_RESPONSES_ID
 from openai.types.responses import (
     Response,
     ResponseCompletedEvent,
     ResponseCreatedEvent,
     ResponseFunctionToolCall,
     ResponseOutputMessage,
+    ResponseReasoningTextDeltaEvent,
     ResponseTextDeltaEvent,
 )
 
@@ -249,3 +251,102 @@ def test_held_text_is_shown_at_completion_and_the_wrapper_delegates() -> None:
     shown = "".join(e.delta for e in events if isinstance(e, ResponseTextDeltaEvent))
     assert shown == "Almost a call: <tool_call>{"  # never a call: held, then shown whole
     assert events[0].type == "response.created"
+
+
+# -- reasoning read from the text ------------------------------------------------------------------
+def _items(output: list[Any]) -> list[tuple[str, str]]:
+    """Each output item as (type, its text): a message's text, a reasoning item's, a call's name."""
+    out = []
+    for item in output:
+        if item.type == "message":
+            out.append(("message", "".join(part.text for part in item.content)))
+        elif item.type == "reasoning":
+            out.append(("reasoning", "".join(part.text for part in item.content or [])))
+        else:
+            out.append((item.type, item.name))
+    return out
+
+
+DOGS = HERMES.format(name="web_search", arguments='{"query": "dogs"}')
+# (the model's first turn, the output items the runner gets, tools run)
+REASONING_CASES = [
+    ("<think>Plan.</think>Answer.", [("reasoning", "Plan."), ("message", "Answer.")], []),
+    ("Plan.</think>\n\nAnswer.", [("reasoning", "Plan."), ("message", "Answer.")], []),
+    (
+        "<think>Look it up.</think>\n" + DOGS,
+        [("reasoning", "Look it up."), ("message", ""), ("function_call", "web_search")],
+        [("web_search", ("dogs", 3))],
+    ),
+    ("Answer, no reasoning.", [("message", "Answer, no reasoning.")], []),
+]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize(("text", "items", "ran"), REASONING_CASES)
+def test_reasoning_in_the_text_is_a_reasoning_item(text: str, items: list[Any], ran: list[Any], streamed: bool) -> None:
+    model, repair = ScriptedModel([[_text(text)], [_text("Done.")]]), ToolRepair()
+    agent = _agent(model, repair)
+
+    async def main() -> tuple[Any, str, str]:
+        if not streamed:
+            return await Runner.run(agent, "x", run_config=repair.run_config()), "", ""
+        result = Runner.run_streamed(agent, "x", run_config=repair.run_config())
+        shown, thought = [], []
+        async for event in result.stream_events():
+            if event.type == "raw_response_event" and isinstance(event.data, ResponseTextDeltaEvent):
+                shown.append(event.data.delta)
+            elif event.type == "raw_response_event" and isinstance(event.data, ResponseReasoningTextDeltaEvent):
+                thought.append(event.data.delta)
+                assert event.data.item_id == FAKE_RESPONSES_ID
+        return result, "".join(shown), "".join(thought)
+
+    result, shown, thought = asyncio.run(main())
+    first = result.raw_responses[0].output
+    assert (_items(first), RAN) == (items, ran)
+    assert result.final_output == ("Done." if ran else items[-1][1])  # a call runs, then the next turn
+    reasoning = [i for i in first if i.type == "reasoning"]
+    assert all(i.id == FAKE_RESPONSES_ID for i in reasoning)
+    if streamed:
+        assert "<think>" not in shown and "</think>" not in shown and "Plan." not in shown
+        assert thought == "".join(text for kind, text in items if kind == "reasoning")
+
+
+def test_a_reply_with_a_native_call_keeps_its_text_as_written() -> None:
+    """Salvage (reasoning too) runs only on a reply with no native call."""
+    text = "<think>Plan.</think>Calling."
+    model, repair = (
+        ScriptedModel([[_text(text), _call("web_search", '{"query": "x"}', "c1")], [_text("Done.")]]),
+        (ToolRepair()),
+    )
+    result = asyncio.run(Runner.run(_agent(model, repair), "x", run_config=repair.run_config()))
+    assert _items(result.raw_responses[0].output) == [("message", text), ("function_call", "web_search")]
+    assert result.final_output == "Done." and RAN == [("web_search", ("x", 3))]
+
+
+def test_the_reasoning_id_is_the_sdk_s_own_for_items_no_provider_named() -> None:
+    from toolrepair.integrations import openai_agents
+
+    assert openai_agents._NO_PROVIDER_ID == FAKE_RESPONSES_ID
+
+
+def test_with_a_model_profile_text_streams_as_it_comes() -> None:
+    """With the reply's model profile known, text that cannot be a call is shown as it comes
+    (reasoning waits for the reply's end: ``ToolRegistry.stream`` holds all from its first
+    event that is not text, whether the reply is one marked untrusted being known only then)."""
+
+    def web_search(query: str, limit: int = 3) -> str:
+        return query
+
+    text = "Here is the answer, written out at some length."
+    model = ScriptedModel([[_text(text)]])
+    repair = ToolRepair(tr.ToolRegistry([web_search], model="qwen3"))
+
+    async def main() -> list[Any]:
+        result = Runner.run_streamed(_agent(model, repair), "x", run_config=repair.run_config())
+        return [e.data async for e in result.stream_events() if e.type == "raw_response_event"]
+
+    events = asyncio.run(main())
+    texts = [(i, e.delta) for i, e in enumerate(events) if isinstance(e, ResponseTextDeltaEvent)]
+    completed = next(i for i, e in enumerate(events) if isinstance(e, ResponseCompletedEvent))
+    assert "".join(delta for _, delta in texts) == text
+    assert len(texts) > 1 and texts[0][0] < completed - 1  # released before the reply ended

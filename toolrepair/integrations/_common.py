@@ -139,6 +139,9 @@ class VettedText:
     calls: tuple[Vetted, ...]
     rejected: tuple[Rejection, ...]
     reasoning: str = ""  # the reply's reasoning regions, once the calls are cut out
+    # The text outside calls, reasoning and chat markup (``SalvageResult.content``, stripped),
+    # calls or not: ``content`` keeps the text as written when no call was read.
+    remainder: str = ""
 
 
 REASONING_SEPARATOR = "\n\n"  # between the server's reasoning and the one read from the text
@@ -245,7 +248,8 @@ def vet_text(
         for i, c in enumerate(result.calls)
     ]
     if not (answer_rejected and result.rejected):
-        return VettedText(result.content.strip() if calls else text, tuple(calls), result.rejected, result.reasoning)
+        remainder = result.content.strip()
+        return VettedText(remainder if calls else text, tuple(calls), result.rejected, result.reasoning, remainder)
     for k, rejection in enumerate(result.rejected):
         written = ToolCall(
             rejection.name or "",
@@ -256,7 +260,7 @@ def vet_text(
         )
         calls.append(Vetted(written, rejection_error(rejection, registry)))
     calls.sort(key=lambda v: v.call.span[0] if v.call.span is not None else 0)
-    return VettedText(result.content.strip(), tuple(calls), (), result.reasoning)
+    return VettedText(result.content.strip(), tuple(calls), (), result.reasoning, result.content.strip())
 
 
 def lazy_classes(module: str, factories: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:

@@ -140,7 +140,7 @@ def tool_result_message(outcome: ToolOutcome) -> dict[str, Any]:
 
 
 def repair_response_items(
-    items: Any, registry: ToolRegistry, *, dispatch: bool = False, id_seed: str = ""
+    items: Any, registry: ToolRegistry, *, dispatch: bool = False, id_seed: str = "", reasoning_id: str | None = None
 ) -> dict[str, Any]:
     """Responses API output items (or a ``Response``), as dicts, with ``function_call``s repaired.
 
@@ -156,6 +156,10 @@ def repair_response_items(
     dispatches them itself), so for ``max_repeats`` a later call reusing an id is a new call.
     ``id_seed`` goes into the ids of salvaged calls with their text (say, the turn's position in
     the conversation), for a runner that runs each call id once in a conversation.
+    ``reasoning_id``: reasoning read from an ``output_text`` part (``<think>…</think>`` and the
+    rest) leaves its text, calls or not, and becomes a ``reasoning`` item with this id (its text
+    in one ``reasoning_text`` content part) placed before the message; without it the part's
+    text is left as written when it holds no call.
     """
     source = getattr(items, "output", items)
     if isinstance(items, Mapping) and "output" in items:
@@ -167,10 +171,19 @@ def repair_response_items(
         return {"output": fixed, ERRORS_KEY: errors}
     result_items: list[dict[str, Any]] = []
     for item in output:
-        result_items.append(item)
+        salvaged: list[dict[str, Any]] = []
         if item.get("type") == "message":
             for part in item.get("content") or []:
-                result_items.extend(_salvaged_from_part(part, registry, errors, dispatch, id_seed))
+                salvaged.extend(
+                    _salvaged_from_part(
+                        part, registry, errors, dispatch=dispatch, id_seed=id_seed, reasoning_id=reasoning_id
+                    )
+                )
+        # The reasoning read from a message goes before it, as a model that sends it apart
+        # sends it; the calls after it.
+        result_items.extend(s for s in salvaged if s["type"] == "reasoning")
+        result_items.append(item)
+        result_items.extend(s for s in salvaged if s["type"] != "reasoning")
     return {"output": result_items, ERRORS_KEY: errors}
 
 
@@ -189,20 +202,37 @@ def _repaired_function_call(
 
 
 def _salvaged_from_part(
-    part: dict[str, Any], registry: ToolRegistry, errors: list[dict[str, Any]], dispatch: bool, id_seed: str
+    part: dict[str, Any],
+    registry: ToolRegistry,
+    errors: list[dict[str, Any]],
+    *,
+    dispatch: bool,
+    id_seed: str,
+    reasoning_id: str | None,
 ) -> list[dict[str, Any]]:
     """The ``function_call`` items salvaged from an ``output_text`` part, which loses their
-    text (refusals go to ``errors``); none for any other part."""
+    text (refusals go to ``errors``), and with ``reasoning_id`` the ``reasoning`` item read
+    from it; none for any other part."""
     text = part.get("text") if part.get("type") == "output_text" else None
     if not isinstance(text, str) or not text:
         return []
     # Refused candidates become refused calls (their error keyed by call_id), so that an agent
     # loop answers a text call to a tool never offered instead of ending on its markup.
     vetted_text = vet_text(registry, text, "call_", answer_rejected=True, dispatch=dispatch, id_seed=id_seed)
-    if not vetted_text.calls:
+    thought = reasoning_id is not None and bool(vetted_text.reasoning)
+    if not (vetted_text.calls or thought):
         return []
-    part["text"] = vetted_text.content
-    items = []
+    part["text"] = vetted_text.remainder  # the content once calls (or reasoning) are cut
+    items: list[dict[str, Any]] = []
+    if thought:
+        items.append(
+            {
+                "type": "reasoning",
+                "id": reasoning_id,
+                "summary": [],
+                "content": [{"type": "reasoning_text", "text": vetted_text.reasoning}],
+            }
+        )
     for vetted in vetted_text.calls:
         if vetted.error is not None:
             errors.append(_response_error(vetted))

@@ -13,6 +13,12 @@ offered tool is renamed ``<name>__refused``) and ``repair.run_config()`` makes t
 (``tool_not_found_behavior="return_error_to_model"``) with toolrepair's corrective message through
 ``repair.tool_error_formatter``, which also gives a failing tool's own message to the model.
 
+Reasoning a text reply holds (``<think>…</think>`` and the other conventions the salvage reads)
+leaves the message's text and becomes a ``ResponseReasoningItem`` before the message (its text in
+one ``reasoning_text`` part, the SDK's ``FAKE_RESPONSES_ID`` as its id, for an item no provider
+named); streamed, it arrives as ``response.reasoning_text.delta`` events, never as output text.
+As for calls, only a reply with no native ``function_call`` is read.
+
 Without ``registry`` each response is repaired against the tools that request offered (their
 JSON Schemas), with ``allow``/``deny``/``before_call`` as the policy.
 
@@ -26,7 +32,7 @@ from typing import Any
 
 from .._registry import ToolRegistry
 from .._types import ToolCall, ToolSpec
-from ._common import PendingMessages, Vetted, VettedStream, lazy_classes, require
+from ._common import PendingMessages, Reasoned, Vetted, VettedStream, lazy_classes, require
 from .openai import ERRORS_KEY, repair_response_items
 
 # ToolRepairModel is built on first access (module __getattr__, below).
@@ -34,6 +40,7 @@ __all__ = ["REFUSED_SUFFIX", "ToolRepair", "ToolRepairModel"]  # noqa: F822
 
 _EXTRA = "openai_agents"
 REFUSED_SUFFIX = "__refused"
+_NO_PROVIDER_ID = "__fake_id__"  # agents.models.fake_id.FAKE_RESPONSES_ID, kept in a test
 
 
 class ToolRepair:
@@ -90,7 +97,11 @@ class ToolRepair:
         text: the runner runs each call id once, and a model may write the same call again."""
         registry = self.registry_for(tools)
         # dispatch: the runner runs the calls with no later check.
-        fixed = repair_response_items(output, registry, dispatch=True, id_seed=str(turn) if turn else "")
+        # Reasoning read from the text: a reasoning item with the SDK's own id for items no
+        # provider named (left out when the input goes back to OpenAI's Responses API).
+        fixed = repair_response_items(
+            output, registry, dispatch=True, id_seed=str(turn) if turn else "", reasoning_id=_NO_PROVIDER_ID
+        )
         items: list[dict[str, Any]] = fixed["output"]
         for error in fixed[ERRORS_KEY]:
             ident = error.get("call_id")
@@ -123,13 +134,36 @@ def _turn(input: Any) -> int:
     return len(input) if isinstance(input, list) else 1
 
 
-def _visible(items: list[str | Vetted]) -> str:
-    return "".join(item for item in items if isinstance(item, str))
+def _shown(items: list[str | Vetted | Reasoned]) -> tuple[str, str]:
+    """(visible text, reasoning) a screen released."""
+    text = "".join(item for item in items if isinstance(item, str))
+    return text, "".join(item.text for item in items if isinstance(item, Reasoned))
 
 
 def _model_class() -> type:
     agents = require("agents", _EXTRA)
     events = require("openai.types.responses", _EXTRA)
+
+    def _deltas(event: Any, items: list[str | Vetted | Reasoned]) -> list[Any]:
+        """What a text delta's screen released, as events: the reasoning read from the text as
+        ``response.reasoning_text.delta`` (its item, with the id the completed response gives
+        it, comes with that response), the visible text as the delta itself."""
+        text, reasoning = _shown(items)
+        out: list[Any] = []
+        if reasoning:
+            out.append(
+                events.ResponseReasoningTextDeltaEvent(
+                    type="response.reasoning_text.delta",
+                    item_id=_NO_PROVIDER_ID,
+                    output_index=event.output_index,
+                    content_index=0,
+                    delta=reasoning,
+                    sequence_number=event.sequence_number,
+                )
+            )
+        if text:
+            out.append(event.model_copy(update={"delta": text}))
+        return out
 
     class ToolRepairModel(agents.Model):  # type: ignore[misc,name-defined]
         """An ``agents.Model`` whose responses go through a ``ToolRepair``."""
@@ -176,14 +210,12 @@ def _model_class() -> type:
                 if isinstance(event, events.ResponseTextDeltaEvent):
                     screen = screens.setdefault(event.item_id, self.repair.screen(tools))
                     last_delta[event.item_id] = event
-                    text = _visible(screen.feed(event.delta))
-                    if text:
-                        yield event.model_copy(update={"delta": text})
+                    for out in _deltas(event, screen.feed_reasoned(event.delta)):
+                        yield out
                 elif isinstance(event, events.ResponseCompletedEvent):
                     for item_id, screen in screens.items():
-                        text = _visible(screen.close())
-                        if text:
-                            yield last_delta[item_id].model_copy(update={"delta": text})
+                        for out in _deltas(last_delta[item_id], screen.close_reasoned()):
+                            yield out
                     screens.clear()
                     response = event.response.model_copy()
                     response.output = self.repair.repair_output(list(response.output), tools, turn=_turn(input))
