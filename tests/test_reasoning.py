@@ -22,6 +22,11 @@ def names(result: tr.SalvageResult) -> list[str]:
     return [c.name for c in result.calls]
 
 
+K3_CALL = (
+    '<|open|>tools<|sep|><|open|>call tool="a" index="1"<|sep|><|open|>argument key="x" type="string"<|sep|>1'
+    "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"
+)
+
 # (reply, options, content, reasoning, calls)
 CONVENTIONS: list[tuple[str, dict[str, Any], str, str, list[str]]] = [
     ("<think>plan</think>\n\nHello", {}, "Hello", "plan", []),
@@ -53,6 +58,20 @@ CONVENTIONS: list[tuple[str, dict[str, Any], str, str, list[str]]] = [
     ("<|channel|>commentary<|message|>Let me look.<|end|>", {}, "Let me look.", "", []),
     ("<|open|>think<|sep|>p<|close|>think<|sep|><|open|>response<|sep|>ok<|close|>response<|sep|>", {}, "ok", "p", []),
     ("p<|close|>think<|sep|><|open|>response<|sep|>ok", {"model": "kimi-k3"}, "ok", "p", []),
+    # The template opened reasoning but the reply opens its answer first thing: it skipped the
+    # reasoning (Kimi K3 answering in its response block; the calls after it are calls). Not
+    # first thing, the opener is reasoning's text like any other.
+    ("<|open|>response<|sep|>Hi<|close|>response<|sep|><|close|>message<|sep|>", {"model": "kimi-k3"}, "Hi", "", []),
+    ("\n<|open|>response<|sep|>Hi<|close|>response<|sep|>" + K3_CALL, {"model": "kimi-k3"}, "Hi", "", ["a"]),
+    (
+        "p <|open|>response<|sep|>Hi<|close|>response<|sep|>",
+        {"model": "kimi-k3"},
+        "",
+        "p <|open|>response<|sep|>Hi<|close|>response<|sep|>",
+        [],
+    ),
+    ("<|open|>response<|sep|>Hi", {"model": "kimi-k3"}, "Hi", "", []),
+    ("<|open|>response<|sep|>Hi", {}, "Hi", "", []),
     ("<think>a</think> mid <think>b</think> end", {}, "mid end", "a\n\nb", []),
     # The reply began inside reasoning (the template opened it): to the first close.
     ("plan</think>\n\nok", {}, "ok", "plan", []),
