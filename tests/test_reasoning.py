@@ -140,8 +140,13 @@ IN_REASONING: list[tuple[str, dict[str, Any], list[str], list[str], str, str]] =
         [],
         ["truncated"],
         "",
-        'x <tool_call>{"name": "a", "arguments": {"x":',
+        'x <tool_call>{"name": "a", "arguments": {"x": ',  # cut off: its trailing space stays
     ),
+    # Whitespace goes beside a marker only: reasoning the reply ends inside keeps its own.
+    ("<think>I only need ", {}, [], [], "", "I only need "),
+    ("I only need \n", {"model": "qwen3-thinking"}, [], [], "", "I only need \n"),
+    ("<think>I only need </think>", {}, [], [], "", "I only need"),
+    ("<think>plan \n" + CALL, {"reasoning_calls": "take"}, ["a"], [], "", "plan"),
     # The template opened reasoning (Qwen3.5): the call before any close.
     ("Need to look.\n" + XML_CALL, {"model": "qwen3.5"}, [], ["in-reasoning"], "", "Need to look.\n" + XML_CALL),
     ("Need to look.\n" + XML_CALL, {"model": "qwen3.5", "reasoning_calls": "take"}, ["a"], [], "", "Need to look."),
