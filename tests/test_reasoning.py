@@ -27,6 +27,8 @@ K3_CALL = (
     "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"
 )
 
+OPENED_HARMONY = tr.ModelProfile("opened", dialects=["harmony"], reasoning=[("<think>", "</think>")], opened=True)
+
 # (reply, options, content, reasoning, calls)
 CONVENTIONS: list[tuple[str, dict[str, Any], str, str, list[str]]] = [
     ("<think>plan</think>\n\nHello", {}, "Hello", "plan", []),
@@ -72,6 +74,8 @@ CONVENTIONS: list[tuple[str, dict[str, Any], str, str, list[str]]] = [
     ),
     ("<|open|>response<|sep|>Hi", {"model": "kimi-k3"}, "Hi", "", []),
     ("<|open|>response<|sep|>Hi", {}, "Hi", "", []),
+    ("<|channel|>final<|message|>Hi<|return|>", {"model": OPENED_HARMONY}, "Hi", "", []),
+    ("p <|channel|>final<|message|>Hi", {"model": OPENED_HARMONY}, "", "p <|channel|>final<|message|>Hi", []),
     ("<think>a</think> mid <think>b</think> end", {}, "mid end", "a\n\nb", []),
     # The reply began inside reasoning (the template opened it): to the first close.
     ("plan</think>\n\nok", {}, "ok", "plan", []),
