@@ -22,6 +22,13 @@ def names(result: tr.SalvageResult) -> list[str]:
     return [c.name for c in result.calls]
 
 
+K3_CALL = (
+    '<|open|>tools<|sep|><|open|>call tool="a" index="1"<|sep|><|open|>argument key="x" type="string"<|sep|>1'
+    "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"
+)
+
+OPENED_HARMONY = tr.ModelProfile("opened", dialects=["harmony"], reasoning=[("<think>", "</think>")], opened=True)
+
 # (reply, options, content, reasoning, calls)
 CONVENTIONS: list[tuple[str, dict[str, Any], str, str, list[str]]] = [
     ("<think>plan</think>\n\nHello", {}, "Hello", "plan", []),
@@ -53,6 +60,22 @@ CONVENTIONS: list[tuple[str, dict[str, Any], str, str, list[str]]] = [
     ("<|channel|>commentary<|message|>Let me look.<|end|>", {}, "Let me look.", "", []),
     ("<|open|>think<|sep|>p<|close|>think<|sep|><|open|>response<|sep|>ok<|close|>response<|sep|>", {}, "ok", "p", []),
     ("p<|close|>think<|sep|><|open|>response<|sep|>ok", {"model": "kimi-k3"}, "ok", "p", []),
+    # The template opened reasoning but the reply opens its answer first thing: it skipped the
+    # reasoning (Kimi K3 answering in its response block; the calls after it are calls). Not
+    # first thing, the opener is reasoning's text like any other.
+    ("<|open|>response<|sep|>Hi<|close|>response<|sep|><|close|>message<|sep|>", {"model": "kimi-k3"}, "Hi", "", []),
+    ("\n<|open|>response<|sep|>Hi<|close|>response<|sep|>" + K3_CALL, {"model": "kimi-k3"}, "Hi", "", ["a"]),
+    (
+        "p <|open|>response<|sep|>Hi<|close|>response<|sep|>",
+        {"model": "kimi-k3"},
+        "",
+        "p <|open|>response<|sep|>Hi<|close|>response<|sep|>",
+        [],
+    ),
+    ("<|open|>response<|sep|>Hi", {"model": "kimi-k3"}, "Hi", "", []),
+    ("<|open|>response<|sep|>Hi", {}, "Hi", "", []),
+    ("<|channel|>final<|message|>Hi<|return|>", {"model": OPENED_HARMONY}, "Hi", "", []),
+    ("p <|channel|>final<|message|>Hi", {"model": OPENED_HARMONY}, "", "p <|channel|>final<|message|>Hi", []),
     ("<think>a</think> mid <think>b</think> end", {}, "mid end", "a\n\nb", []),
     # The reply began inside reasoning (the template opened it): to the first close.
     ("plan</think>\n\nok", {}, "ok", "plan", []),
@@ -121,8 +144,13 @@ IN_REASONING: list[tuple[str, dict[str, Any], list[str], list[str], str, str]] =
         [],
         ["truncated"],
         "",
-        'x <tool_call>{"name": "a", "arguments": {"x":',
+        'x <tool_call>{"name": "a", "arguments": {"x": ',  # cut off: its trailing space stays
     ),
+    # Whitespace goes beside a marker only: reasoning the reply ends inside keeps its own.
+    ("<think>I only need ", {}, [], [], "", "I only need "),
+    ("I only need \n", {"model": "qwen3-thinking"}, [], [], "", "I only need \n"),
+    ("<think>I only need </think>", {}, [], [], "", "I only need"),
+    ("<think>plan \n" + CALL, {"reasoning_calls": "take"}, ["a"], [], "", "plan"),
     # The template opened reasoning (Qwen3.5): the call before any close.
     ("Need to look.\n" + XML_CALL, {"model": "qwen3.5"}, [], ["in-reasoning"], "", "Need to look.\n" + XML_CALL),
     ("Need to look.\n" + XML_CALL, {"model": "qwen3.5", "reasoning_calls": "take"}, ["a"], [], "", "Need to look."),

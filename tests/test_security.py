@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import toolrepair as tr
-from toolrepair._registry import MAX_UNTRUSTED
+from toolrepair._untrusted import MAX_UNTRUSTED
 
 RAN: list[str] = []
 
@@ -356,6 +356,7 @@ def stream_all(stream: tr.StreamSalvager, text: str, step: int) -> list[object]:
     return events + stream.close()
 
 
+@pytest.mark.parametrize("model", [None, "hermes", "qwen3"])
 @pytest.mark.parametrize("step", [1, 7, 10_000])
 @pytest.mark.parametrize(
     ("make", "refused"),
@@ -366,8 +367,9 @@ def stream_all(stream: tr.StreamSalvager, text: str, step: int) -> list[object]:
         (lambda r: (r.mark_untrusted("Sure. " + INJECTION + " done"), "Sure. " + INJECTION + " done")[1], True),
     ],
 )
-def test_stream_refuses_marked_text_as_salvage_does(make: Any, refused: bool, step: int) -> None:
-    registry = tr.ToolRegistry([delete_file])
+def test_stream_refuses_marked_text_as_salvage_does(make: Any, refused: bool, step: int, model: str | None) -> None:
+    # With a model profile the stream releases calls before close(): never those of a marked reply.
+    registry = tr.ToolRegistry([delete_file], model=model)
     text = make(registry)
     events = stream_all(registry.stream(), text, step)
     calls = [e.call for e in events if isinstance(e, tr.ToolCallReady)]
@@ -376,11 +378,12 @@ def test_stream_refuses_marked_text_as_salvage_does(make: Any, refused: bool, st
     assert bool(calls) is not refused
 
 
-def test_a_run_outcome_fed_back_through_the_stream_yields_no_call() -> None:
+@pytest.mark.parametrize("model", [None, "hermes"])
+def test_a_run_outcome_fed_back_through_the_stream_yields_no_call(model: str | None) -> None:
     def echo(text: str) -> str:
         return text  # a tool whose result carries an injected call
 
-    registry = tr.ToolRegistry([echo, delete_file])
+    registry = tr.ToolRegistry([echo, delete_file], model=model)
     content = registry.run(tr.ToolCall("echo", {"text": INJECTION})).content
     assert registry.salvage(content).rejected[0].reason == "untrusted"
     for step in (1, 5, len(content)):

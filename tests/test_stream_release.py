@@ -58,11 +58,13 @@ CALLS = [
 ]
 
 
-def fed_after_close(profile: str, call: str, lead: str = "Let me check.\n") -> int | None:
+def fed_after_close(
+    profile: str, call: str, lead: str = "Let me check.\n", stream: tr.StreamSalvager | None = None
+) -> int | None:
     """Characters fed after the call's last byte before its ToolCallReady, one at a time
-    (None: only at close())."""
+    (None: only at close()); ``stream`` defaults to a StreamSalvager with ``profile``."""
     text = lead + call + TRAIL
-    s = tr.StreamSalvager(["get_weather"], model=profile)
+    s = tr.StreamSalvager(["get_weather"], model=profile) if stream is None else stream
     for i in range(len(text)):
         for event in s.feed(text[i]):
             if isinstance(event, tr.ToolCallReady):
@@ -78,6 +80,64 @@ def test_with_a_profile_a_call_is_released_the_moment_it_closes(profile: str, ca
     span = tr.salvage_text(lead + call + TRAIL, ["get_weather"], model=profile).calls[0].span
     assert span is not None and span[1] == len(lead) + len(call)
     assert fed_after_close(profile, call, lead) == 0
+
+
+def get_weather(city: str, days: Any = None) -> str:
+    return f"sunny in {city}"
+
+
+# One call of each family the registry's stream must release as the salvager does.
+REGISTRY_FAMILIES = {"hermes": "Hermes", "qwen3-coder": "Qwen3-Coder XML", "gpt-oss": "harmony"}
+REGISTRY_FAMILIES |= {"llama4": "Llama", "mistral": "Mistral"}
+REGISTRY_CALLS = [next(c for c in CALLS if c[0] == p) for p in REGISTRY_FAMILIES]
+
+
+@pytest.mark.parametrize(("profile", "call"), REGISTRY_CALLS, ids=list(REGISTRY_FAMILIES.values()))
+def test_the_registry_stream_releases_a_call_the_moment_it_closes(profile: str, call: str) -> None:
+    # The registry's stream drives the same salvager: with its model profile, the call's event
+    # comes with the call's last character, also once tool results have been marked untrusted
+    # (every run outcome is), as long as none begins as the reply does.
+    lead = "" if profile == "gpt-oss" else "Let me check.\n"
+    registry = tr.ToolRegistry([get_weather], model=profile)
+    assert fed_after_close(profile, call, lead, registry.stream()) == 0
+    assert registry.run(tr.ToolCall("get_weather", {"city": "Rome"})).ok  # its content is marked now
+    registry.mark_untrusted(lead[:3] + "something else entirely")
+    assert fed_after_close(profile, call, lead, registry.stream()) == 0
+
+
+def test_the_registry_stream_holds_calls_while_a_marked_text_begins_as_the_reply() -> None:
+    # Fail closed: while a marked text may yet be the whole reply, its calls wait; the reply that
+    # is one comes back as text, as `salvage` gives it, and one that leaves it behind goes on.
+    profile, call = REGISTRY_CALLS[0]
+    reply = "Let me check.\n" + call + TRAIL
+    registry = tr.ToolRegistry([get_weather], model=profile)
+    registry.mark_untrusted(reply)
+    s = registry.stream()
+    events = [e for ch in reply for e in s.feed(ch)]
+    assert not [e for e in events if not isinstance(e, tr.TextDelta)]  # all waits but the text before
+    events += s.close()
+    assert not [e for e in events if isinstance(e, tr.ToolCallReady)]
+    assert "".join(e.text for e in events if isinstance(e, tr.TextDelta)) == reply == registry.salvage(reply).content
+    # A reply that parts from the marked text (here after 118 characters) is released before
+    # close(), at the first power of two past where they part (prefix digests at 1, 2, 4, ...).
+    registry = tr.ToolRegistry([get_weather], model=profile)
+    registry.mark_untrusted("Let me check.\n" + call + " and then other words")
+    end = len("Let me check.\n" + call)
+    assert (end, fed_after_close(profile, call, stream=registry.stream())) == (108, 128 - 108)
+
+
+def test_a_text_marked_after_the_release_does_not_take_the_call_back() -> None:
+    profile, call = REGISTRY_CALLS[0]
+    reply = "Let me check.\n" + call + TRAIL
+    registry = tr.ToolRegistry([get_weather], model=profile)
+    s = registry.stream()
+    end = len(reply) - len(TRAIL)
+    released = [e for ch in reply[:end] for e in s.feed(ch)]
+    assert [e.call.name for e in released if isinstance(e, tr.ToolCallReady)] == ["get_weather"]
+    registry.mark_untrusted(reply)  # after the call went: the rest comes back as text
+    rest = [e for ch in reply[end:] for e in s.feed(ch)] + s.close()
+    assert not [e for e in rest if isinstance(e, tr.ToolCallReady)]
+    assert "".join(e.text for e in rest if isinstance(e, tr.TextDelta)) == TRAIL
 
 
 def test_llama3_json_waits_for_one_character_of_its_grammar() -> None:
@@ -128,7 +188,9 @@ def readme_snippet() -> str:
     return match.group(1)
 
 
-def test_readme_streaming_snippet_runs_its_tool_before_close() -> None:
+@pytest.mark.parametrize("registry_stream", [False, True])
+def test_readme_streaming_snippet_runs_its_tool_before_close(registry_stream: bool) -> None:
+    # As written, and with the registry's own stream (the README says it releases as soon).
     log: list[str] = []
 
     def web_search(query: str) -> str:
@@ -149,11 +211,16 @@ def test_readme_streaming_snippet_runs_its_tool_before_close() -> None:
     shown: list[str] = []
     namespace: dict[str, Any] = {
         "tr": tr,
-        "registry": tr.ToolRegistry([web_search]),
+        "registry": tr.ToolRegistry([web_search], model="qwen3" if registry_stream else None),
         "model_stream": model_stream_of(reply),
         "show": shown.append,
     }
-    body = textwrap.indent(readme_snippet().replace("    ...\n", "    pass\n"), "    ")
+    snippet = readme_snippet().replace("    ...\n", "    pass\n")
+    if registry_stream:
+        line = 'salvager = tr.StreamSalvager(registry.names, model="qwen3")'
+        assert line in snippet
+        snippet = snippet.replace(line, "salvager = registry.stream()")
+    body = textwrap.indent(snippet, "    ")
     exec(compile(f"async def _main():\n{body}", str(README), "exec"), namespace)  # the snippet, as written
     asyncio.run(namespace["_main"]())
     assert log == ["ran cats", "stream ended"]  # the tool ran before the reply ended

@@ -27,74 +27,87 @@ from ._salvage._engine import config_of, salvage_reply
 from ._salvage._stream import Event
 from ._spec import ToolInfo
 from ._types import Rejection, RejectReason, Repair, RepairEvent, SalvageResult, ToolCall, ToolOutcome
+from ._untrusted import Marks, ReplyDigest
 
 __all__ = ["ToolRegistry"]
 
 Profile = Literal["local", "hosted"]
 _DEFAULT_BUDGET: dict[str, int] = {"local": 2, "hosted": 0}
-# Digests of texts salvage must refuse (tool results, marked documents). Bounded so a
-# long-running registry cannot grow without limit; the oldest digest is forgotten first.
-MAX_UNTRUSTED = 4096
-
-
-def _digest(text: str) -> bytes:
-    import hashlib  # imported on first use, as in _ids and _repeats: not a cost of the import
-
-    # surrogatepass: model and tool text may hold lone surrogates; they must hash, not raise.
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 class _TrustedStream(StreamSalvager):
     """``ToolRegistry.stream()``: refuses a reply marked untrusted, exactly as ``salvage``
-    does. Whether the reply is one is known only at its end, so from the first call on the
-    events wait for ``close()``; the text before it streams as usual. Memory: the text not
-    yet released, and a running digest (O(1) per character)."""
+    does, and otherwise releases what the salvager releases, when it releases it.
 
-    __slots__ = ("_hash", "_held_events", "_is_untrusted", "_unreleased")
+    Whether the reply is a marked text is known only at its end, but whether it can still be
+    one is known as it goes (``Marks.may_begin``): while no marked text begins with what was
+    read, the salvager's events pass at once, so with a model profile each call goes the
+    moment it closes. While one does, from the first call (or reasoning) on the events wait,
+    until none does or ``close()``; the text before them, the reply as written, passes. A reply
+    found marked at ``close()`` comes back as text from where the events passed end (a text
+    marked after a call was released does not take the call back: it was not marked when the
+    call went). Memory: the text not yet passed on, and a running digest. O(1) per character
+    beyond the salvager's own work, plus O(text not yet passed on) per feed that has events."""
 
-    def __init__(self, is_untrusted: Callable[[bytes], bool], *args: Any, **kw: Any) -> None:
+    __slots__ = ("_digest", "_held_events", "_marks", "_start", "_unreleased")
+
+    def __init__(self, marks: Marks, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
-        self._is_untrusted = is_untrusted
-        import hashlib
-
-        self._hash = hashlib.blake2b(digest_size=16)  # the digest of the reply, as `_digest` takes it
-        # The reply from the end of the released text on (a name of its own: a slot the base
-        # class also has would be shared, and each would overwrite the other's).
-        self._unreleased = ""
+        self._marks = marks
+        self._digest = ReplyDigest()
+        # The reply from offset `_start` on (what a refused reply gives back as text), as the
+        # pieces fed: joined only when events come. Names of their own: a slot the base class
+        # also has would be shared, and each would overwrite the other's.
+        self._unreleased: list[str] = []
+        self._start = 0
         self._held_events: list[Event] | None = None
 
     def feed(self, delta: str) -> list[Event]:
         events = super().feed(delta)  # first: it refuses what is not a str, or after close()
         delta = exact_str(delta)  # a str subclass's methods never run
-        self._hash.update(delta.encode("utf-8", "surrogatepass"))
-        self._unreleased += delta
-        return self._pass_on(events)
+        self._digest.update(delta)
+        if delta:
+            self._unreleased.append(delta)
+        return self._pass_on(events) if events or self._held_events else []
 
     def close(self) -> list[Event]:
         events = super().close()
-        if self._is_untrusted(self._hash.digest()):
-            # The text before the first held event passes as usual (a stream without a model
-            # profile releases it only now); from there on the reply comes back as text.
-            passed = self._pass_on(events)
-            tail, self._unreleased = self._unreleased, ""
-            self._held_events = None
-            return passed + ([TextDelta(tail)] if tail else [])
+        if self._marks.has(self._digest.digest()):
+            tail = "".join(self._unreleased)
+            self._unreleased, self._held_events = [], None
+            return [TextDelta(tail)] if tail else []
         return self._pass_on(events, final=True)
 
     def _pass_on(self, events: list[Event], final: bool = False) -> list[Event]:
+        held = self._held_events
         out: list[Event] = []
-        for event in events:
-            if self._held_events is None and isinstance(event, TextDelta):
-                # Before the first call, released text is the reply's own prefix.
-                self._unreleased = self._unreleased[len(event.text) :]
+        if held is None:
+            # Released text that is the reply as written is text whatever the verdict.
+            rest = "".join(self._unreleased)
+            i = 0
+            while i < len(events):
+                event = events[i]
+                if not isinstance(event, TextDelta) or not rest.startswith(event.text):
+                    break
+                rest = rest[len(event.text) :]
+                self._start += len(event.text)
                 out.append(event)
-            else:
-                if self._held_events is None:
-                    self._held_events = []
-                self._held_events.append(event)
-        if final and self._held_events is not None:
-            out.extend(self._held_events)
+                i += 1
+            self._unreleased = [rest] if rest else []
+            events = events[i:]
+            if not events and not final:
+                return out
+        if final or not self._marks.may_begin(self._digest.prefix):
+            # No marked text begins as this reply does: nothing later can make it one.
+            out.extend(held or ())
+            out.extend(events)
             self._held_events = None
+            settled = self.settled  # every call starting before it is among the events passed
+            if settled > self._start:
+                rest = "".join(self._unreleased)[settled - self._start :]
+                self._unreleased, self._start = [rest] if rest else [], settled
+            return out
+        self._held_events = [*(held or ()), *events]
         return out
 
 
@@ -211,7 +224,9 @@ class ToolRegistry:
         # into the span only when this is True (they may hold what users would not log).
         self.trace_content = trace_content
         self.max_input_chars = self.limits.max_input_chars  # salvage refuses longer text (`input-too-large`)
-        self._untrusted: OrderedDict[bytes, None] = OrderedDict()
+        # Digests of texts salvage must refuse (tool results, marked documents), and of their
+        # prefixes for the stream (`Marks`).
+        self._untrusted = Marks()
         self._events: list[RepairEvent] = []
         self._lock = threading.Lock()
         self._turn: ContextVar[_Turn | None] = ContextVar(f"toolrepair_turn_{id(self)}", default=None)
@@ -575,21 +590,10 @@ class ToolRegistry:
         >>> registry.salvage('<tool_call>{"name": "x"}</tool_call>').rejected[0].reason
         'untrusted'
         """
-        key = _digest(exact_str(text))  # TypeError for bytes; a str subclass's methods never run
-        with self._lock:
-            self._untrusted[key] = None
-            self._untrusted.move_to_end(key)
-            while len(self._untrusted) > MAX_UNTRUSTED:
-                self._untrusted.popitem(last=False)
+        self._untrusted.mark(exact_str(text))  # TypeError for bytes; a str subclass's methods never run
 
     def _is_untrusted(self, text: str) -> bool:
-        if not self._untrusted:  # nothing marked: no hashing on the common path
-            return False
-        return self._is_marked(_digest(text))
-
-    def _is_marked(self, key: bytes) -> bool:
-        with self._lock:
-            return key in self._untrusted
+        return self._untrusted.holds(text)
 
     def salvage(self, text: str, *, trusted: bool = True) -> SalvageResult:
         """Tool calls written as text, against this registry's names; nothing under ``hosted``.
@@ -627,13 +631,16 @@ class ToolRegistry:
 
     def stream(self, *, trusted: bool = True) -> StreamSalvager:
         """A StreamSalvager bound to this registry's names (salvaging nothing under ``hosted``
-        or with ``trusted=False``: the text then passes through as text). A reply marked
-        untrusted (``mark_untrusted``, a run outcome's ``content``) is refused as ``salvage``
-        refuses it: its calls, which wait for ``close()``, come back as text."""
+        or with ``trusted=False``: the text then passes through as text), releasing its events
+        as ``StreamSalvager`` does with this registry's ``model``: with a profile, each call
+        the moment it closes. A reply marked untrusted (``mark_untrusted``, a run outcome's
+        ``content``) is refused as ``salvage`` refuses it: while a marked text begins as the
+        reply does, the events from its first call on wait, and a reply that is one comes
+        back as text at ``close()``."""
         if self.profile == "hosted" or not trusted:
             return StreamSalvager(self._index.names, dialects=())
         return _TrustedStream(
-            self._is_marked, self._index.names, dialects=self.dialects, model=self.model, limits=self.limits
+            self._untrusted, self._index.names, dialects=self.dialects, model=self.model, limits=self.limits
         )
 
 

@@ -144,7 +144,11 @@ OPTIONS = st.sampled_from(
 
 
 def streamed(text: str, allowed: Any, cuts: list[int], **kw: Any) -> tuple[str, str, tuple[tr.ToolCall, ...]]:
-    salvager = StreamSalvager(allowed, **kw)
+    return fed(StreamSalvager(allowed, **kw), text, cuts)
+
+
+def fed(salvager: StreamSalvager, text: str, cuts: list[int]) -> tuple[str, str, tuple[tr.ToolCall, ...]]:
+    """The content, reasoning and calls of ``text`` fed to ``salvager`` cut at ``cuts``."""
     events: list[Any] = []
     prev = 0
     for cut in [*sorted(c for c in cuts if c <= len(text)), len(text)]:
@@ -234,3 +238,31 @@ def test_whole_corpus_one_character_at_a_time(kw: dict[str, Any]) -> None:
         want = expected(text, allowed, **kw)
         assert streamed(text, allowed, [], **kw) == want, text
         assert streamed(text, allowed, list(range(len(text))), **kw) == want, text
+
+
+@settings(deadline=None)
+@given(
+    REPLY,
+    st.sampled_from([None, "qwen3", "hermes", "gpt-oss", "qwen3-coder"]),
+    st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["", " ", "x", "<tool_call>"])), max_size=4),
+    st.booleans(),
+    st.lists(st.integers(0, 400), max_size=12),
+)
+def test_the_registry_stream_gives_what_registry_salvage_gives(
+    text: str, model: str | None, marks: list[tuple[int, str]], whole: bool, cuts: list[int]
+) -> None:
+    # Texts marked untrusted that begin as the reply does (a prefix of it and more), and maybe
+    # the reply itself: however it is cut, the registry's stream (which releases calls before
+    # close() when no marked text can still be the reply) gives what `salvage` gives.
+    def f(**kw: Any) -> str:
+        return "ok"
+
+    registry = tr.ToolRegistry([f], model=model)
+    for at, more in marks:
+        registry.mark_untrusted(text[:at] + more)
+    if whole:
+        registry.mark_untrusted(text)
+    result = registry.salvage(text)
+    want = (result.content, result.reasoning, result.calls)
+    assert fed(registry.stream(), text, cuts) == want
+    assert fed(registry.stream(), text, list(range(len(text)))) == want

@@ -296,7 +296,14 @@ class ReasoningBuilder:
     """The reasoning rule, fed in text order: each region's text (markers excluded) stripped
     of its leading and trailing whitespace, the regions that hold any text joined by a blank
     line. Like ``ContentBuilder``, ``text`` returns what is certain at once (a trailing
-    whitespace run waits for the region to go on). O(len(piece)) per piece."""
+    whitespace run waits for the region to go on). Whitespace goes only beside a marker, as
+    in the content: a region the reply ends inside (cut off, no marker after it) keeps its
+    trailing whitespace (``cut_off``). O(len(piece)) per piece.
+
+    >>> b = ReasoningBuilder()
+    >>> b.text(" I only need "), b.cut_off()
+    ('I only need', ' ')
+    """
 
     __slots__ = ("_in_body", "_started", "_ws")
 
@@ -333,6 +340,13 @@ class ReasoningBuilder:
         self._ws.clear()
         self._in_body = False
 
+    def cut_off(self) -> str:
+        """The reply ended inside the current region: its trailing whitespace, which no
+        marker follows, is the region's text too."""
+        out = "".join(self._ws)
+        self.close()
+        return out
+
 
 def build_fields(text: str, cuts: Sequence[tuple[int, int, int, int]]) -> tuple[str, str]:
     """The content and the reasoning of ``text`` given its cuts (``_marks.Cut``s in text
@@ -350,7 +364,10 @@ def build_fields(text: str, cuts: Sequence[tuple[int, int, int, int]]) -> tuple[
         content.cut()
         if inner_e > inner_s:
             thought.append(reasoning.text(text[inner_s:inner_e]))
-            reasoning.close()
+            if inner_e == e == len(text):  # reasoning to the reply's end: no close marker
+                thought.append(reasoning.cut_off())
+            else:
+                reasoning.close()
         prev = e
     out.append(content.text(text[prev:]))
     out.append(content.finish())

@@ -38,6 +38,7 @@ from ._base import (
 )
 from ._marks import Cut, Hit, InReasoning, Kind, Mode, Role, Work
 from ._mask import (
+    ANSWER_OPEN,
     CHANNEL_CLOSE,
     CHANNEL_MARKUP,
     CHANNEL_OPEN,
@@ -440,6 +441,17 @@ class SalvagePass:
                     if end is not None:
                         self.mode = InReasoning(mode.pair, 0, end)
                         self.pos = max(self.pos, end)
+                elif (
+                    kind is Kind.MARKUP
+                    and role.tail in (CHANNEL_OPEN, ANSWER_OPEN)
+                    and mode.inner == 0
+                    and s == self.scan.first_nonspace
+                ):
+                    # The template opened reasoning and the reply opens its answer first thing
+                    # (Kimi K3's response block, a harmony final message): it skipped the
+                    # reasoning, which ends empty here. The markup is handled as markup.
+                    self._end_region(mode, s, s)
+                    self._retry = item
                 elif (
                     kind is Kind.DIALECT
                     and s >= self.skip_until

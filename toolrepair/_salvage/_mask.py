@@ -72,6 +72,7 @@ import regex
 from ._base import NEED_MORE, NeedMore
 
 __all__ = [
+    "ANSWER_OPEN",
     "CHANNEL_CLOSE",
     "CHANNEL_MARKUP",
     "CHANNEL_OPEN",
@@ -130,14 +131,21 @@ CHANNEL_MARKUP: tuple[str, ...] = (
 # closes it. Calls come only from a header with a recipient (`commentary to=functions.x`).
 CHANNEL_OPEN = "channel-open"
 CHANNEL_CLOSE = "channel-close"
+# Markup that opens the answer without making it content-only (Kimi K3's response block: its
+# tool section follows it). Like a content channel's header, a reply whose template opened
+# reasoning but that begins with one has skipped the reasoning (see `SalvagePass.advance`).
+ANSWER_OPEN = "answer-open"
 
 
 def markup_role(marker: str) -> str:
-    """``CHANNEL_OPEN`` for a content channel's header, ``CHANNEL_CLOSE`` for a message end, else ``""``."""
+    """``CHANNEL_OPEN`` for a content channel's header, ``CHANNEL_CLOSE`` for a message end,
+    ``ANSWER_OPEN`` for an answer block's opener, else ``""``."""
     if marker.endswith("<|message|>") and ("final" in marker or "commentary" in marker):
         return CHANNEL_OPEN
     if marker in ("<|end|>", "<|return|>"):
         return CHANNEL_CLOSE
+    if marker == "<|open|>response<|sep|>":
+        return ANSWER_OPEN
     return ""
 
 

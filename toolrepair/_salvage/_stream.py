@@ -179,7 +179,8 @@ class _Held(NamedTuple):
     """A piece handed on (see the module docstring), held or released: ``kind`` says what it
     is to the builders (``text``: content; ``reason``: a reasoning region's text; ``cut``: a
     call's, region's or markup's start, with the calls; ``end``: a cut's rest, ending a
-    region); ``raw`` is the reply's text it covers, for a reset that makes it all reasoning."""
+    region; ``cut-off``: the end of a region the reply ends inside); ``raw`` is the reply's
+    text it covers, for a reset that makes it all reasoning."""
 
     kind: str
     raw: str
@@ -557,7 +558,9 @@ class StreamSalvager:
                 self._hand_on(_Held("cut", text[s - base : inner_s - base], tuple(calls)), events)
                 rel = inner_s
             self._hand_on(_Held("reason", text[rel - base : inner_e - base]), events)
-            self._hand_on(_Held("end", text[max(rel, inner_e) - base : e - base]), events)
+            # A region the reply ends inside (no close marker) keeps its trailing whitespace.
+            cut_off = final and inner_e == e == scan.end and inner_e > inner_s
+            self._hand_on(_Held("cut-off" if cut_off else "end", text[max(rel, inner_e) - base : e - base]), events)
             self._rel = e
         mode = run.mode
         if limit > self._rel:
@@ -616,6 +619,10 @@ class StreamSalvager:
         elif kind == "cut":
             self._content.cut()
             events.extend(ToolCallReady(c) for c in item.calls)
+        elif kind == "cut-off":
+            out = self._thought.cut_off()
+            if out:
+                events.append(ReasoningDelta(out))
         else:
             self._thought.close()
 

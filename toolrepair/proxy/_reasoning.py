@@ -28,11 +28,10 @@ __all__ = ["ContentEvents", "content_salvager", "whole_fields"]
 def content_salvager(registry: ToolRegistry) -> StreamSalvager:
     """A salvager over the registry's names, dialects, model profile and limits.
 
-    Not ``registry.stream()``: that stream holds every event from the first call to
-    ``close()``, because whether a reply is one marked untrusted (a tool's output fed back) is
-    known only at its end. The proxy builds a registry per request and marks nothing, so
-    there is nothing such a hold could refuse, and with a model profile a call goes out the
-    moment it closes."""
+    Not ``registry.stream()``: that stream also refuses a reply marked untrusted (a tool's
+    output fed back), holding events while a marked text begins as the reply does. The proxy
+    builds a registry per request and marks nothing, so there is nothing to refuse; either
+    way, with a model profile a call goes out the moment it closes."""
     return StreamSalvager(registry.names, dialects=registry.dialects, model=registry.model, limits=registry.limits)
 
 
