@@ -594,9 +594,14 @@ class SalvagePass:
             return False
         dialect, found = answer
         end = max(found.end, marker_end)
+        mask = self.mask
+        assert mask is not None  # `_covers` said code
+        if mask.doubt:  # code only because a limit was reached: say so
+            self._reject(s, end, dialect, "too-large", found.calls[0].name or None)
+            self._refused(marker_end, max(end, found.resume or 0))
+            return True
         if not self._in_call_code():
-            mask, scan = self.mask, self.scan
-            assert mask is not None  # `_covers` said code
+            scan = self.scan
             inside = mask.reaches(scan.text, scan.base, end - 1, final)
             if inside is NEED_MORE:
                 return NEED_MORE

@@ -505,6 +505,7 @@ class CodeMask:
         "dead",
         "definition",
         "dense",
+        "doubt",
         "empty_item",
         "eol",
         "fch",
@@ -564,6 +565,10 @@ class CodeMask:
         self.cuts: deque[tuple[int, int]] = deque()  # accepted calls (see `in_call_code`)
         self.closers: dict[int, int] = {}  # a dialect's own fence opener -> its closing run's end
         self.hit = (0, 0)  # the origins of the code the last True answer found
+        # The last True answer is a limit's, not the text's: a line longer than ``head``, or a
+        # pairing undecided within it. Code then only because the mask fails closed, so a call
+        # there is refused aloud (``too-large``), unlike an example shown in code.
+        self.doubt = False
         self.forigin = 0  # the open fence's opener
         # HTML code (``_html_code``): the open raw text's close (a comment in HTML, <script>,
         # <style>, <textarea>), whether an inline comment is open in the paragraph, how many
@@ -609,6 +614,7 @@ class CodeMask:
         stream's mask reads its own copy of the text (``feed``), not ``t``."""
         if self.streaming:
             t, base = self._view()
+        self.doubt = False
         read = self._read_to(t, base, s, final)
         if read is not None:
             return read
@@ -661,10 +667,12 @@ class CodeMask:
             if self.dead != -1 or ended:
                 break  # from `dead` on all is code; before it, what was read decides
             if base + len(t) >= s + self.head:
+                self.doubt = True
                 return True  # undecided within `head` past `s`: code (fail closed)
             return NEED_MORE
         if 0 <= self.dead <= s:
             self.hit = (self.dead, self.dead)
+            self.doubt = True
             return True
         return None
 
