@@ -80,7 +80,9 @@ class RejectReason(StrEnum):
     UNDECODABLE_ARGUMENTS = "undecodable-arguments"  # the arguments are not one JSON object (or a key twice)
     TRUNCATED = "truncated"  # the reply ends inside the call
     AMBIGUOUS = "ambiguous"  # the text reads as two different calls (a value holding the format's tags)
-    TOO_LARGE = "too-large"  # the call is longer than ``Limits.max_call_chars``
+    # the call (or the Markdown line it is on: the code mask cannot decide) is longer than
+    # ``Limits.max_call_chars``
+    TOO_LARGE = "too-large"
     TOO_DEEP = "too-deep"  # the arguments nest deeper than ``Limits.max_depth``
     NON_LITERAL = "non-literal"  # a pythonic argument that is an expression, not a literal
     NOT_A_CALL = "not-a-call"  # the marker opened a payload that is not a call (data, a plugin's code)

@@ -42,6 +42,10 @@ def _word_char(c: str) -> bool:
     return c.isalnum() or c in "_▁ \\"
 
 
+# The separators ``_word_char`` allows beside letters and digits, deleted by ``str.translate``.
+_SEPARATOR_CHARS = str.maketrans("", "", "_▁ \\")
+
+
 def token_at(text: str, i: int, opener: str, closer: str, ctx: ReadContext) -> tuple[str, int] | NeedMore | None:
     """The token ``opener WORDS closer`` at ``i``: (normalised lower-case words, index after).
 
@@ -68,7 +72,9 @@ def _normalised(raw: str) -> str | None:
     word = raw.lower()
     for old, new in _SEPARATORS:
         word = word.replace(old, new)
-    if not word or not all(c.isalnum() or c == "_" for c in word):
+    # Word characters and `_` only: one C-level test, not a Python step per character.
+    letters = word.replace("_", "")
+    if not word or (letters and not letters.isalnum()):
         return None
     return word
 
@@ -79,7 +85,8 @@ def _in_the_making(tail: str, closer: str) -> bool:
     k = len(tail)
     while k > 0 and not _word_char(tail[k - 1]) and closer.startswith(tail[k - 1 :]):
         k -= 1
-    return all(_word_char(c) for c in tail[:k]) and closer.startswith(tail[k:])
+    words = tail[:k].translate(_SEPARATOR_CHARS)
+    return (not words or words.isalnum()) and closer.startswith(tail[k:])
 
 
 @dataclass(frozen=True, slots=True)
