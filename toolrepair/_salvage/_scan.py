@@ -94,6 +94,7 @@ class _Subgroup:
         "_search",
         "admits",
         "anchor",
+        "blind",
         "dialect_only",
         "entries",
         "free",
@@ -138,6 +139,9 @@ class _Subgroup:
         self._roles: dict[tuple[int, ...], Role] = {}
         # The dialects without a lead: all that may pass away from every lead's one position.
         self.free = tuple((j, pattern) for j, (lead, pattern) in enumerate(self.admits) if lead is None)
+        # A lead-gated marker whose anchor is not its first character may start at the lead's
+        # one position before its anchor arrives: searched on every new text.
+        self.blind = bool(self.leads) and offset != 0
         if gates:
             pattern += "(?:" + "|".join(f"(?-i:{f})" for f in follows) + ")" if follows else "(?!)"
         self._search = re.compile(pattern, re.IGNORECASE).search
@@ -225,6 +229,7 @@ class MarkerFinder:
 
     __slots__ = (
         "anchor_re",
+        "anchor_set",
         "anchors",
         "at",
         "firsts",
@@ -279,6 +284,7 @@ class MarkerFinder:
         # Proper prefixes of every marker: a text ending in one may yet end in a marker.
         self.prefixes = frozenset(m[:i] for g in groups.values() for _, m, *_ in g for i in range(1, len(m)))
         self.firsts = frozenset(p[0] for p in self.prefixes)
+        self.anchor_set = frozenset(self.anchors)
         # Any anchor character: text without one cannot complete a marker.
         self.anchor_re = re.compile("[" + "".join(re.escape(c) for c in self.anchors) + "]" if self.anchors else "(?!)")
 
@@ -469,21 +475,21 @@ class MarkerScan:
         base, text = self.base, self.text
         # A marker cut by the old end may be completed by the new text: look from its start.
         lo = max(0, old - self._finder.max_len)
-        idle, self._idle = self._idle, []
-        subgroups = self._finder.subgroups
-        # One `find` per distinct anchor of the idle subgroups, not one search per subgroup: a
-        # delta without their anchors (most deltas) costs no Python frame per subgroup.
-        # O(anchors) finds in C, as `__init__` decides absence.
-        present: dict[str, bool] = {}
-        for k in idle:
+        idle = self._idle
+        if not idle:
+            return
+        finder = self._finder
+        subgroups = finder.subgroups
+        # Only the idle subgroups whose anchor the new text holds can start in it (as
+        # `__init__` decides absence): the anchors present are found in one C-level pass over
+        # the new text, so a delta costs no search, and no Python frame, per idle subgroup.
+        present = finder.anchor_set.intersection(text[lo:])
+        woken = [k for k in idle if subgroups[k].anchor in present or subgroups[k].blind]
+        if not woken:
+            return
+        self._idle = [k for k in idle if not (subgroups[k].anchor in present or subgroups[k].blind)]
+        for k in woken:
             sub = subgroups[k]
-            if not sub.leads or sub.offset == 0:
-                seen = present.get(sub.anchor)
-                if seen is None:
-                    seen = present[sub.anchor] = text.find(sub.anchor, lo) != -1
-                if not seen:
-                    self._idle.append(k)
-                    continue
             q = self._start(k, text, lo) if sub.leads else sub.next_start(text, lo)
             if q == -1:
                 self._idle.append(k)
