@@ -6,6 +6,14 @@ the marker scan is O(A·n) (see ``_scan``); each marker is popped once; each rea
 in what it reads and readers never overlap except after a refusal (then the next candidate
 starts after the refused marker, and refused spans are bounded by the reader's failure
 position), so a complete pass is O(n) for a fixed set of dialects.
+
+The constant is bounded too, on every hostile family (runs of markers, openers, fences,
+quotes; ``tests/property/test_work_per_char.py``): at most 25 profile events (Python and C
+calls) a character whole, 45 in a stream of 16-character deltas, and 450 a delta beyond the
+whole reply's work (entering the pass for a delta holding a marker character; re-reading a
+candidate a delta's end cut). An event is 500-750 instructions (``benchmarks/bench_work.py
+--instructions``): the dearest families, runs of broken candidates, cost about 100 Python
+calls a candidate, reader and decoder included.
 """
 
 from __future__ import annotations
