@@ -136,6 +136,8 @@ def test_the_table_of_anchor_free_prefixes() -> None:
         anchors = ("\uff5c",)
         prefixes = frozenset({"i", "i\u0307"})
         anchor_re = re.compile("\uff5c")
+        possible = re.compile("\uff5c").search
+        max_len = 2
 
     odd = _plain_table(Finder())  # type: ignore[arg-type]
     assert odd.ends is None
@@ -148,7 +150,7 @@ def test_the_exact_fallback_agrees(text: str) -> None:
         s = StreamSalvager(ALLOWED, mask_reasoning=False)
         if exact:
             real = s._table
-            s._table = _Plain(real.anchor, None, 0)
+            s._table = _Plain(real.anchor, None, 0, real.possible, real.reach, real.context)
         return [e for i in range(0, len(text), 3) for e in s.feed(text[i : i + 3])] + s.close()
 
     assert run(exact=True) == run(exact=False)

@@ -100,6 +100,7 @@ class _Subgroup:
         "free",
         "leads",
         "offset",
+        "search_pattern",
         "table",
     )
 
@@ -144,6 +145,7 @@ class _Subgroup:
         self.blind = bool(self.leads) and offset != 0
         if gates:
             pattern += "(?:" + "|".join(f"(?-i:{f})" for f in follows) + ")" if follows else "(?!)"
+        self.search_pattern = pattern
         self._search = re.compile(pattern, re.IGNORECASE).search
 
     def admitted(self, role: Role, text: str, i: int, lead_at: Callable[[str], int | None], away: bool) -> Role | None:
@@ -238,6 +240,7 @@ class MarkerFinder:
         "leads",
         "max_len",
         "max_offset",
+        "possible",
         "prefixes",
         "subgroups",
     )
@@ -285,6 +288,12 @@ class MarkerFinder:
         self.prefixes = frozenset(m[:i] for g in groups.values() for _, m, *_ in g for i in range(1, len(m)))
         self.firsts = frozenset(p[0] for p in self.prefixes)
         self.anchor_set = frozenset(self.anchors)
+        # Every subgroup's gated search in one: where in a text any marker may start, as the
+        # scan's own searches would find it once the leads are known (``MarkerScan.leads_known``;
+        # a lead's one position is not in it). Lookbehinds reach back at most ``max_len``.
+        # One C-level search: text it does not match holds no marker the scan would return.
+        alternatives = "|".join(f"(?:{sub.search_pattern})" for sub in self.subgroups)
+        self.possible = re.compile(alternatives or "(?!)", re.IGNORECASE).search
         # Any anchor character: text without one cannot complete a marker.
         self.anchor_re = re.compile("[" + "".join(re.escape(c) for c in self.anchors) + "]" if self.anchors else "(?!)")
 
@@ -393,6 +402,15 @@ class MarkerScan:
             return None  # may go on: decided when more text comes
         self._lead_at[j] = got
         return got
+
+    def leads_behind(self, pos: int) -> bool:
+        """Whether every lead gate's one position is known (matched at the first non-space, or
+        known to match nowhere) and lies before whole-text offset ``pos``: from ``pos`` on, the
+        subgroups' gated searches alone find every marker (``MarkerFinder.possible``). O(leads)."""
+        if self._lead_ends is None:
+            self._away_from_leads(-1)
+        ends = self._lead_ends
+        return ends is not None and all(end < pos for end in ends)
 
     def _away_from_leads(self, s: int) -> bool:
         """Whether whole-text offset ``s`` is known to be no lead regex's end."""

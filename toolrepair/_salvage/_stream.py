@@ -132,9 +132,15 @@ class _Plain(NamedTuple):
     that hold no anchor character (``call`` of ``call:``), the only ones that can end such text,
     by their last character, longest first (``ends`` None: ask ``partial_start`` instead)."""
 
-    anchor: Callable[[str], re.Match[str] | None]
+    anchor: Callable[..., re.Match[str] | None]  # a pattern's search: (text[, pos])
     ends: dict[str, tuple[str, ...]] | None
     longest: int
+    # Once the leads are known and behind (``MarkerScan.leads_behind``), text may hold anchor
+    # characters and still be plain: where no marker may start (``MarkerFinder.possible``,
+    # searched with ``context`` characters before it for the lookbehinds).
+    possible: Callable[[str, int], re.Match[str] | None]
+    reach: int  # the longest marker
+    context: int  # kept before a delta: its reach and the lookbehinds before that
 
 
 @functools.lru_cache(maxsize=64)
@@ -144,10 +150,12 @@ def _plain_table(finder: MarkerFinder) -> _Plain:
     by_last: dict[str, tuple[str, ...]] = {}
     for p in free:
         by_last[p[-1]] = (*by_last.get(p[-1], ()), p)
+    reach, context = finder.max_len, 2 * finder.max_len
     if any("\u0307" in p for p in free):  # `İ` lowers to two characters: compare in place
-        return _Plain(finder.anchor_re.search, None, 0)
+        return _Plain(finder.anchor_re.search, None, 0, finder.possible, reach, context)
     # A non-ASCII last character (the Kelvin sign lowers to `k`) is compared by `_hold`.
-    return _Plain(finder.anchor_re.search, by_last, max(map(len, free), default=0))
+    longest = max(map(len, free), default=0)
+    return _Plain(finder.anchor_re.search, by_last, longest, finder.possible, reach, context)
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,12 +234,14 @@ class StreamSalvager:
         "_anchor",
         "_batch",
         "_call_i",
+        "_calm",
         "_closed",
         "_closers",
         "_content",
         "_cut_i",
         "_entries",
         "_fed",
+        "_gated",
         "_held",
         "_looked",
         "_max_input",
@@ -240,6 +250,7 @@ class StreamSalvager:
         "_pass",
         "_plain",
         "_prefix",
+        "_recent",
         "_rel",
         "_resets",
         "_spent",
@@ -311,6 +322,14 @@ class StreamSalvager:
         # the pass and how much was handed so far.
         self._table = table = _plain_table(config.finder)
         self._anchor = table.anchor  # read per delta
+        # Whether the leads are known and behind, so that a delta holding anchor characters
+        # may still be plain (``_quiet``), and the last characters fed (the searches'
+        # lookbehinds reach into them).
+        self._gated = False
+        self._recent = ""
+        # The unreleased text (`_prefix` and the batch) holds no anchor character: then an
+        # anchor-free delta is plain at a glance (one C search of it, as ever).
+        self._calm = True
         self._plain = not config.opened  # a reply that begins in reasoning is no plain text
         self._prefix = ""
         self._batch: list[str] = []
@@ -361,13 +380,15 @@ class StreamSalvager:
         ``TextDelta``; the deltas are handed to the pass (window, code mask) once per
         ``_BATCH`` characters, never re-read by it. Any other delta enters the pass.
         """
+        if type(delta) is str:  # the last characters fed, for `_quiet`'s lookbehinds
+            self._recent = self._recent[-self._table.context :] + delta
         if self._plain and type(delta) is str:
             fed = self._fed + len(delta)
             if fed > self._until:  # a batch's worth: hand it to the pass first
                 self._give()
                 if fed > self._until:
                     return self._feed(delta)
-            if self._anchor(delta) is None:
+            if (self._calm and self._anchor(delta) is None) or self._quiet(delta):
                 if not delta:
                     return []
                 self._tail = ""  # no candidate waits: no closer of one to find across deltas
@@ -378,11 +399,31 @@ class StreamSalvager:
                 return self._release(self._prefix + delta)
         return self._feed(delta)
 
+    def _quiet(self, delta: str) -> bool:
+        """Can ``delta`` pass the pass by? A marker it holds or completes starts at most
+        ``max_len`` characters before it, and not before the text the pass left undecided, so
+        the search covers those and ``delta`` (with the
+        characters before them for the lookbehinds: ``_recent``): plain when they hold no
+        anchor character, or, the leads known and behind (``_gated``), no place where a
+        marker may start, as the scan's own searches would find it. Its end is then held as
+        far as a marker may begin there (``_hold``). One or two C searches: O(len(delta) +
+        context)."""
+        recent = self._recent
+        # Not before the text the pass left undecided (`_rel`): what lies before it is handled.
+        handled = self._rel - (self._fed + len(delta) - len(recent))
+        start = max(0, len(recent) - len(delta) - self._table.reach, handled)
+        if self._anchor(recent, start) is None:
+            return True
+        quiet = self._gated and self._table.possible(recent, start) is None
+        self._calm = self._calm and not quiet  # unreleased text with an anchor now, if quiet
+        return quiet
+
     def _feed(self, delta: str) -> list[Event]:
         if self._closed:
             raise RuntimeError("StreamSalvager.feed() after close()")
         if not isinstance(delta, str):
             raise TypeError(f"feed takes a str, not {type(delta).__name__}")
+
         if self._over:
             return [TextDelta(delta)] if delta else []
         self._give()  # the plain text before it first: the pass reads the text in order
@@ -441,7 +482,8 @@ class StreamSalvager:
         """How many characters at the end of anchor-free ``text`` may begin a marker: what
         ``partial_start`` answers, from the few prefixes that hold no anchor. O(longest)."""
         ends = self._table.ends
-        if ends is None:
+        if ends is None or self._anchor(text, max(0, len(text) - self._table.context)) is not None:
+            # A prefix holding an anchor may end the text too (plain text with anchors).
             return len(text) - self._pass.config.finder.partial_start(text, 0)
         ending = ends.get(text[-1:].lower())
         if ending is not None:
@@ -480,6 +522,7 @@ class StreamSalvager:
             if len(text) > hold:
                 self._held.append(_Held("text", text[: len(text) - hold]))
             self._prefix = text[len(text) - hold :]
+        self._calm = self._anchor(self._prefix) is None
         run = self._pass
         scan = run.scan
         if run.mask is not None:
@@ -595,7 +638,13 @@ class StreamSalvager:
             # it (each holds its anchor, and the scan returns every one before what is
             # released), so only a prefix of one without its anchor can be there. O(max_len).
             rest = scan.text[self._rel - scan.base :]
-            self._plain = run.blocked is None and mode is None and self._table.anchor(rest) is None
+            self._gated = scan.leads_behind(self._rel)
+            self._calm = self._table.anchor(rest) is None
+            self._plain = (
+                run.blocked is None
+                and mode is None
+                and (self._calm or (self._gated and self._table.possible(scan.text, self._rel - scan.base) is None))
+            )
             self._prefix = rest
         return _merged(events)
 
