@@ -36,6 +36,7 @@ __all__ = [
     "build_fields",
     "expect_literal",
     "found_calls",
+    "named_refusal",
     "offered_name",
     "salvaged_call",
     "skip_ws",
@@ -134,7 +135,13 @@ class ReadContext:
     (``</parameter>``, ``</function>``, ``</tool_call>`` in order), is final: nothing after it
     can reopen a value. Without a profile an XML-family reader also looks past the wrapper's
     closer for a later closing tag that would give a value more text (``_xml_text``), which
-    needs text after the call; with one, the call is released the moment it closes."""
+    needs text after the call; with one, the call is released the moment it closes.
+
+    ``offered``: the allowlist's names (None under ``ANY_TOOL``, or for a reader called
+    outside a pass). Most readers never look at it: the engine checks every name read. A
+    dialect whose marker is the tool's own name (Cline's ``<read_file>``) reads only where
+    the tag names an offered tool, so a tag of any other name is text, not a rejection, and
+    under ``ANY_TOOL`` it reads nothing."""
 
     final: bool = True
     max_depth: int = DEFAULT_LIMITS.max_depth
@@ -142,6 +149,7 @@ class ReadContext:
     first_nonspace: int = 0
     max_name_chars: int = DEFAULT_LIMITS.max_name_chars
     decided: bool = False
+    offered: NameTable | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +226,16 @@ def expect_literal(text: str, i: int, literal: str, ctx: ReadContext) -> bool | 
     if not ctx.final and len(got) < len(literal) and literal.startswith(got):
         return NEED_MORE
     return False
+
+
+def named_refusal(found: Found | NeedMore | None, name: str) -> Found | NeedMore | None:
+    """``found``, with a refusal of the whole candidate (``Found(end, error=...)``) given as one
+    refused call of ``name``: for a dialect that reads the name before the payload, so the
+    rejection names the tool, and the region is one rejection (its inner markers are not
+    read again, as after any candidate of calls). O(1)."""
+    if isinstance(found, Found) and found.error is not None and not found.calls:
+        return Found(max(found.end, found.resume or 0), (RawCall(name, {}, None, found.error),))
+    return found
 
 
 def found_calls(end: int, calls: Sequence[RawCall]) -> Found | None:

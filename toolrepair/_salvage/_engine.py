@@ -395,6 +395,7 @@ class SalvagePass:
             first - offset,
             self.limits[2],
             self.config.decided,
+            self.names,
         )
         return ctx
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 from . import json_family, token_family, xml_family
 from ._base import Dialect
 from .bare_json import BARE_JSON
+from .cline import CLINE
 from .function_tag import FUNCTION_TAG
+from .react import REACT
 from .tag import AttributeTagDialect
 
-__all__ = ["BUILTIN", "DIALECTS", "by_name"]
+__all__ = ["BUILTIN", "DIALECTS", "OPT_IN", "by_name"]
 
 HERMES = AttributeTagDialect("hermes", open="<tool_call>", close="</tool_call>")
 # The same call object (or name attribute) in a `<tool_use>` wrapper.
@@ -28,11 +30,19 @@ BUILTIN: tuple[Dialect, ...] = (
 )
 
 DIALECTS: tuple[str, ...] = tuple(d.name for d in BUILTIN)
-_BY_NAME = {d.name: d for d in BUILTIN}
+
+# Reachable by name only (``dialects=["react"]``), never in the default set: an agent
+# framework's own text protocol, which a reply in prose can imitate (``Action: ...``, a tag
+# named like a tool). Not in ``BUILTIN``, so the default scan never looks for their markers.
+OPT_IN: tuple[Dialect, ...] = (REACT, CLINE)
+
+_BY_NAME = {d.name: d for d in (*BUILTIN, *OPT_IN)}
 
 
 def by_name(name: str) -> Dialect:
     try:
         return _BY_NAME[name]
     except KeyError:
-        raise ValueError(f"unknown dialect {name!r}; built-in dialects: {list(DIALECTS)}") from None
+        raise ValueError(
+            f"unknown dialect {name!r}; built-in dialects: {list(DIALECTS)}; opt-in: {[d.name for d in OPT_IN]}"
+        ) from None

@@ -24,6 +24,7 @@ __all__ = [
     "any_at",
     "call_at_end",
     "dangling",
+    "opening_tag",
     "read_attrs",
     "read_value",
     "refused_if_dangling",
@@ -49,6 +50,9 @@ class ValueSpec:
     stops: tuple[str, ...] = ()  # tags that end a value whose closing tag is missing
     own: tuple[str, ...] = ()  # the reader's opening markers: crossings are counted
     cdata: bool = False  # `<![CDATA[...]]>` sections hold text verbatim
+    # Any opening tag `<word>` may follow a real closing tag too: the tag-per-parameter
+    # formats (Cline's `<path>`), whose next key's name is not known in advance.
+    open_tag: bool = False
 
 
 _LONGEST: dict[tuple[str, ...], int] = {}
@@ -179,7 +183,24 @@ def _closes_value(text: str, k: int, spec: ValueSpec, ctx: ReadContext) -> bool 
     after = any_at(text, k, spec.successors, ctx)
     if isinstance(after, NeedMore):
         return NEED_MORE
+    if after is None and spec.open_tag:
+        return opening_tag(text, k, ctx)
     return after is not None
+
+
+# An opening tag with no attributes, `<path>`: a name from a bounded run, then `>`.
+_OPENING_TAG = re.compile(r"<([A-Za-z_][\w.:-]{0,127})>")
+_TAG_NAME_RUN = re.compile(r"<(?:[A-Za-z_][\w.:-]{0,127})?\Z")
+
+
+def opening_tag(text: str, k: int, ctx: ReadContext) -> bool | NeedMore:
+    """Whether an opening tag ``<word>`` starts at ``k`` (NEED_MORE while a stream ends inside
+    what may be one). O(the tag's length, at most 130 characters)."""
+    if _OPENING_TAG.match(text, k) is not None:
+        return True
+    if not ctx.final and (k == len(text) or _TAG_NAME_RUN.match(text, k) is not None):
+        return NEED_MORE
+    return False
 
 
 def _out_of_room(text: str, limit: int, ctx: ReadContext) -> NeedMore | str:

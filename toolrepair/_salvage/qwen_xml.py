@@ -26,7 +26,7 @@ from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, expect_lite
 from ._xml_text import ValueSpec, any_at, call_at_end, refused_if_dangling, value_or_refusal
 from .function_tag import read_tag_name
 
-__all__ = ["QWEN3_CODER", "SEED_OSS"]
+__all__ = ["QWEN3_CODER", "SEED_OSS", "trim_newlines"]
 
 _FUNCTION = "<function="
 _PARAMETER = "<parameter="
@@ -34,7 +34,7 @@ _END_PARAMETER = "</parameter>"
 _END_FUNCTION = "</function>"
 
 
-def _trim_newlines(value: str) -> str:
+def trim_newlines(value: str) -> str:
     """One template newline on each side, no more: the value's own blank lines stay."""
     if value.startswith("\r\n"):
         value = value[2:]
@@ -81,7 +81,7 @@ def read_function(
         key, value, j = got
         if key in arguments:  # two values for one key: which one is meant is unknowable
             return Found(k, error="undecodable-arguments")
-        arguments[key] = tag_text(_trim_newlines(value) if trim else value)
+        arguments[key] = tag_text(trim_newlines(value) if trim else value)
 
 
 def _parameter(
