@@ -184,7 +184,8 @@ def _closes_value(text: str, k: int, spec: ValueSpec, ctx: ReadContext) -> bool 
     if isinstance(after, NeedMore):
         return NEED_MORE
     if after is None and spec.open_tag:
-        return opening_tag(text, k, ctx)
+        tag = opening_tag(text, k, ctx)
+        return tag if isinstance(tag, NeedMore) else tag is not None
     return after is not None
 
 
@@ -193,14 +194,16 @@ _OPENING_TAG = re.compile(r"<([A-Za-z_][\w.:-]{0,127})>")
 _TAG_NAME_RUN = re.compile(r"<(?:[A-Za-z_][\w.:-]{0,127})?\Z")
 
 
-def opening_tag(text: str, k: int, ctx: ReadContext) -> bool | NeedMore:
-    """Whether an opening tag ``<word>`` starts at ``k`` (NEED_MORE while a stream ends inside
-    what may be one). O(the tag's length, at most 130 characters)."""
-    if _OPENING_TAG.match(text, k) is not None:
-        return True
+def opening_tag(text: str, k: int, ctx: ReadContext) -> str | NeedMore | None:
+    """The name of the opening tag ``<word>`` (no attributes) at ``k``, None when there is
+    none, NEED_MORE while a stream ends inside what may be one. O(the tag's length, at most
+    130 characters)."""
+    m = _OPENING_TAG.match(text, k)
+    if m is not None:
+        return m.group(1)
     if not ctx.final and (k == len(text) or _TAG_NAME_RUN.match(text, k) is not None):
         return NEED_MORE
-    return False
+    return None
 
 
 def _out_of_room(text: str, limit: int, ctx: ReadContext) -> NeedMore | str:

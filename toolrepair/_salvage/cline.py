@@ -21,32 +21,16 @@ Entities are kept as written (``2&gt;/dev/null`` stays so, as the framework read
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._args._decode import tag_text
 from ._base import NEED_MORE, Found, Gate, NeedMore, RawCall, ReadContext, named_refusal, offered_name, skip_ws
-from ._xml_text import ValueSpec, any_at, call_at_end, refused_if_dangling, value_or_refusal
+from ._xml_text import ValueSpec, any_at, call_at_end, opening_tag, refused_if_dangling, value_or_refusal
 from .qwen_xml import trim_newlines
 
 __all__ = ["CLINE"]
-
-# A tag name: a bounded run, as tool and parameter names are written (`read_file`, `path`).
-_TAG = re.compile(r"([A-Za-z_][\w.:-]{0,127})>")
-_TAG_RUN = re.compile(r"[A-Za-z_][\w.:-]{0,127}\Z")
-
-
-def _tag_name(text: str, i: int, ctx: ReadContext) -> str | NeedMore | None:
-    """The name of the tag whose ``<`` ends at ``i`` (``<NAME>``, no attributes); NEED_MORE
-    while a stream ends inside it. O(128)."""
-    m = _TAG.match(text, i)
-    if m is not None:
-        return m.group(1)
-    if not ctx.final and (i == len(text) or _TAG_RUN.match(text, i) is not None):
-        return NEED_MORE
-    return None
 
 
 def _value_text(raw: str) -> str:
@@ -67,7 +51,7 @@ class _Cline:
         # O(call length); values crossing more than MAX_CROSSINGS of the tool's tag are refused.
         if ctx.offered is None:
             return None  # ANY_TOOL: no tool is offered by name, so no tag names one
-        tag = _tag_name(text, marker_end, ctx)
+        tag = opening_tag(text, start, ctx)
         if not isinstance(tag, str):
             return tag
         body = marker_end + len(tag) + 1
@@ -109,7 +93,7 @@ def _call(text: str, tool: str, j: int, ctx: ReadContext, *, closed: bool = Fals
         if at_close is not None:
             end = k + len(close_tool)
             break
-        key = _tag_name(text, k + 1, ctx) if text[k] == "<" else None
+        key = opening_tag(text, k, ctx)
         if isinstance(key, NeedMore):
             return NEED_MORE
         if key is None:
