@@ -125,6 +125,16 @@ REACT: list[Row] = [
         [],
     ),
     ('ACTION: search\nACTION_INPUT: {"q": 1}Observation: x', ["search"], [("search", {"q": 1})], "Observation: x", []),
+    # crewAIInc/crewAI#674 (phi3 in CrewAI): the tool's line from the prompt copied as its
+    # name; no offered name is that: a rejection, never a guess.
+    (
+        "Thought: I now can give a great answer\nAction: Internet Search Tool(user_query) - Scrapes the weblinks"
+        ' for the query based on user input.\nAction Input: {"query": "who is Virat Kohlis son?"}',
+        ["Internet Search Tool"],
+        [],
+        None,
+        ["not-offered"],
+    ),
     # Not offered: a rejection; text after the object on its line: the framework's input would
     # be another string, refused; the reply cut inside the object: truncated.
     ('Action: delete_all\nAction Input: {"really": true}', ["search"], [], None, ["not-offered"]),
@@ -232,6 +242,22 @@ CLINE: list[Row] = [
     ("<Read_File><PATH>a</PATH></Read_File>", ["read_file"], [("read_file", {"PATH": "a"})], "", []),
     ("<list_files></list_files>", ["list_files"], [("list_files", {})], "", []),
     ("Use <read_file> to read a file.", ["read_file"], [], None, []),
+    (
+        "Use <read_file> to read, e.g. <read_file><path>a</path></read_file>",
+        ["read_file"],
+        [("read_file", {"path": "a"})],
+        "Use <read_file> to read, e.g.",
+        [],
+    ),
+    # cline/cline#4839 (Devstral Medium): the value with no parameter tag. Which parameter it
+    # fills is the schema's to say: refused, never guessed.
+    (
+        "Let's start by reading `rdt_engine.py`.\n\n<read_file> rdt_engine.py </read_file>",
+        ["read_file"],
+        [],
+        None,
+        ["undecodable-arguments"],
+    ),
     # Inside code: never a call.
     ("```\n<read_file><path>a</path></read_file>\n```", ["read_file"], [], None, []),
     ("`<read_file><path>a</path></read_file>`", ["read_file"], [], None, []),

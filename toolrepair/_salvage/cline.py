@@ -97,9 +97,9 @@ def _call(text: str, tool: str, j: int, ctx: ReadContext, *, closed: bool = Fals
         if isinstance(key, NeedMore):
             return NEED_MORE
         if key is None:
-            # Text where a parameter or the closing tag belongs: prose before any parameter,
-            # a broken call after one.
-            return None if not arguments else Found(k, error="undecodable")
+            # Text where a parameter or the closing tag belongs: a broken call after a
+            # parameter; before any, prose naming the tag, or a value with no parameter tag.
+            return _bare(text, k, close_tool, ctx) if not arguments else Found(k, error="undecodable")
         spec = ValueSpec(
             close=f"</{key.lower()}>", successors=(close_tool,), stops=(close_tool,), own=(open_tool,), open_tag=True
         )
@@ -119,6 +119,22 @@ def _call(text: str, tool: str, j: int, ctx: ReadContext, *, closed: bool = Fals
     # the value could run on to it (ambiguous); the tool's next call ends that look.
     after = ValueSpec(f"</{last}>", (close_tool,), (open_tool,), (open_tool,)) if last else None
     return refused_if_dangling(call, text, closers, ctx, own=(open_tool,), spec=after, wrapper=close_tool)
+
+
+def _bare(text: str, k: int, close_tool: str, ctx: ReadContext) -> Found | NeedMore | None:
+    """A body of text from ``k`` with no parameter tag: refused (``undecodable-arguments``)
+    where the tool's closing tag ends it before any other tag (``<read_file> a.py
+    </read_file>``: which parameter the text fills is the schema's to say), else None (prose
+    naming the tag: "use <read_file> to read"). O(the distance to the next ``<``)."""
+    n = len(text)
+    limit = min(n, k + ctx.max_call_chars)
+    p = text.find("<", k, limit)
+    if p == -1:
+        return NEED_MORE if not ctx.final and limit == n else None
+    closed = any_at(text, p, (close_tool,), ctx)
+    if isinstance(closed, NeedMore):
+        return NEED_MORE
+    return None if closed is None else Found(p + len(close_tool), error="undecodable-arguments")
 
 
 CLINE = _Cline()
