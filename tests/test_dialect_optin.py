@@ -5,6 +5,8 @@ and ``check_dialect``'s generic properties."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from functools import partial
 from typing import Any
 
@@ -292,14 +294,26 @@ ROWS = [pytest.param("react", *row, id=f"react-{i}") for i, row in enumerate(REA
 
 
 def test_opt_in_only_by_name() -> None:
-    names = [d.name for d in OPT_IN]
-    assert names == ["react", "cline"]
-    assert not set(names) & set(tr.DIALECTS)
-    assert not set(OPT_IN) & set(BUILTIN)
-    for name in names:
+    assert OPT_IN == ("react", "cline")
+    assert not set(OPT_IN) & set(tr.DIALECTS)
+    assert not {by_name(name) for name in OPT_IN} & set(BUILTIN)
+    for name in OPT_IN:
         assert by_name(name).name == name
     with pytest.raises(ValueError, match="opt-in"):
         by_name("nope")
+
+
+def test_the_default_path_imports_neither() -> None:
+    """A salvage with the default dialects loads the table of built-ins, not the opt-in
+    modules: naming one imports it."""
+    code = (
+        "import sys; import toolrepair as tr; tr.salvage_text('<tool_call>{}', ['f']); "
+        "print(sorted(m for m in sys.modules if m.endswith(('._salvage.react', '._salvage.cline')))); "
+        "tr.salvage_text('x', ['f'], dialects=['cline']); "
+        "print(sorted(m for m in sys.modules if m.endswith(('._salvage.react', '._salvage.cline'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["[]", "['toolrepair._salvage.cline']"]
 
 
 @pytest.mark.parametrize(

@@ -6,12 +6,10 @@ from __future__ import annotations
 from . import json_family, token_family, xml_family
 from ._base import Dialect
 from .bare_json import BARE_JSON
-from .cline import CLINE
 from .function_tag import FUNCTION_TAG
-from .react import REACT
 from .tag import AttributeTagDialect
 
-__all__ = ["BUILTIN", "DIALECTS", "OPT_IN", "by_name"]
+__all__ = ["BUILTIN", "DIALECTS", "OPT_IN", "by_name", "opt_in"]
 
 HERMES = AttributeTagDialect("hermes", open="<tool_call>", close="</tool_call>")
 # The same call object (or name attribute) in a `<tool_use>` wrapper.
@@ -33,16 +31,33 @@ DIALECTS: tuple[str, ...] = tuple(d.name for d in BUILTIN)
 
 # Reachable by name only (``dialects=["react"]``), never in the default set: an agent
 # framework's own text protocol, which a reply in prose can imitate (``Action: ...``, a tag
-# named like a tool). Not in ``BUILTIN``, so the default scan never looks for their markers.
-OPT_IN: tuple[Dialect, ...] = (REACT, CLINE)
+# named like a tool). Not in ``BUILTIN``, so the default scan never looks for their markers,
+# and their modules load only when one is named (the default path imports nothing more).
+OPT_IN: tuple[str, ...] = ("react", "cline")
 
-_BY_NAME = {d.name: d for d in (*BUILTIN, *OPT_IN)}
+_BY_NAME = {d.name: d for d in BUILTIN}
+
+
+def opt_in(name: str) -> Dialect:
+    """The opt-in dialect ``name``, its module imported on first use (KeyError: none)."""
+    if name == "react":
+        from .react import REACT
+
+        return REACT
+    if name == "cline":
+        from .cline import CLINE
+
+        return CLINE
+    raise KeyError(name)
 
 
 def by_name(name: str) -> Dialect:
+    found = _BY_NAME.get(name)
+    if found is not None:
+        return found
     try:
-        return _BY_NAME[name]
+        return opt_in(name)
     except KeyError:
         raise ValueError(
-            f"unknown dialect {name!r}; built-in dialects: {list(DIALECTS)}; opt-in: {[d.name for d in OPT_IN]}"
+            f"unknown dialect {name!r}; built-in dialects: {list(DIALECTS)}; opt-in: {list(OPT_IN)}"
         ) from None
