@@ -141,6 +141,26 @@ def test_the_stream_gives_what_the_whole_text_gives(text: str, taken: list[str],
     assert _names(calls) == taken
 
 
+@pytest.mark.parametrize(("text", "taken", "refused"), OPENED_IN_A_CALL)
+def test_a_pass_cut_anywhere_keeps_the_rejection(text: str, taken: list[str], refused: list[str]) -> None:
+    """A pass that first sees the text cut inside the later call (the reader undecided, the
+    mask already saying "code an earlier call opened") refuses it as the whole text does: it
+    waits for the reader instead of passing the marker as text (the rejection was lost, and
+    the region ended as neither a call nor a rejection)."""
+    from toolrepair._salvage._engine import SalvagePass, config_for
+
+    whole = tr.salvage_text(text, OFFERED)
+    config = config_for(None)
+    for k in range(len(text) + 1):
+        run = SalvagePass(config, OFFERED, text[:k])
+        run.advance(final=False)
+        run.extend(text[k:])
+        run.advance(final=True)
+        got = run.result()
+        assert (got.calls, got.rejected) == (whole.calls, whole.rejected), k
+    assert [r.name for r in whole.rejected if r.reason == "in-code"] == refused
+
+
 # -- the proxy: whole and streamed repair, the code its servers run --------------------------
 
 PROXY_TOOLS = [

@@ -118,6 +118,15 @@ REACT: list[Row] = [
         "",
         [],
     ),
+    # A fence opened on the `Action Input:` line is no fence in CommonMark, but its closing
+    # run, starting a line, opens one: a later call is in that code. Fail closed, and said.
+    (
+        'Action: a\nAction Input: ```json\n{"q": 1}\n```\nAction: b\nAction Input: {"y": 2}',
+        ["a", "b"],
+        [("a", {"q": 1})],
+        'Action: b\nAction Input: {"y": 2}',
+        ["in-code"],
+    ),
     # Spelling: case, spacing, Markdown bold, a bracketed name, blank lines between.
     (
         '**Action:** [search]\n\naction input : {"query": "owl"}',

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
+from typing import Final
 
 from .._args import check_nesting
 from .._callshape import WRAPPER_DEPTH
@@ -254,9 +255,20 @@ def _within_depth(arguments: object, max_depth: int) -> bool:
     return True
 
 
+class InCallCode:
+    """A blocked marker's pending state: the mask has said the marker lies in code that an
+    earlier accepted call's own text opened, and the reader has yet to decide. A call there is
+    refused (``in-code``), never passed as text, so the stream waits for the reader."""
+
+    __slots__ = ()
+
+
+IN_CALL_CODE: Final = InCallCode()
+
 # What a blocked dialect marker's try left for the next (``SalvagePass._marker``): the reader's
-# settled answer waiting for the mask, NEED_MORE (both undecided), or nothing.
-Pending = tuple[Dialect, Found] | NeedMore | None
+# settled answer waiting for the mask, NEED_MORE (both undecided), IN_CALL_CODE (the mask
+# decided, the reader not), or nothing.
+Pending = tuple[Dialect, Found] | NeedMore | InCallCode | None
 
 
 def _allowlist(allowed: Collection[str] | AnyTool | NameTable) -> NameTable | None:
@@ -616,9 +628,15 @@ class SalvagePass:
                 return NEED_MORE
             if inside:
                 return False
+        self._reject_in_code(s, marker_end, dialect, found)
+        return True
+
+    def _reject_in_code(self, s: int, marker_end: int, dialect: Dialect, found: Found) -> None:
+        """The candidate of calls ``found`` at ``s`` refused as ``in-code``: one rejection, its
+        dialect markers not read again."""
+        end = max(found.end, marker_end)
         self._reject(s, end, dialect, "in-code", found.calls[0].name or None)
         self._refused(marker_end, max(end, found.resume or 0))
-        return True
 
     def _marker(self, item: Hit, final: bool, retried: bool, pending: Pending) -> bool:
         """Read dialect marker ``item``; False when it needs more text (``blocked``).
@@ -637,12 +655,15 @@ class SalvagePass:
         s, marker, role = item
         marker_end = s + len(marker)
         checked = False  # the mask has said `s` is text
-        if pending is not None:
+        in_call = pending is IN_CALL_CODE  # the mask has said: code an earlier call opened
+        if pending is not None and not in_call:
             code = self._covers(s, final)
             if code is NEED_MORE:
                 self._block(item, pending)
                 return False
-            if code:
+            if code and pending is NEED_MORE and self._in_call_code():
+                in_call = True  # the reader was undecided too: read again, below
+            elif code:
                 refused = self._refuse_in_code(s, marker_end, pending if isinstance(pending, tuple) else None, final)
                 if refused is NEED_MORE:
                     self._block(item, pending)
@@ -658,12 +679,21 @@ class SalvagePass:
             found = self._read(dialect, s, marker_end, final, retried)
             if found is None:
                 continue
+            if in_call:
+                return self._in_call_code_answer(item, dialect, found)
             # The answer depends on the mask when it is a wait, a call or a rejection.
             if not checked and (not isinstance(found, Found) or found.calls or found.error is not None):
                 code = self._covers(s, final)
                 if code is NEED_MORE:
                     self.settling = False  # the mask waits for a line's end, not a character
                     self._block(item, (dialect, found) if isinstance(found, Found) else NEED_MORE)
+                    return False
+                if code and found is NEED_MORE and self._in_call_code():
+                    # Code an earlier call's own text opened: a call here is refused, never
+                    # passed as text, so a stream cut inside it waits for the reader (and gives
+                    # the whole text's rejection). The mask is not asked again.
+                    self.settling = False
+                    self._block(item, IN_CALL_CODE)
                     return False
                 if code:  # text, as a refused marker is: the scan goes on past its start
                     self.settling = False
@@ -723,6 +753,24 @@ class SalvagePass:
                 # again (nested markers of a huge broken candidate would cost O(limit) each).
                 return Found(s + limit, error="too-large", resume=s + limit)
             size = min(8 * size, limit)
+
+    def _in_call_code_answer(self, item: Hit, dialect: Dialect, found: Found | NeedMore) -> bool:
+        """The reader's answer at a marker in code an earlier call's own text opened (what
+        ``_refuse_in_code`` does with the mask's answer known): a call is refused
+        (``in-code``), a rejection is not reported (the marker is text), a silent skip moves
+        on as anywhere; NEED_MORE waits (False)."""
+        s, marker, _ = item
+        marker_end = s + len(marker)
+        if isinstance(found, NeedMore):
+            self._block(item, IN_CALL_CODE)
+            return False
+        if found.calls:
+            self._reject_in_code(s, marker_end, dialect, found)
+        elif found.error is not None:
+            self.pos = max(self.pos, s + 1)
+        else:
+            self._take(dialect, s, marker_end, found)
+        return True
 
     def waiting_closers(self) -> tuple[str, ...] | None:
         """While a dialect's candidate waits on its reader: the literal closers its calls end
