@@ -23,6 +23,15 @@ def run(argv: list[str], stdin: str = "") -> tuple[int, str]:
     return status, out.getvalue()
 
 
+def test_salvage_an_opt_in_dialect_by_name() -> None:
+    reply = 'Action: web_search\nAction Input: {"query": "cats"}'
+    assert json.loads(run(["salvage", "--tools", "web_search"], reply)[1])["calls"] == []
+    status, out = run(["salvage", "--tools", "web_search", "--dialects", "react"], reply)
+    got = json.loads(out)
+    assert status == 0 and [c["function"]["name"] for c in got["calls"]] == ["web_search"]
+    assert got["calls"][0]["dialect"] == "react"
+
+
 @pytest.mark.parametrize(
     ("argv", "calls", "content", "rejected"),
     [
@@ -31,6 +40,8 @@ def run(argv: list[str], stdin: str = "") -> tuple[int, str]:
         (["salvage", "--any"], [("WebSearch", {"query": "cats"})], "Sure.", []),
         (["salvage", "--tools", "calculator"], [], REPLY, ["not-offered"]),
         (["salvage", "--tools", "web_search", "--dialects", "function_tag"], [], REPLY, []),
+        # An opt-in dialect is reachable by name: this reply is not its format, so no call.
+        (["salvage", "--tools", "web_search", "--dialects", "react,cline"], [], REPLY, []),
         (["salvage", "--tools", "web_search", "--pretty"], [("web_search", {"query": "cats"})], "Sure.", []),
     ],
 )

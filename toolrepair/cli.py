@@ -61,10 +61,13 @@ def _names(value: str) -> list[str]:
 
 
 def _dialects(value: str) -> list[str]:
+    from ._salvage._registry import OPT_IN  # named only: the opt-in dialects (react, cline)
+
     names = [n.strip() for n in value.split(",") if n.strip()]
-    unknown = [n for n in names if n not in DIALECTS]
+    unknown = [n for n in names if n not in DIALECTS and n not in OPT_IN]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown dialect(s) {unknown}; known: {', '.join(DIALECTS)}")
+        known = ", ".join(DIALECTS)
+        raise argparse.ArgumentTypeError(f"unknown dialect(s) {unknown}; known: {known}; opt-in: {', '.join(OPT_IN)}")
     return names
 
 
@@ -153,7 +156,12 @@ def add_salvage(sub: Any) -> None:
     )
     sal.add_argument("file", nargs="?", default="-", help="the reply text (default: - for stdin)")
     _tool_options(sal, required=True, json_flag=False)
-    sal.add_argument("--dialects", type=_dialects, default=None, help="comma-separated dialects (default: all)")
+    sal.add_argument(
+        "--dialects",
+        type=_dialects,
+        default=None,
+        help="comma-separated dialects (default: the built-ins; opt-in: react, cline)",
+    )
     sal.add_argument("--no-mask-fences", action="store_true", help="also salvage inside Markdown fences")
     sal.add_argument("--no-mask-reasoning", action="store_true", help="also salvage inside reasoning blocks")
     sal.add_argument("--pretty", action="store_true", help="indent the JSON output")
