@@ -64,6 +64,14 @@ OPENED_IN_A_CALL = [
     (hermes('{"query": "a\n```\nb"}') + "\n</think>\n" + WEATHER, [], ["get_weather"]),
     (hermes('{"query": "a\n~~~\nb"}') + "\n</think>" + WEATHER, [], ["get_weather"]),
     (qwen("```") + "</think>\n" + WEATHER, [], ["get_weather"]),
+    # A comment in an argument's <pre> (raw CRLF line endings; an XML parameter): a comment to a
+    # browser, no tag to markdown-it-py, where `<script>` opens. In doubt: what follows is code.
+    (
+        hermes('{"query": "<pre>\r\n<!--</pre><script>-->\r\n</pre>"}') + "\r\n\r\n" + WEATHER,
+        ["web_search"],
+        ["get_weather"],
+    ),
+    (qwen("<pre><!--</pre><script>--></pre>") + "\n\n" + WEATHER, ["web_search"], ["get_weather"]),
 ]
 
 # A fence or span closed inside the argument (a file with code blocks) costs nothing.

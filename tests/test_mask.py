@@ -256,6 +256,36 @@ HTML_CODE = [
     # code from there (it may pair after the point).
     ('`\r\t.<tool_call>{"name": "f", "arguments": {"t": "<!--\n"}}</tool_call>`', 0),
     (f"1. `\n\t{CALL}<!--\n`", 0),
+    # A comment opened inside <pre> or <code> in HTML: a browser's comment, hiding the tags in
+    # it; no tag at all in markdown-it-py's one-element reading, where `</pre>` closes and
+    # `<script>` opens. The readings part on every tag after it: all from there is code.
+    (f"<pre><!--</pre><script>--></pre>{CALL}", 0),
+    (f"<pre>\n<!--</pre><script>-->\n</pre>\n\n{CALL}", 0),
+    (f"<code>\n<!--</code><script>--></code>\n\n{CALL}", 0),
+    (f"<div>\n<pre><!--</pre><textarea>--></pre>\n</div>\n\n{CALL}", 0),
+    (f"<!--<pre>-->\n\n{CALL}", 1),  # <pre> in a comment: nothing opens
+    (f"<pre></pre><!--</pre><script>-->\n\n{CALL}", 1),  # after <pre> closed: a comment
+    # An inline comment in doubt (a code span may hold its start; escaped; inside another
+    # construct) may be no comment, and the tags in it count: they are read on, in doubt.
+    (f"``x`<!--[a](<x`y>)<script>-->{CALL}", 0),
+    (f'x <a title="<!--"> <script> --> {CALL}', 0),
+    (f"x \\<!-- <script> --> {CALL}", 0),
+    (f"x <!-- <script> --> {CALL}", 1),  # a comment in both readings hides its tags
+    (f"x `<!-- <code> -->` {CALL}", 1),
+    # A tag holding whitespace only the reference reads as such (its `\\s`: U+001C-U+001F, NBSP,
+    # U+3000 ...) is a tag in markdown-it-py and text to the spec: in doubt (an opener opens,
+    # a close closes nothing, a backtick in it may be hidden).
+    (f"x <Pre \x1c> {CALL}", 0),
+    (f'x <a \x1cb="`"> `y {CALL}`', 0),
+    (f".<Pre \x1c\n\t   >{CALL}", 0),
+    (f"x <code>a</code\xa0> {CALL}", 0),
+    (f"<pre>\n</pre\u3000>\n{CALL}", 0),
+    (f"x <code>a</code > {CALL}", 1),
+    (f"x <a\xa0b> {CALL}", 1),  # no HTML code either way
+    # A raw text's close tag left open by the line's end (`</script` then a line ending: the tag
+    # may go on, as in markdown-it-py's HTML block, or not): in doubt, all from there is code.
+    (f"<script></script\n><!--</script>{CALL}", 0),
+    (f"<script>\n</script>\n\n{CALL}", 1),
 ]
 
 LAZY_IN_ITEMS = [
@@ -372,6 +402,9 @@ def mask_work(text: str) -> int:
         "x <code a='",
         '<a b="x"<!-',
         ">\t-\t` ",
+        "\\<!-- <!-- x --> ",  # comments in doubt, whose tags are read on: each scanned once
+        "` <!-- <!-- </code> --> ",
+        '<a \x1cb="<!--"> x ',
     ],
 )
 def test_mask_work_is_linear(unit: str) -> None:

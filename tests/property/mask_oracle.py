@@ -102,9 +102,31 @@ PIECES = [
     *UNICODE_WS,
 ]
 ENDINGS = ["\n", "\r", "\r\n"]
+# HTML code where readings part (a browser's, markdown-it-py's, the spec's): comments inside
+# <pre> and inside other tags, tags holding whitespace only the reference reads as such, close
+# tags the line's end leaves open, a link's destination beside them.
+HTML_PIECES = [
+    *(p for p in PIECES if "<" in p or "`" in p),
+    "<pre\x1c>",
+    "</pre\xa0>",
+    "<code\u3000>",
+    "</code\x1f>",
+    '<a title="<!--">',
+    '<a \x1cb="`">',
+    "\\<!--",
+    "</script",
+    "</style",
+    "</pre",
+    ">",
+    "x",
+    "",
+    *UNICODE_WS,
+]
 
 
-def markdown_call(pick: Callable[[Sequence[Any]], Any], count: Callable[[int, int], int], prefix: str) -> str:
+def markdown_call(
+    pick: Callable[[Sequence[Any]], Any], count: Callable[[int, int], int], prefix: str, pieces: Sequence[str] = PIECES
+) -> str:
     """A call whose string argument holds Markdown: lines of pieces, each JSON-escaped, joined
     by an escaped line ending (``\\n``: one line of text) or a raw one (invalid JSON the
     salvage repairs; CommonMark sees the argument's lines), a raw one maybe followed by the
@@ -112,15 +134,18 @@ def markdown_call(pick: Callable[[Sequence[Any]], Any], count: Callable[[int, in
     raw = count(0, 1) == 1
     parts = []
     for _ in range(count(1, 4)):
-        line = " ".join(pick(PIECES) for _ in range(count(1, 3)))
+        line = " ".join(pick(pieces) for _ in range(count(1, 3)))
         parts.append(json.dumps(line, ensure_ascii=False)[1:-1])
     ending = pick(ENDINGS)
     joiner = ending + pick(["", prefix]) if raw else json.dumps(ending)[1:-1]
     return '<tool_call>{"name": "f", "arguments": {"text": "' + joiner.join(parts) + '"}}</tool_call>'
 
 
-def markdown(pick: Callable[[Sequence[Any]], Any], count: Callable[[int, int], int]) -> str:
-    """A generated text: ``pick`` chooses one of a sequence, ``count`` an int in a range."""
+def markdown(
+    pick: Callable[[Sequence[Any]], Any], count: Callable[[int, int], int], pieces: Sequence[str] = PIECES
+) -> str:
+    """A generated text: ``pick`` chooses one of a sequence, ``count`` an int in a range; the
+    lines are made of ``pieces`` (and containers and calls)."""
     lines = []
     for _ in range(count(1, 9)):
         prefix = "".join(pick(CONTAINERS) for _ in range(count(0, 3)))
@@ -130,9 +155,9 @@ def markdown(pick: Callable[[Sequence[Any]], Any], count: Callable[[int, int], i
             if planted <= 1:
                 body.append(CALL)
             elif planted == 2:
-                body.append(markdown_call(pick, count, prefix))
+                body.append(markdown_call(pick, count, prefix, pieces))
             else:
-                body.append(pick(PIECES))
+                body.append(pick(pieces))
         joiner = pick([" ", "", " "])
         lines.append(prefix + joiner.join(body))
     ending = pick(ENDINGS) if count(0, 1) else None

@@ -164,8 +164,10 @@ _EOL = re.compile(r"[\r\n]")
 # starts a stretch of code that runs to its close tag (``_HTML_CODE_CLOSE``), across blocks.
 # The trigger: every opener a line holds is one in the whole text (a line ending is whitespace).
 _HTML_CODE_OPEN = re.compile(r"<(?:(?i:pre|code|script|style|textarea)(?=[\s/>])|!--)")
+# A raw text's close tag the line's end leaves open (``</script`` then a line ending: the tag
+# may go on) is matched too, and in doubt.
 _HTML_CODE_CLOSE: dict[str | None, re.Pattern[str]] = {
-    **{name: re.compile(f"</(?i:{name})\\s*>") for name in ("script", "style", "textarea")},
+    **{name: re.compile(f"</(?i:{name})\\s*(?:>|$)") for name in ("script", "style", "textarea")},
     None: re.compile("-->"),
 }
 _COMMENT_END = _HTML_CODE_CLOSE[None]
@@ -185,9 +187,15 @@ _ATX = re.compile(r"#{1,6}(?=[ \t]|$)")
 _PREFIX = re.compile(r"[ \t>\-+*.)0-9]*")
 _CAP = 32  # columns of indentation ever needed: list item widths stay below this
 
+# Whitespace in a tag as the reference implementation reads it: Python's `re` ``\s``
+# (``str.isspace``), which the `regex` module's ``\s`` is not (it leaves out U+001C-U+001F).
+# The spec's is spaces, tabs and line endings only: a tag holding other whitespace (``_ODD_SPACE``)
+# is a tag in one reading and text in the other, so in doubt.
+_S = r"[\s\x1c-\x1f]"
+_ODD_SPACE = re.compile(r"[^\S \t\r\n]")
 # HTML block start conditions, as the reference implementation spells them (kind, start, end
 # or None for "a blank line"); kind 7 cannot interrupt a paragraph.
-_ATTR = r"""(?>\s+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:\s*=\s*(?:[^"'=<>`\x00-\x20]+|'[^']*'|"[^"]*"))?)"""
+_ATTR = rf"""(?>{_S}+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:{_S}*={_S}*(?:[^"'=<>`\x00-\x20]+|'[^']*'|"[^"]*"))?)"""
 _BLOCK_NAMES = (
     "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|"
     "dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h1|h2|h3|h4|h5|h6|"
@@ -211,7 +219,7 @@ _HTML: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
 # Matched with `partial`, so a construct the line's end leaves open is told apart.
 _INLINE_START = re.compile(r"<[A-Za-z/!?]|<[A-Za-z0-9.!#$%&'*+=?^_`{|}~-]+@")
 _INLINE_HTML = regex.compile(
-    r"<[A-Za-z][A-Za-z0-9-]*" + _ATTR + r"*+\s*+/?>|</[A-Za-z][A-Za-z0-9-]*+\s*+>"
+    rf"<[A-Za-z][A-Za-z0-9-]*{_ATTR}*+{_S}*+/?>|</[A-Za-z][A-Za-z0-9-]*+{_S}*+>"
     r"|<!--(?:-?>|(?:[^-]|-[^-]|--[^>])*+-->)|<\?.*?\?>|<![A-Za-z][^>]*+>|<!\[CDATA\[.*?\]\]>"
     r"|<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\x00-\x20]*+>"
     r"|<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]++@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -435,18 +443,19 @@ class _Inline:
     decided in the line holds none, and a construct hides what lies in it. Asked at increasing
     offsets (``at``); each ``<`` is tried once, so O(line) over all questions."""
 
-    __slots__ = ("b", "base", "end", "k", "link", "partial", "pos", "spans", "start", "t", "work", "x")
+    __slots__ = ("b", "base", "end", "k", "link", "odd", "partial", "pos", "spans", "start", "t", "work", "x")
 
     def __init__(self, t: str, base: int, x: int, b: int, spans: list[tuple[int, int]]) -> None:
         self.t, self.base, self.x, self.b, self.spans = t, base, x, b, spans
         self.pos, self.start, self.end, self.partial, self.k, self.work = x, -1, -1, False, 0, 0
+        self.odd = False  # the construct found is a tag holding whitespace the spec's grammar has not
         self.link = t.find("](", x, b)  # a link's destination and title, from here, may hide tags
 
     def at(self, p: int) -> int:
         """1: a whole construct starts at ``t[p]``; 0: no construct holds it (text); -1 in
         doubt: it lies in another construct (hidden in markdown-it-py's reading, maybe not in
         a browser's), after a link's ``](``, after a backslash, or its construct is left open by
-        the line's end."""
+        the line's end or is a tag only in the reference's reading (``_ODD_SPACE``)."""
         t = self.t
         if self.link != -1 and p > self.link:
             return -1
@@ -458,7 +467,7 @@ class _Inline:
         self._advance(p)
         if self.start > p:
             return 0
-        return 1 if self.start == p and not self.partial else -1
+        return 1 if self.start == p and not self.partial and not self.odd else -1
 
     def left_open(self) -> bool:
         """Does a construct the line's end leaves open (it may go on, hiding what follows) end
@@ -486,6 +495,7 @@ class _Inline:
                 continue
             self.work += full.end() - q
             self.start, self.partial = q, full.partial
+            self.odd = t[q + 1] not in "!?" and _ODD_SPACE.search(t, q, full.end()) is not None
             self.end = self.pos = self.b + 1 if full.partial else full.end()
 
 
@@ -1207,11 +1217,13 @@ class CodeMask:
         raw text: only their own close ends them) make code from their opener to their close
         tag, over lines and blocks. In doubt an opener opens and a close does not close (in a
         paragraph a tag is in doubt inside another construct, after a backslash or a link's
-        ``](``, left open by the line's end or after a construct an earlier line left open, and
-        in the lines of a comment left open); raw text that may or may not open or close, or
-        opens inside ``<pre>`` or ``<code>``, hides or shows every later tag depending on the
-        reading, so all from there is code (``_dead``); a comment's ``-->`` ends it only in
-        HTML, or in the paragraph the comment opened in;
+        ``](``, left open by the line's end or after a construct an earlier line left open, in
+        the lines of a comment left open, and when it holds whitespace only the reference reads
+        as such (``_S``); a close tag the line's end leaves open is in doubt anywhere; the tags
+        in a comment in doubt are read on); raw text that may or may not open or close, or
+        opens inside ``<pre>`` or ``<code>``, and a comment opening there in HTML, hide or show
+        every later tag depending on the reading, so all from there is code (``_dead``); a
+        comment's ``-->`` ends it only in HTML, or in the paragraph the comment opened in;
         counts past ``MAX_CONTAINERS`` make everything after code (fail closed, bounded). An
         element open when the line began covers it from its start. O(line): each search
         starts where the last one ended, and the spans are walked once."""
@@ -1228,6 +1240,7 @@ class CodeMask:
         soft = self.hsoft and spans is not None  # a comment the paragraph left open goes on here
         # A construct an earlier line left open may go on here, hiding tags: all in doubt.
         pending = self.hopen and spans is not None
+        hidden = -1  # the end of an inline comment in doubt, whose tags are read on
         if soft:
             end = _COMMENT_END.search(t, x, b)
             self._code(base + a, base + (b if end is None else end.end()), self.horigin)
@@ -1250,6 +1263,12 @@ class CodeMask:
             # In a paragraph a tag counts where a construct starts; one inside another (an
             # attribute, a declaration, a link's destination), escaped or left open is in doubt.
             real = 1 if inline is None else inline.at(m.start())
+            if (
+                real == 1
+                and t[m.start() + 1] == "/"
+                and (t[m.end() - 1] != ">" or _ODD_SPACE.search(t, m.start(), m.end()) is not None)
+            ):
+                real = -1  # left open by the line's end, or a close only in the reference's reading (`_S`)
             if self.hraw is not None:  # the raw text's own close
                 if spans is not None and self.hraw is _COMMENT_END:
                     continue  # a comment's end in a paragraph is text: no end
@@ -1276,10 +1295,13 @@ class CodeMask:
                     # the readings part on every tag after it. All from here on is code.
                     self._dead(base + start if start >= 0 else h, h)
                     return
-                elif name is None and self.fog:
+                elif name is None and (self.fog or (spans is None and any(self.hcount))):
                     # A comment where the readings part on the blocks: an HTML block's (to its
                     # `-->` in HTML, hiding the tags in it) in one, inline (read on) in the
-                    # other. All from here on is code: fail closed, bounded.
+                    # other. Or one in HTML inside <pre> or <code>: a browser's comment, hiding
+                    # the tags in it; no tag in markdown-it-py's one-element reading, where a
+                    # `</pre>` in it closes and a `<script>` opens. All from here on is code:
+                    # fail closed, bounded.
                     self._dead(base + start if start >= 0 else h, h)
                     return
                 elif spans is not None and name is None:
@@ -1289,13 +1311,20 @@ class CodeMask:
                     # one is left open, the line's rest is code already and a later opener is
                     # read as any tag in doubt, not matched again to the line's end (which made
                     # `<!-- ` repeated cost quadratic time): each character is scanned once.
-                    if self.hsoft:
+                    # One in doubt (a code span may hold its start; it is escaped, or inside
+                    # another construct) may be no comment, and the tags in it count: code to
+                    # its end, and the tags in it read on, in doubt (an opener there lies in
+                    # that code already: not matched again).
+                    if self.hsoft or m.start() < hidden:
                         continue
                     full = _INLINE_HTML.match(t, m.start(), b, partial=True)
                     if full is not None and not full.partial:
                         self.work += full.end() - m.start()
                         self._code(h, base + full.end())
-                        pos = full.end()
+                        if doubt or real != 1:
+                            hidden = full.end()
+                        else:
+                            pos = full.end()
                     else:
                         self.work += b - m.start()
                         self._code(h, base + b)
