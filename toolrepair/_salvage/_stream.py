@@ -383,6 +383,7 @@ class StreamSalvager:
         if not isinstance(delta, str):
             raise TypeError(f"feed takes a str, not {type(delta).__name__}")
         if self._over:
+            self._fed += len(delta)  # `settled` is all that was fed: a caller passes it all on
             return [TextDelta(delta)] if delta else []
         self._give()  # the plain text before it first: the pass reads the text in order
         self._plain = False
