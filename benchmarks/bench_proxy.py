@@ -153,11 +153,13 @@ UPSTREAM = textwrap.dedent("""
 
 # `toolrepair serve` under cProfile (--profile-proxy): the harness's hook, not the package's.
 PROFILED_SERVE = textwrap.dedent("""
-    import cProfile, signal, sys
+    import cProfile, signal, sys, time
     from toolrepair.cli import main
     # uvicorn raises the stop signal again once it has shut down: exit through the finally below.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    profile = cProfile.Profile()
+    # CPU time, not wall: on a shared machine a write that wakes the peer process often loses the
+    # core to it, and a wall clock would charge that wait to whichever function made the write.
+    profile = cProfile.Profile(time.process_time)
     profile.enable()
     try:
         main(sys.argv[2:])
