@@ -189,3 +189,25 @@ def test_cli_refuses_bad_limits(value: str, capsys: pytest.CaptureFixture[str]) 
     status = cli.main(["salvage", "-", "--any", "--max-depth", value], stdin=io.StringIO(""), stdout=io.StringIO())
     assert status == 2
     assert "expected a whole number >= 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("deltas", "model"),
+    [
+        (["a" * 8, "b" * 8, "c" * 8], None),  # held for a lone reasoning close, then over the bound
+        (["a" * 8, "b" * 8, "c" * 8], "qwen3"),  # released as it comes, then over the bound
+        (["<tool_call>{", '"name": "f"', "}</tool_call> and more"], None),  # a candidate cut by the bound
+    ],
+)
+def test_a_stream_past_its_input_bound_has_settled_all_it_was_fed(deltas: list[str], model: str | None) -> None:
+    # Past max_input_chars the rest passes through as text, so all of it is decided: a caller
+    # that passes text on up to `settled` (the proxy's --reasoning inline) loses none of it.
+    salvager = tr.StreamSalvager(["f"], max_input_chars=10, model=model)
+    fed = 0
+    for delta in deltas:
+        salvager.feed(delta)
+        fed += len(delta)
+        if fed > 10:
+            assert salvager.settled == fed
+    salvager.close()
+    assert salvager.settled == fed

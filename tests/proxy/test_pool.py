@@ -3,7 +3,9 @@
 The server is a plain socket server, so a test decides exactly when a connection is closed:
 ``/keep`` answers and keeps the connection, ``/close`` answers and then closes it (without
 saying so, as a server whose keep-alive ran out does), ``/cut`` closes it in the middle of the
-body. What is asserted is counted: connections the server accepted, connections in the pool.
+body. ``.../chat/completions`` streams a chat reply in chunked encoding and ends the body after
+``[DONE]``; under ``/open/`` it sends ``[DONE]`` and never ends the body. What is asserted is
+counted: connections the server accepted, connections in the pool.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import httpcore
 import httpx
 import pytest
 
-from toolrepair.proxy import _pool
+from toolrepair.proxy import _pool, create_app
 from toolrepair.proxy._pool import StackPool, transport
+
+from .servers import Running
 
 
 class _Server:
@@ -57,8 +61,24 @@ class _Server:
                     data += more
                 head, _, data = data.partition(b"\r\n\r\n")
                 path = head.split(b" ")[1].decode()
+                length = next(
+                    (int(line[15:]) for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:")), 0
+                )
+                while len(data) < length:  # a request's body: read past, so the next request starts clean
+                    more = conn.recv(65536)
+                    if not more:
+                        return
+                    data += more
+                data = data[length:]
                 with self._lock:
                     self.paths.append((number, path))
+                if path.endswith("/chat/completions"):
+                    conn.sendall(_STREAM_HEAD + b"".join(_chunk(event) for event in _EVENTS))
+                    if path.startswith("/open/"):  # [DONE] sent, the body never ended
+                        self.hang_up.wait(30)
+                        return
+                    conn.sendall(b"0\r\n\r\n")
+                    continue
                 if path == "/cut":
                     conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nhello")
                     return
@@ -70,6 +90,18 @@ class _Server:
     def close(self) -> None:
         self.hang_up.set()
         self.sock.close()
+
+
+_STREAM_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+_EVENTS = [
+    b'data: {"id": "c", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "hi"}}]}\n\n',
+    b'data: {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n',
+    b"data: [DONE]\n\n",
+]
+
+
+def _chunk(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
 @pytest.fixture
@@ -239,3 +271,33 @@ def test_httpx_own_pool_stays_when_its_layout_is_not_the_known_one(monkeypatch: 
     base = transport(max_idle=8, keepalive_expiry=60)
     assert isinstance(base, Renamed) and isinstance(base.pool, httpcore.AsyncConnectionPool)
     assert not hasattr(base, "_pool")
+
+
+def _streams(server: _Server, base: str, n: int) -> list[str]:
+    """``n`` streamed chat requests through the proxy, one after another, each read to its end."""
+    app = create_app(upstream=f"{server.url}{base}/v1", timeout=10)  # type: ignore[attr-defined]
+    request = {"model": "m", "stream": True, "messages": [], "tools": [{"type": "function", "function": {"name": "f"}}]}
+    with Running(app) as running, httpx.Client(base_url=running.url, timeout=10, trust_env=False) as client:
+        return [client.post("/v1/chat/completions", json=request).text for _ in range(n)]
+
+
+def test_a_chat_stream_read_to_done_gives_its_connection_back() -> None:
+    # The proxy stops reading at [DONE]; the rest of the body (the chunked encoding's last
+    # chunk) is read after the client has its reply, so the next stream reuses the connection.
+    server = _Server()
+    try:
+        replies = _streams(server, "", 3)
+    finally:
+        server.close()
+    assert all(reply.endswith("data: [DONE]\n\n") and '"hi"' in reply for reply in replies)
+    assert server.accepted == 1 and [n for n, _ in server.paths] == [1, 1, 1]
+
+
+def test_a_body_left_open_after_done_still_ends_the_clients_stream_and_is_not_reused() -> None:
+    server = _Server()
+    try:
+        replies = _streams(server, "/open", 2)
+    finally:
+        server.close()
+    assert all(reply.endswith("data: [DONE]\n\n") and '"hi"' in reply for reply in replies)
+    assert server.accepted == 2 and [n for n, _ in server.paths] == [1, 2]

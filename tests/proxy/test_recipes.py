@@ -3,9 +3,11 @@ variables as the Anthropic SDK reads them, the Codex CLI provider's TOML, the op
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import tomllib
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -105,4 +107,38 @@ def test_openai_agents_recipe(shaped: ShapedUpstream) -> None:
         code = code.replace('model="qwen3:8b"', 'model="script/agent"')  # the scripted upstream's agent
         namespace: dict[str, Any] = {}
         exec(compile(code, str(DOC), "exec"), namespace)  # the page's own code, as a reader runs it
+    assert namespace["result"].final_output == "It is sunny in Paris."
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_openai_agents_default_client_recipe(shaped: ShapedUpstream) -> None:
+    pytest.importorskip("agents")
+    from agents.models import _openai_shared
+    from agents.tracing import get_trace_provider
+
+    tracing = get_trace_provider()
+    before = _openai_shared._default_openai_client, getattr(tracing, "_manual_disabled", None)
+    app = create_app(upstream=f"{shaped.url}/v1", timeout=30)  # type: ignore[attr-defined]
+    namespace: dict[str, Any] = {}
+    try:
+        with Running(app) as running:
+            code = recipe("openai-agents-default").replace(DOCUMENTED, running.url)
+            # The scripted upstream's agent, its name with a `/` written as the page says.
+            code = code.replace('model="qwen3:8b"', 'model="openai/script/agent"')
+            exec(compile(code, str(DOC), "exec"), namespace)  # the page's own code, as a reader runs it
+    finally:  # the recipe sets the SDK's globals (0.24's private slots): put them back for other tests
+        client = _openai_shared._default_openai_client
+        _openai_shared._default_openai_client = before[0]
+        if hasattr(tracing, "_manual_disabled"):
+            tracing._manual_disabled = before[1]
+            tracing._refresh_disabled_flag()
+        # run_sync leaves the thread's default loop open on purpose, with the recipe's client's
+        # kept-alive connection on it: both closed here, as a script's exit would.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        if client is not None and client is not before[0]:
+            loop.run_until_complete(client.close())
+        loop.close()
+        asyncio.set_event_loop(None)
     assert namespace["result"].final_output == "It is sunny in Paris."

@@ -360,6 +360,17 @@ class StreamSalvager:
         return self._fed - len(self._prefix) if self._plain else self._rel
 
     @property
+    def quiet_room(self) -> int:
+        """How many more characters ``feed`` will take and answer with no event, whatever they
+        are: while every event is held for a lone reasoning close (see the class docstring),
+        the room left before ``max_input_chars`` (past it, the held text is released); 0 when
+        events come as they are certain, and after ``close()``. Lets a caller that has nothing
+        to do before the reply ends feed it once instead of once per delta. O(1)."""
+        if self._held is None or self._closed or self._over:
+            return 0
+        return max(0, self._max_input - self._fed)
+
+    @property
     def entries(self) -> int:
         """How many times ``feed`` and ``close`` entered the pass (plain text does not)."""
         return self._entries
@@ -425,6 +436,7 @@ class StreamSalvager:
             raise TypeError(f"feed takes a str, not {type(delta).__name__}")
 
         if self._over:
+            self._fed += len(delta)  # `settled` is all that was fed: a caller passes it all on
             return [TextDelta(delta)] if delta else []
         self._give()  # the plain text before it first: the pass reads the text in order
         self._plain = False

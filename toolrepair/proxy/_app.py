@@ -376,10 +376,12 @@ class _Proxy:
         reader = SSEReader(self.config.max_line)
         out: list[bytes] = []
         fault: str | None = None
+        done = False  # [DONE] was read
         try:
             async for part in body:
                 # A large read (one huge chunk) is repaired off the loop; token-sized ones inline.
                 if await self.offload.run(_relay_events, reader.feed(part), repair, out, size=len(part)):
+                    done = True
                     break
                 if out:
                     yield b"".join(out)
@@ -418,6 +420,36 @@ class _Proxy:
         out.append(b": x-toolrepair " + repair.tally.header().encode() + b"\n\n")
         out.append(_DONE)
         yield b"".join(out)
+        if done:  # the client has every event; its response ends once the upstream's has
+            await _drain(body)
+
+
+# What may follow ``[DONE]`` before the upstream's body ends: normally nothing but the chunked
+# encoding's last chunk. A body that goes on, or does not end soon, has its connection closed.
+_DRAIN_BYTES = 64 * 1024
+_DRAIN_SECONDS = 1.0
+
+
+async def _drain(body: AsyncIterator[bytes]) -> None:
+    """Read the rest of a stream's upstream body after its ``[DONE]``, within the bounds above.
+
+    The stream stops at ``[DONE]`` so that the client never waits on an upstream that keeps
+    its body open; but a body closed before its end closes its connection, and every streamed
+    chat request then opened a new one (a TCP handshake and httpcore's set-up per request).
+    Read to its end, the connection is idle and goes back to the pool (httpx gives it back as
+    the body ends, before the client's response ends: the client's next request finds it). It
+    runs once the client has every event, so only the end of the client's response waits on
+    it, for at most ``_DRAIN_SECONDS``.
+    """
+    size = 0
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        try:
+            async for part in body:
+                size += len(part)
+                if size > _DRAIN_BYTES:
+                    return
+        except (httpx.HTTPError, zlib.error):  # the connection is closed by the caller's aclose
+            return
 
 
 @dataclass(frozen=True, slots=True)
