@@ -513,6 +513,7 @@ class CodeMask:
         "closers",
         "cuts",
         "dead",
+        "dead_by_limit",
         "definition",
         "dense",
         "doubt",
@@ -579,6 +580,7 @@ class CodeMask:
         # pairing undecided within it. Code then only because the mask fails closed, so a call
         # there is refused aloud (``too-large``), unlike an example shown in code.
         self.doubt = False
+        self.dead_by_limit = False  # `dead` was set by a line longer than `head`
         self.forigin = 0  # the open fence's opener
         # HTML code (``_html_code``): the open raw text's close (a comment in HTML, <script>,
         # <style>, <textarea>), whether an inline comment is open in the paragraph, how many
@@ -682,7 +684,7 @@ class CodeMask:
             return NEED_MORE
         if 0 <= self.dead <= s:
             self.hit = (self.dead, self.dead)
-            self.doubt = True
+            self.doubt = self.dead_by_limit
             return True
         return None
 
@@ -793,6 +795,7 @@ class CodeMask:
             if n - c > self.head:
                 self._end_para(base + c)
                 self.dead = base + c
+                self.dead_by_limit = True  # code from here for the limit, not for the text
                 return None
             return (n, n) if final else None
         b = m.start()
