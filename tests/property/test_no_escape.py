@@ -239,7 +239,7 @@ def test_stream_salvager_always_returns(text: str, cuts: list[int]) -> None:
     for a, b in itertools.pairwise(points):
         events.extend(stream.feed(text[a:b]))
     events.extend(stream.close())
-    assert all(isinstance(e, (tr.TextDelta, tr.ToolCallReady)) for e in events)
+    assert all(isinstance(e, (tr.TextDelta, tr.ReasoningDelta, tr.ToolCallReady)) for e in events)
 
 
 @SETTINGS
