@@ -3,7 +3,8 @@ hypothesis profiles.
 
 Profiles: ``default`` is small and deterministic (the README's test command, minutes on two
 cores); ``ci-deep`` is the fixed, larger budget ``.ci/run`` spends on ``tests/property`` as a
-step of its own. Choose with ``HYPOTHESIS_PROFILE=ci-deep``. Tests set no ``max_examples`` of
+step of its own, derandomized like ``default``; ``explore`` draws at random with a larger budget,
+by hand only. Choose with ``HYPOTHESIS_PROFILE=ci-deep``. Tests set no ``max_examples`` of
 their own, so the profile decides.
 
 The profile decides the size of a few cross products too (``covering``): the README's command
@@ -37,14 +38,26 @@ settings.register_profile(
 settings.register_profile(
     "ci-deep",
     max_examples=60,
+    derandomize=True,  # CI's verdict is reproducible too: exploring is `explore`'s job
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+# Random draws, a larger budget: run by hand (and between releases) to find new classes, whose
+# findings become rows of the tables and fixes; never a step of CI, whose verdict must not be luck.
+settings.register_profile(
+    "explore",
+    max_examples=200,
     derandomize=False,
+    database=None,
     deadline=None,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "default")
 settings.load_profile(PROFILE)
-DEEP = PROFILE == "ci-deep"
+DEEP = PROFILE in ("ci-deep", "explore")
 
 _Case = TypeVar("_Case")
 

@@ -485,14 +485,13 @@ def replies(
     def build(draw: Any) -> tuple[str, list[ToolCall]]:
         drawn: list[ToolCall] = draw(st.lists(call_s, min_size=1, max_size=max_calls))
         parts = [draw(prose_s)]
-        texts = []
         for call in drawn:
-            texts.append(render(call))
-            parts += [draw(sep), texts[-1], draw(sep), draw(prose_s)]
-        # A backtick in the prose and one in a call's own text may pair into a code span that
-        # covers the call's marker: then, as CommonMark reads it, that is no call (it is refused
-        # as `in-code`). Such draws are not replies of calls in prose.
-        if any("`" in t for t in texts) and any("`" in p for p in parts if p not in texts):
+            parts += [draw(sep), render(call), draw(sep), draw(prose_s)]
+        # Backticks in two pieces (prose or a call's own text) may pair into a code span over
+        # every call between them: then, as CommonMark reads it, that is no call (it is refused
+        # as `in-code`). Such draws are not replies of calls in prose; backticks all in one
+        # piece pair, if at all, inside it, where no call's marker starts.
+        if sum("`" in part for part in parts) > 1:
             draw(st.nothing())
         return "".join(parts), drawn
 
