@@ -57,7 +57,9 @@ as text. Work: each line is classified once in O(its length) (regex scans in C, 
 only over at most ``_CAP`` columns of indentation per container), each backtick run costs
 O(1), and a query O(1) amortised: O((1 + containers)·n) over a text of length n. Runs of
 plain paragraph lines, blank lines and fence bodies outside any container are read in one
-regex match each (``_plain``), as they would be line by line. Text with no backtick or tilde
+regex match each (``_plain``), as they would be line by line; a line that opens at most a
+bullet item and then a paragraph or heading, continuing no container, skips the container
+and block walk (``_lead``), one match deciding that. Text with no backtick or tilde
 before ``s`` holds no code there: that costs one regex search, once, and no line is read.
 """
 
@@ -248,6 +250,12 @@ _EOL_SURE = r"(?:\r\n|\r(?!$)|\n)"
 _PLAIN_LINE = r" {0,3}[^ \t\r\n>`~*\-_+#<=0-9\[\].)][^`<\r\n\]]*+(?:\](?!\()[^`<\r\n\]]*+)*+" + _EOL_SURE
 _BLANK_LINE = r"[ \t]*" + _EOL_SURE
 _NOT_PLAIN = frozenset("\t>`~*-_+#<=0123456789[].)")
+# A line that opens no container and no leaf block but a paragraph, a list item's first
+# paragraph line or an ATX heading, read without the container and block walk (``_lead``):
+# up to three spaces, then a bullet and one space (group 1) or an ATX opener and one space
+# (group 2) or nothing, then a character that starts no block and brings no tab or container
+# marker into the prefix (as ``_PLAIN_LINE``'s first). O(1): the match stops at that character.
+_LEAD = re.compile(r" {0,3}(?:([-+*] )|(#{1,6} ))?[^ \t\r\n>`~*\-_+#<=0-9\[\].)]")
 _PLAIN = re.compile(f"((?:{_PLAIN_LINE})*)((?:{_BLANK_LINE}(?:{_PLAIN_LINE}|{_BLANK_LINE})*)?)")
 
 # Lines inside a fence (no container open) that cannot close it: not three spaces at most and
@@ -899,6 +907,8 @@ class CodeMask:
         self.line = (t, base, a, b, r)
         held = self._in_html_code()  # HTML code is open: the line is its code
         self.hline = False
+        if not (held or self.dense or self.fog or self.definition != -1) and self.leaf <= _PARA and self._lead(t, a, b):
+            return
         if (self.dense or self.definition != -1) and _NONWS.search(t, a, b) is not None:
             if self.definition != -1:
                 # A second line after a paragraph that may be a link reference definition: the
@@ -924,6 +934,33 @@ class CodeMask:
                 self._code(base + k, base + b)
         if held and not self.hline:  # not raw HTML or text, where a close tag could end it
             self._code(base + a, base + b, self.horigin)
+
+    def _lead(self, t: str, a: int, b: int) -> bool:
+        """Read a line ``_LEAD`` matches, with no fence, indented code or HTML open and nothing in
+        doubt, as the walk below would, without it: it continues no container (it starts with
+        no ``>`` and is indented less than any list item's width, so ``_continued`` matches
+        none: lines indented at all are left to the walk when a container is open), brings no
+        tab into its prefix (no ``_tab_doubt``), and opens at most a bullet item (the walk's
+        ``_item``) before its leaf block, whose first character opens nothing but a paragraph
+        or a heading (``_leaf``). False, having read nothing, for any other line. O(1) plus
+        ``_leaf``'s O(line)."""
+        m = _LEAD.match(t, a, b)
+        stack = self.stack
+        if m is None or (stack and t[a] == " "):
+            return False
+        para = self.leaf == _PARA
+        j = m.end() - 1
+        if m.start(1) == -1:
+            k = m.start(2)
+            k = j if k == -1 else k  # the paragraph's first character, or a heading's `#`
+            self._leaf(k, t[k], para, para and bool(stack), 0)
+            return True
+        if len(stack) >= MAX_CONTAINERS:
+            return False  # the walk reads a container past the bound as code in doubt
+        i = m.start(1)
+        self._item(i, i - a, 0, para and not stack, 0)  # opens it: a bullet, one space, content at `j`
+        self._leaf(j, t[j], False, False, 1)
+        return True
 
     # -- containers -----------------------------------------------------------------------
     def _prefix_end(self, matched: int, point: tuple[int, int, int]) -> int:
@@ -1381,8 +1418,12 @@ class CodeMask:
         if self.fog:
             self.fog_at = 0
         elif self.fog_at == -1:
-            self._links(t, base, j, b)
-            self._inline_html(t, base, j, b)
+            # Both look for a character first (a `](`, a `<`): found here in C, the calls are
+            # left out where they would find nothing.
+            if t.find("](", j, b) != -1:
+                self._links(t, base, j, b)
+            if t.find("<", j, b) != -1:
+                self._inline_html(t, base, j, b)
         ro, ro_len, re_, rn, waiting = self.ro, self.ro_len, self.re_, self.rn, self.waiting
         lo = j
         for m in _BACKTICKS.finditer(t, j, b):
@@ -1402,7 +1443,8 @@ class CodeMask:
             if q - p - escaped:
                 waiting.setdefault(q - p - escaped, []).append(index)
         self.spans.clear()
-        self._pair(-1)
+        if ro:  # with no run the walk has nothing to advance over
+            self._pair(-1)
         if t.find("<", j, b) != -1 or self._in_html_code():
             self._html_code(t, base, j, b, self.spans)
 
