@@ -8,14 +8,19 @@ which the baseline and the subject take turns, so a busy spell slows both alike:
 - 1 MB of prose without an anchor character: <= 0.5x ``text.lower()``;
 - 1 MB of ordinary Markdown with no call (``corpus_markdown``: links, inline code, citations,
   ``key: value`` lines, ``{x}``, ``<br>``, a fenced JSON block every few paragraphs):
-  <= 10x ``text.lower()``;
+  <= 10x ``text.lower()``; with one Hermes call at its end <= 15x (issue 31);
 - a 2 KB reply with three Hermes calls: <= 6x ``json.loads`` of its three payloads;
 - a refused candidate costs at most three accepted ones: ``'<tool_call>{' * n`` per marker
   <= 3x the 2 KB reply's cost per call.
 
 Where the Markdown time goes (CPython 3.11, instructions counted under callgrind, so load does
-not move them): ``text.lower()`` of the corpus is 5.9 M instructions, ``salvage_text`` 214 M
-(36x; it was 1,170 M, 197x, while the code mask was asked about every marker first). About 43 %
+not move them): ``text.lower()`` of the corpus is 5.9-6.8 M instructions, ``salvage_text`` 214-236 M
+(35-36x; it was 1,170 M, 197x, while the code mask was asked about every marker first). With
+one call at its end 1,271 M (187x; 1,343 M, 198x, before ``_lead``): the code mask then reads
+every line, 1,032 M of it, about 31,800 instructions a line (34,000 before), Python calls at
+about 1,500 instructions each (a plain paragraph run 5,000 a line, a list item line 55,000,
+a paragraph line with a code span, ``<br>`` or link 130,000-160,000 with its blank line, a
+fenced JSON block of ten lines 177,000). About 43 %
 is the regex engine: each marker subgroup's search crosses the text once at one to two ns a
 character, and nine subgroups (``<`` twice, ``:`` twice, ``[`` three times, ``>``, ``{``) do;
 the rest is Python work for the 1,317 data braces of the fenced JSON blocks (a pop, one reader
@@ -76,6 +81,7 @@ WORDS = [
 ]
 ALLOWED = ["web_search", "get_weather", "calculator"]
 REFUSED_N = 2000
+LAST_CALL = '<tool_call>\n{"name": "web_search", "arguments": {"query": "x"}}\n</tool_call>\n'
 
 
 def prose(n_chars: int, seed: int = 7) -> str:
@@ -157,11 +163,13 @@ def verdict(ratio: float, limit: float) -> str:
 def main() -> None:
     clean = prose(1_000_000)
     md = markdown(1_000_000)
+    md_call = md + LAST_CALL  # the mask then reads every line before the call
     reply, payloads = reply_with_three_calls()
     refused = "<tool_call>{" * REFUSED_N
     assert len(tr.salvage_text(reply, ALLOWED).calls) == 3
     assert tr.salvage_text(clean, ALLOWED).calls == () and tr.salvage_text(md, ALLOWED).calls == ()
     assert len(tr.salvage_text(refused, ALLOWED).rejected) == REFUSED_N
+    assert len(tr.salvage_text(md_call, ALLOWED).calls) == 1
     assert [c.arguments for c in floor_extractor(reply, ALLOWED).calls] == [
         c.arguments for c in tr.salvage_text(reply, ALLOWED).calls
     ]
@@ -173,6 +181,9 @@ def main() -> None:
     lower_md, md_t = best_together(md.lower, lambda: tr.salvage_text(md, ALLOWED), repeat=5)
     print(row(f"text.lower(), {len(md) // 1000} KB Markdown (baseline)", lower_md, lower_md))
     print(row(f"salvage_text, {len(md) // 1000} KB Markdown, no call", md_t, lower_md, verdict(md_t / lower_md, 10)))
+    lower_md, md_call_t = best_together(md.lower, lambda: tr.salvage_text(md_call, ALLOWED), repeat=3)
+    label = f"salvage_text, {len(md) // 1000} KB Markdown, one call at its end"
+    print(row(label, md_call_t, lower_md, verdict(md_call_t / lower_md, 15)))
     loads, reply_t, floor = best_together(
         lambda: [json.loads(p) for p in payloads],
         lambda: tr.salvage_text(reply, ALLOWED),
