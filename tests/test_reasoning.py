@@ -15,6 +15,10 @@ import toolrepair as tr
 from toolrepair._salvage._base import ContentBuilder, ReasoningBuilder, build_content, build_fields
 
 CALL = '<tool_call>{"name": "a", "arguments": {"x": 1}}</tool_call>'
+KIMI = (
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.a:0<|tool_call_argument_begin|>{}"
+    "<|tool_call_end|><|tool_calls_section_end|>"
+)
 XML_CALL = "<tool_call>\n<function=a>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>"
 
 
@@ -155,6 +159,19 @@ IN_REASONING: list[tuple[str, dict[str, Any], list[str], list[str], str, str]] =
     ("Need to look.\n" + XML_CALL, {"model": "qwen3.5"}, [], ["in-reasoning"], "", "Need to look.\n" + XML_CALL),
     ("Need to look.\n" + XML_CALL, {"model": "qwen3.5", "reasoning_calls": "take"}, ["a"], [], "", "Need to look."),
     ("Two " + CALL + " " + CALL, {"model": "qwen3-thinking", "reasoning_calls": "take"}, ["a", "a"], [], "", "Two"),
+    # A region a reader calls markup (a Kimi section opener holding no call) ends before a
+    # reasoning or channel marker in it: the marker opens reasoning as anywhere else.
+    ("<|tool_call_section_begin|><think>" + KIMI, {}, [], ["not-a-call", "in-reasoning"], "", KIMI),
+    ("<|tool_calls_section_begin|> <THINK>" + CALL, {}, [], ["not-a-call", "in-reasoning"], "", CALL),
+    (
+        "<|tool_calls_section_begin|><|channel|>analysis<|message|>" + CALL,
+        {},
+        [],
+        ["not-a-call", "in-reasoning"],
+        "",
+        CALL,
+    ),
+    ("Hi <|tool_calls_section_begin|> <think>plan</think>" + CALL, {}, ["a"], ["not-a-call"], "Hi", "plan"),
 ]
 
 

@@ -19,7 +19,8 @@ calls a candidate, reader and decoder included.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Sequence
+import re
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -109,6 +110,10 @@ class SalvageConfig:
     # A model profile named the dialects: a call closed by its wrapper's closer is final
     # (``ReadContext.decided``).
     decided: bool = False
+    # Where a reasoning or channel marker may start (one C-level search over the table's
+    # non-dialect markers, ``MarkerFinder.possible``): a region a reader calls markup ends
+    # before one, so that no reader's reading hides it from the reasoning grammar.
+    aside: Callable[[str, int, int], re.Match[str] | None] | None = None
 
 
 def _resolve_dialects(dialects: Sequence[str | Dialect] | None) -> tuple[Dialect, ...]:
@@ -169,6 +174,7 @@ def _config(
     entries.extend((m, Role(Kind.DIALECT, tuple(ds))) for m, ds in by_marker.items())
     unforced = frozenset(i for i, f in enumerate(forced) if not f)
     finder = MarkerFinder(entries, gated)
+    asides = [e for e in entries if e[1].kind is not Kind.DIALECT]
     opened = bool(profile is not None and profile.opened and pairs)
     return SalvageConfig(
         dialects,
@@ -181,6 +187,7 @@ def _config(
         opened,
         take,
         decided=profile is not None,
+        aside=MarkerFinder(asides).possible if asides else None,
     )
 
 
@@ -796,8 +803,16 @@ class SalvagePass:
     def _take(self, dialect: Dialect, s: int, marker_end: int, found: Found) -> None:
         end = max(found.end, marker_end)
         if found.error is not None:
+            markup = found.markup and self.mode is None
+            if markup:  # the dialect's markup, out of the content up to a reasoning marker
+                # in it (``<|tool_calls_section_begin|><think>``): that marker is handled as
+                # anywhere, so a call after it is no call. O(end - marker_end), one search.
+                aside, base = self.config.aside, self.scan.base
+                hit = None if aside is None else aside(self.scan.text, marker_end - base, end - base)
+                if hit is not None:
+                    end = max(marker_end, hit.start() + base)
             self._reject(s, end, dialect, found.error, None)
-            if found.markup and self.mode is None:  # the dialect's markup: out of the content
+            if markup:
                 self._cut(s, end, ())
             else:
                 self._refused(marker_end, found.resume)
