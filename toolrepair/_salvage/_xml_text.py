@@ -53,6 +53,10 @@ class ValueSpec:
     # Any opening tag `<word>` may follow a real closing tag too: the tag-per-parameter
     # formats (Cline's `<path>`), whose next key's name is not known in advance.
     open_tag: bool = False
+    # The closers that follow the value's closing tag, in order (the call's, then the
+    # wrapper's): under a model profile (``ctx.decided``) a closing tag followed by a later one
+    # of them, an earlier one skipped, ends the value only as a stop tag would (``read_value``).
+    tail: tuple[str, ...] = ()
 
 
 _LONGEST: dict[tuple[str, ...], int] = {}
@@ -87,7 +91,10 @@ def read_value(
     the rest of the closers and then the end of the text or a new call), and otherwise the
     two readings give different values and the call is refused (``ambiguous``); if it does
     not, the stop tag ends the value. So a value is never returned shortened: it comes back
-    as written or not at all.
+    as written or not at all. Under a model profile (``ctx.decided``) its own closing tag
+    followed by a later closer of ``spec.tail`` with an earlier one skipped (``</parameter>``
+    then ``</tool_call>``, no ``</function>``) is such a stop too: a value ends at once only
+    where the call's whole closing structure follows, as the profile's stream release assumes.
 
     ``crossings`` counts own markers quoted in values across one read (pass back the count
     from the previous value of the same read: the budget is per read, not per value). A
@@ -100,12 +107,13 @@ def read_value(
     seg = j = i
     watch = (spec.close, *spec.stops, *spec.own) + ((_CDATA_OPEN,) if spec.cdata else ())
     stop_at = -1  # the first stop tag met: where the value ends if its own tag never comes
+    stop_end = -1  # where the text after that value goes on (past a closing tag, at a stop tag)
     stop_agrees = False
     while True:
         p = text.find("<", j, limit)
         if p == -1:
             if stop_at != -1 and (ctx.final or limit < n):
-                return _stopped(text, seg, stop_at, pieces, crossings)
+                return _stopped(text, seg, (stop_at, stop_end), pieces, crossings)
             return _out_of_room(text, limit, ctx)
         hit = any_at(text, p, watch, ctx)
         if isinstance(hit, NeedMore):
@@ -114,7 +122,13 @@ def read_value(
             ends = _closes_value(text, p + len(hit), spec, ctx)
             if ends is NEED_MORE:
                 return NEED_MORE
-            if ends:
+            partial = _partial_close(text, p + len(hit), spec, ctx) if ends and ctx.decided else None
+            if isinstance(partial, NeedMore):
+                return NEED_MORE
+            if partial is not None:  # the closing structure with a part skipped: a stop
+                if stop_at == -1:
+                    stop_at, stop_end, stop_agrees = p, p + len(hit), partial
+            elif ends:
                 if stop_at != -1 and stop_agrees:
                     return "ambiguous"
                 pieces.append(text[seg:p])
@@ -124,7 +138,7 @@ def read_value(
                 agrees = _stop_agrees(text, p, hit, spec, ctx)
                 if isinstance(agrees, NeedMore):
                     return NEED_MORE
-                stop_at, stop_agrees = p, agrees
+                stop_at, stop_end, stop_agrees = p, p, agrees
         elif hit == _CDATA_OPEN:
             got = _cdata_end(text, p + len(hit), limit, spec, ctx, crossings=crossings)
             if not isinstance(got, tuple):
@@ -138,15 +152,38 @@ def read_value(
             crossings += 1
             if crossings > MAX_CROSSINGS:
                 if stop_at != -1:
-                    return _stopped(text, seg, stop_at, pieces, crossings)
+                    return _stopped(text, seg, (stop_at, stop_end), pieces, crossings)
                 return "too-large"
         j = p + 1  # markup inside the value, not its end
 
 
-def _stopped(text: str, seg: int, stop_at: int, pieces: list[str], crossings: int) -> tuple[str, int, bool, int]:
-    """The value a stop tag at ``stop_at`` ended (its own closing tag never came)."""
-    pieces.append(text[seg:stop_at])
-    return "".join(pieces), stop_at, False, crossings
+def _stopped(
+    text: str, seg: int, stop: tuple[int, int], pieces: list[str], crossings: int
+) -> tuple[str, int, bool, int]:
+    """The value a stop ended (a closing tag that ends it where the structure after it agrees
+    never came): ``stop`` is (where the value ends, where the text after it goes on); closed
+    where the stop was the value's own closing tag with part of the structure after it
+    skipped."""
+    at, end = stop
+    pieces.append(text[seg:at])
+    return "".join(pieces), end, end != at, crossings
+
+
+def _partial_close(text: str, k: int, spec: ValueSpec, ctx: ReadContext) -> bool | NeedMore | None:
+    """Under a model profile: after the value's closing tag ending at ``k``, None when the
+    closing structure follows whole (``spec.tail`` from its first closer, or no closer at
+    all: the next key, the end of the text); else, where a later closer of it comes with an
+    earlier one skipped, whether what follows that run of closers agrees with a call's end
+    (``_after_closers``). Such a closing tag ends the value only if no whole one comes after
+    it. O(len of the closers)."""
+    tail = spec.tail
+    if len(tail) < 2:
+        return None
+    k = skip_ws(text, k)
+    got = any_at(text, k, tail[1:], ctx)
+    if got is None or isinstance(got, NeedMore):
+        return got
+    return _after_closers(text, k + len(got), tail[tail.index(got) + 1 :], spec, ctx)
 
 
 def _stop_agrees(text: str, p: int, stop: str, spec: ValueSpec, ctx: ReadContext) -> bool | NeedMore:
@@ -157,10 +194,15 @@ def _stop_agrees(text: str, p: int, stop: str, spec: ValueSpec, ctx: ReadContext
     if not stop.startswith("</"):
         return True
     closers = [s for s in spec.stops if s.startswith("</")]
-    k = p + len(stop)
-    for later in closers[closers.index(stop) + 1 :]:
+    return _after_closers(text, p + len(stop), tuple(closers[closers.index(stop) + 1 :]), spec, ctx)
+
+
+def _after_closers(text: str, k: int, later: tuple[str, ...], spec: ValueSpec, ctx: ReadContext) -> bool | NeedMore:
+    """From ``k``, past each of ``later`` that comes in order: whether the end of the text or
+    one of our own markers (a new call) follows. O(len of the closers)."""
+    for close in later:
         k = skip_ws(text, k)
-        got = any_at(text, k, (later,), ctx)
+        got = any_at(text, k, (close,), ctx)
         if isinstance(got, NeedMore):
             return NEED_MORE
         if got is not None:
