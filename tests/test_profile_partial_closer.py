@@ -1,11 +1,13 @@
-"""Under a model profile (the dialect decided) a value ends only where its call's whole
-closing structure follows in order: the value's closing tag, the call's, the wrapper's. A
+"""With a model profile (the dialect decided) and without, a value ends only where its call's
+whole closing structure follows in order: the value's closing tag, the call's, the wrapper's. A
 closing tag followed by the wrapper's closer with the call's own skipped is part of the value
 when a whole closing structure comes after it (the property's falsifying examples, one row per
 XML-family dialect); where none comes, it ends the value as a stop tag would (a model that
 forgot ``</function>``). The stream reads the same calls as the whole reply."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -45,6 +47,24 @@ ROWS = [
     *((d, p + "\n" + p, True, p + "\n" + p) for d, (_, _, p) in FORMS.items()),
     *((d, "x", False, "x") for d in FORMS),  # no whole structure anywhere: the call's closer forgotten
     *((d, "x", True, "x") for d in FORMS),  # plain values
+    # The explore profile's examples: the partial structure, text, then a parameter opener.
+    (
+        "dsml",
+        f'</{_DSML_P}></｜DSML｜tool_calls>x<{_DSML_P} name="b" string="true">',
+        True,
+        f'</{_DSML_P}></｜DSML｜tool_calls>x<{_DSML_P} name="b" string="true">',
+    ),
+    # Two readings that disagree: the value to the last closing tag, or to `<parameter=b>` as
+    # the next key with this value's closing tag forgotten. Refused (`ambiguous`), never cut.
+    ("qwen3_coder", "</parameter></tool_call>x<parameter=b>", True, None),
+]
+
+# Open, known: a run of closers broken off before the wrapper's closer (`</function>` then
+# text) still ends the value there, without a profile and with one (the explore profile's
+# finding); the value comes back cut short. Strict: this fails loudly once it is fixed.
+BROKEN_OFF = [
+    ("qwen3_coder", "</parameter></function>x<parameter=b>"),
+    ("seed_oss", "</parameter></function>x<parameter=b>"),
 ]
 # GLM's call closer is its wrapper's (`</arg_value></tool_call>` is whole): a value holding it
 # ends there, a faithful reading of the reply up to its end.
@@ -56,22 +76,34 @@ def _reply(dialect: str, v: str, closed: bool) -> str:
     return form.format(v=v, end=closer if closed else "")
 
 
-def _stream(text: str, model: tr.ModelProfile) -> list[tuple[str, dict[str, object]]]:
-    stream = tr.StreamSalvager(["a"], model=model)
+def _stream(text: str, kw: dict[str, Any]) -> list[tuple[str, dict[str, object]]]:
+    stream = tr.StreamSalvager(["a"], **kw)
     events = [e for ch in text for e in stream.feed(ch)] + stream.close()
     return [(e.call.name, e.call.arguments) for e in events if isinstance(e, tr.ToolCallReady)]
 
 
+@pytest.mark.parametrize("profiled", [True, False])
 @pytest.mark.parametrize(("dialect", "value", "closed", "expected"), ROWS)
 def test_a_partial_closing_structure_is_part_of_the_value(
-    dialect: str, value: str, closed: bool, expected: str | None
+    dialect: str, value: str, closed: bool, expected: str | None, profiled: bool
 ) -> None:
     text = _reply(dialect, value, closed)
     model = tr.ModelProfile("p", dialects=[dialect])
-    result = tr.salvage_text(text, ["a"], model=model)
+    kw: dict[str, Any] = {"model": model} if profiled else {"dialects": [dialect]}
+    result = tr.salvage_text(text, ["a"], **kw)
     got = [(c.name, c.arguments) for c in result.calls]
     assert got == ([("a", {"k": expected})] if expected is not None else []), text
-    assert _stream(text, model) == got
+    if expected is None:
+        assert [r.reason for r in result.rejected] == ["ambiguous"], text
+    assert _stream(text, kw) == got
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN DEFECT, open: a run of closers broken off before the wrapper's closer")
+@pytest.mark.parametrize(("dialect", "value"), BROKEN_OFF)
+def test_a_run_of_closers_broken_off_is_part_of_the_value(dialect: str, value: str) -> None:
+    text = _reply(dialect, value, True)
+    got = [(c.name, c.arguments) for c in tr.salvage_text(text, ["a", "b"], dialects=[dialect]).calls]
+    assert got == [("a", {"k": value})], text
 
 
 @pytest.mark.parametrize(
@@ -83,4 +115,4 @@ def test_glm_whose_call_closer_is_its_wrapper(value: str, expected: str) -> None
     model = tr.ModelProfile("p", dialects=["glm"])
     result = tr.salvage_text(text, ["a"], model=model)
     assert [(c.name, c.arguments) for c in result.calls] == [("a", {"k": expected})]
-    assert _stream(text, model) == [("a", {"k": expected})]
+    assert _stream(text, {"model": model}) == [("a", {"k": expected})]

@@ -4,7 +4,8 @@ value, and never a call read from inside v.
 
 One exception is no parser's choice: where v holds a whole closing tag and a whole next
 parameter (``</parameter><parameter=b>``), the reply is also the rendering of a call with two
-arguments (up to the template's layout), and may be read as that call. So the property checks that a call
+arguments (up to the template's layout), and may be read as that call; where it holds a whole
+call's end and a whole call's start, the rendering of two calls. So the property checks that a call
 that comes back renders to exactly the reply: a faithful reading of it, never a shortened one.
 
 The values are built from the format's own tags (closing tags, openers, block markers) mixed
@@ -25,29 +26,46 @@ import toolrepair as tr
 MAX_EXAMPLES = min(settings().max_examples, 200)
 
 Render = Callable[[dict[str, str]], str]  # the arguments of a call to `a` -> the reply
+Many = Callable[[list[dict[str, str]]], str]  # several calls to `a`, as one reply writes them
 
 
 def _each(form: str) -> Callable[[dict[str, str]], str]:
     return lambda args: "".join(form.format(k=k, v=v) for k, v in args.items())
 
 
-def _invoke(block: str, invoke: str, param: str, extra: str = "") -> Render:
+def _invoke(block: str, invoke: str, param: str, extra: str = "") -> Many:
     params = _each(f'<{param} name="{{k}}"{extra}>{{v}}</{param}>')
-    return lambda args: f'<{block}>\n<{invoke} name="a">\n{params(args)}\n</{invoke}>\n</{block}>'
+    return lambda calls: (
+        f"<{block}>\n" + "".join(f'<{invoke} name="a">\n{params(a)}\n</{invoke}>\n' for a in calls) + f"</{block}>"
+    )
+
+
+def _functions(block: str, body: Callable[[dict[str, str]], str]) -> Many:
+    return lambda calls: (
+        f"<{block}>\n" + "".join(f"<function=a>\n{body(a)}</function>\n" for a in calls) + f"</{block}>"
+    )
 
 
 _QWEN = _each("<parameter={k}>\n{v}\n</parameter>\n")
 _SEED = _each("<parameter={k}>{v}</parameter>\n")
 _GLM = _each("<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n")
 
-RENDER: dict[str, Render] = {
-    "qwen3_coder": lambda args: f"<tool_call>\n<function=a>\n{_QWEN(args)}</function>\n</tool_call>",
-    "seed_oss": lambda args: f"<seed:tool_call>\n<function=a>\n{_SEED(args)}</function>\n</seed:tool_call>",
-    "glm": lambda args: f"<tool_call>a\n{_GLM(args)}</tool_call>",
+# Several calls in one reply: in one wrapper where the format allows it, else one wrapper each.
+MANY: dict[str, Many] = {
+    "qwen3_coder": _functions("tool_call", _QWEN),
+    "seed_oss": _functions("seed:tool_call", _SEED),
+    "glm": lambda calls: "".join(f"<tool_call>a\n{_GLM(a)}</tool_call>" for a in calls),
     "minimax_m2": _invoke("minimax:tool_call", "invoke", "parameter"),
     "dsml": _invoke("｜DSML｜tool_calls", "｜DSML｜invoke", "｜DSML｜parameter", ' string="true"'),
     "glimmer": _invoke("atem:function_calls", "atem:invoke", "atem:parameter"),
 }
+
+
+def _one(many: Many) -> Render:
+    return lambda args: many([args])
+
+
+RENDER: dict[str, Render] = {d: _one(many) for d, many in MANY.items()}
 
 TAGS: dict[str, list[str]] = {
     "qwen3_coder": [
@@ -118,9 +136,10 @@ def test_a_value_comes_back_whole_or_not_at_all(dialect: str) -> None:
         if not got:
             assert result.rejected, text  # refused, never silently dropped
             return
-        assert len(got) == 1 and got[0][0] == "a", (text, got)
-        if got[0][1] != {"k": v}:  # another reading: only one the reply is the rendering of
-            assert _bare(render(got[0][1])) == _bare(text), (text, got)
+        assert all(name == "a" for name, _ in got), (text, got)
+        if got != [("a", {"k": v})]:  # another reading: only one the reply is the rendering of
+            # (several calls where v holds a whole call's end and a whole call's start)
+            assert _bare(MANY[dialect]([args for _, args in got])) == _bare(text), (text, got)
 
     run()
 

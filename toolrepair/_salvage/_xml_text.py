@@ -54,8 +54,8 @@ class ValueSpec:
     # formats (Cline's `<path>`), whose next key's name is not known in advance.
     open_tag: bool = False
     # The closers that follow the value's closing tag, in order (the call's, then the
-    # wrapper's): under a model profile (``ctx.decided``) a closing tag followed by a later one
-    # of them, an earlier one skipped, ends the value only as a stop tag would (``read_value``).
+    # wrapper's): a closing tag followed by a later one of them, an earlier one skipped, ends
+    # the value only as a stop tag would (``read_value``), with a model profile or without.
     tail: tuple[str, ...] = ()
 
 
@@ -91,10 +91,11 @@ def read_value(
     the rest of the closers and then the end of the text or a new call), and otherwise the
     two readings give different values and the call is refused (``ambiguous``); if it does
     not, the stop tag ends the value. So a value is never returned shortened: it comes back
-    as written or not at all. Under a model profile (``ctx.decided``) its own closing tag
-    followed by a later closer of ``spec.tail`` with an earlier one skipped (``</parameter>``
-    then ``</tool_call>``, no ``</function>``) is such a stop too: a value ends at once only
-    where the call's whole closing structure follows, as the profile's stream release assumes.
+    as written or not at all. Its own closing tag followed by a later closer of ``spec.tail``
+    with an earlier one skipped (``</parameter>`` then ``</tool_call>``, no ``</function>``)
+    is such a stop too, with a model profile or without: a value ends at once only where the
+    call's whole closing structure follows, as a profile's stream release assumes. Of several
+    stops the first that agrees with a call's end counts (one that disagrees was text).
 
     ``crossings`` counts own markers quoted in values across one read (pass back the count
     from the previous value of the same read: the budget is per read, not per value). A
@@ -122,11 +123,13 @@ def read_value(
             ends = _closes_value(text, p + len(hit), spec, ctx)
             if ends is NEED_MORE:
                 return NEED_MORE
-            partial = _partial_close(text, p + len(hit), spec, ctx) if ends and ctx.decided else None
+            partial = _partial_close(text, p + len(hit), spec, ctx) if ends else None
             if isinstance(partial, NeedMore):
                 return NEED_MORE
-            if partial is not None:  # the closing structure with a part skipped: a stop
-                if stop_at == -1:
+            if partial is not None:  # a partial closing structure: a stop
+                # The first stop that agrees with a call's end, else the first: one that
+                # disagrees was text if an agreeing one comes after it.
+                if stop_at == -1 or (partial and not stop_agrees):
                     stop_at, stop_end, stop_agrees = p, p + len(hit), partial
             elif ends:
                 if stop_at != -1 and stop_agrees:
@@ -134,11 +137,12 @@ def read_value(
                 pieces.append(text[seg:p])
                 return "".join(pieces), p + len(hit), True, crossings
         elif hit in spec.stops:
-            if stop_at == -1:
+            if stop_at == -1 or not stop_agrees:
                 agrees = _stop_agrees(text, p, hit, spec, ctx)
                 if isinstance(agrees, NeedMore):
                     return NEED_MORE
-                stop_at, stop_end, stop_agrees = p, p, agrees
+                if stop_at == -1 or agrees:
+                    stop_at, stop_end, stop_agrees = p, p, agrees
         elif hit == _CDATA_OPEN:
             got = _cdata_end(text, p + len(hit), limit, spec, ctx, crossings=crossings)
             if not isinstance(got, tuple):
@@ -170,12 +174,13 @@ def _stopped(
 
 
 def _partial_close(text: str, k: int, spec: ValueSpec, ctx: ReadContext) -> bool | NeedMore | None:
-    """Under a model profile: after the value's closing tag ending at ``k``, None when the
-    closing structure follows whole (``spec.tail`` from its first closer, or no closer at
-    all: the next key, the end of the text); else, where a later closer of it comes with an
-    earlier one skipped, whether what follows that run of closers agrees with a call's end
-    (``_after_closers``). Such a closing tag ends the value only if no whole one comes after
-    it. O(len of the closers)."""
+    """After the value's closing tag ending at ``k``: None when the closing structure follows
+    whole (``spec.tail`` from its first closer, or no closer at all: the next key, the end of
+    the text); else, where a later closer of it comes with an earlier one skipped
+    (``</parameter></tool_call>``), whether what follows that run of closers agrees with a
+    call's end (``_after_closers``). Such a closing tag is a stop: it ends the value only if no
+    whole one comes after it. One rule with a model profile and without. O(len of the
+    closers)."""
     tail = spec.tail
     if len(tail) < 2:
         return None
