@@ -54,9 +54,15 @@ ROWS = [
         True,
         f'</{_DSML_P}></｜DSML｜tool_calls>x<{_DSML_P} name="b" string="true">',
     ),
-    # Two readings that disagree: the value to the last closing tag, or to `<parameter=b>` as
-    # the next key with this value's closing tag forgotten. Refused (`ambiguous`), never cut.
-    ("qwen3_coder", "</parameter></tool_call>x<parameter=b>", True, None),
+    (
+        "qwen3_coder",
+        "</parameter></tool_call>x<parameter=b>",
+        True,
+        "</parameter></tool_call>x<parameter=b>",
+    ),
+    # A stop that disagrees (`</function>` then text), then a partial structure that agrees:
+    # the value ends there, the stop inside it (a model that forgot `</function>`).
+    ("qwen3_coder", "v</function>", False, "v</function>"),
 ]
 
 # Open, known: a run of closers broken off before the wrapper's closer (`</function>` then

@@ -94,8 +94,8 @@ def read_value(
     as written or not at all. Its own closing tag followed by a later closer of ``spec.tail``
     with an earlier one skipped (``</parameter>`` then ``</tool_call>``, no ``</function>``)
     is such a stop too, with a model profile or without: a value ends at once only where the
-    call's whole closing structure follows, as a profile's stream release assumes. Of several
-    stops the first that agrees with a call's end counts (one that disagrees was text).
+    call's whole closing structure follows, as a profile's stream release assumes. Such a
+    partial structure that agrees with a call's end replaces an earlier stop that did not.
 
     ``crossings`` counts own markers quoted in values across one read (pass back the count
     from the previous value of the same read: the budget is per read, not per value). A
@@ -127,8 +127,8 @@ def read_value(
             if isinstance(partial, NeedMore):
                 return NEED_MORE
             if partial is not None:  # a partial closing structure: a stop
-                # The first stop that agrees with a call's end, else the first: one that
-                # disagrees was text if an agreeing one comes after it.
+                # A closing structure that agrees with a call's end after a stop that did not
+                # (`v</function>` then `</parameter></tool_call>`): that stop was text.
                 if stop_at == -1 or (partial and not stop_agrees):
                     stop_at, stop_end, stop_agrees = p, p + len(hit), partial
             elif ends:
@@ -137,12 +137,11 @@ def read_value(
                 pieces.append(text[seg:p])
                 return "".join(pieces), p + len(hit), True, crossings
         elif hit in spec.stops:
-            if stop_at == -1 or not stop_agrees:
+            if stop_at == -1:
                 agrees = _stop_agrees(text, p, hit, spec, ctx)
                 if isinstance(agrees, NeedMore):
                     return NEED_MORE
-                if stop_at == -1 or agrees:
-                    stop_at, stop_end, stop_agrees = p, p, agrees
+                stop_at, stop_end, stop_agrees = p, p, agrees
         elif hit == _CDATA_OPEN:
             got = _cdata_end(text, p + len(hit), limit, spec, ctx, crossings=crossings)
             if not isinstance(got, tuple):
