@@ -1,9 +1,9 @@
 """Shared fixtures (a few tools written the way users write them, a counter of work) and the
 hypothesis profiles.
 
-Profiles: ``default`` is small and deterministic (the README's test command, minutes on two
-cores); ``ci-deep`` is the fixed, larger budget ``.ci/run`` spends on ``tests/property`` as a
-step of its own, derandomized like ``default``; ``explore`` draws at random with a larger budget,
+Profiles: ``default`` is small and deterministic (the README's test command: 10 examples a
+property, minutes on two cores); ``ci-deep`` is the fixed, larger budget ``.ci/run`` spends on
+``tests/property`` as a step of its own, derandomized like ``default``; ``explore`` draws at random with a larger budget,
 by hand only. Choose with ``HYPOTHESIS_PROFILE=ci-deep``. Tests set no ``max_examples`` of
 their own, so the profile decides.
 
@@ -28,7 +28,7 @@ from toolrepair.testing import _count_calls
 
 settings.register_profile(
     "default",
-    max_examples=25,
+    max_examples=10,
     derandomize=True,  # the same examples every run: a red build is reproducible, never luck
     database=None,
     deadline=None,  # no clock in a verdict
