@@ -65,12 +65,14 @@ ROWS = [
     ("qwen3_coder", "v</function>", False, "v</function>"),
 ]
 
-# Open, known: a run of closers broken off before the wrapper's closer (`</function>` then
-# text) still ends the value there, without a profile and with one (the explore profile's
-# finding); the value comes back cut short. Strict: this fails loudly once it is fixed.
+# A run of closers broken off before the wrapper's closer (`</function>` then text): the call
+# may have closed there, its wrapper holding other text, or the value holds it all. Two
+# readings that disagree: refused (`ambiguous`), never cut short (the explore profile's finding).
 BROKEN_OFF = [
     ("qwen3_coder", "</parameter></function>x<parameter=b>"),
     ("seed_oss", "</parameter></function>x<parameter=b>"),
+    ("minimax_m2", '</parameter></invoke>x<parameter name="b">'),
+    ("glimmer", '</atem:parameter></atem:invoke>x<atem:parameter name="b">'),
 ]
 # GLM's call closer is its wrapper's (`</arg_value></tool_call>` is whole): a value holding it
 # ends there, a faithful reading of the reply up to its end.
@@ -104,12 +106,16 @@ def test_a_partial_closing_structure_is_part_of_the_value(
     assert _stream(text, kw) == got
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN DEFECT, open: a run of closers broken off before the wrapper's closer")
 @pytest.mark.parametrize(("dialect", "value"), BROKEN_OFF)
-def test_a_run_of_closers_broken_off_is_part_of_the_value(dialect: str, value: str) -> None:
+@pytest.mark.parametrize("profiled", [True, False])
+def test_a_run_of_closers_broken_off_reads_two_ways(dialect: str, value: str, profiled: bool) -> None:
     text = _reply(dialect, value, True)
-    got = [(c.name, c.arguments) for c in tr.salvage_text(text, ["a", "b"], dialects=[dialect]).calls]
-    assert got == [("a", {"k": value})], text
+    kw: dict[str, Any] = {"model": tr.ModelProfile("p", dialects=[dialect])} if profiled else {"dialects": [dialect]}
+    result = tr.salvage_text(text, ["a", "b"], **kw)
+    assert (result.calls, [r.reason for r in result.rejected]) == ((), ["ambiguous"]), text
+    stream = tr.StreamSalvager(["a", "b"], **kw)
+    events = [e for ch in text for e in stream.feed(ch)] + stream.close()
+    assert not [e for e in events if isinstance(e, tr.ToolCallReady)]
 
 
 @pytest.mark.parametrize(

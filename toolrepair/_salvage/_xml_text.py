@@ -57,6 +57,9 @@ class ValueSpec:
     # wrapper's): a closing tag followed by a later one of them, an earlier one skipped, ends
     # the value only as a stop tag would (``read_value``), with a model profile or without.
     tail: tuple[str, ...] = ()
+    # What may follow the call's closer inside the wrapper: the next call's opener
+    # (`<function=`, `<invoke `). A run of ``tail`` broken off by anything else is partial.
+    reopen: tuple[str, ...] = ()
 
 
 _LONGEST: dict[tuple[str, ...], int] = {}
@@ -173,21 +176,46 @@ def _stopped(
 
 
 def _partial_close(text: str, k: int, spec: ValueSpec, ctx: ReadContext) -> bool | NeedMore | None:
-    """After the value's closing tag ending at ``k``: None when the closing structure follows
-    whole (``spec.tail`` from its first closer, or no closer at all: the next key, the end of
-    the text); else, where a later closer of it comes with an earlier one skipped
-    (``</parameter></tool_call>``), whether what follows that run of closers agrees with a
-    call's end (``_after_closers``). Such a closing tag is a stop: it ends the value only if no
-    whole one comes after it. One rule with a model profile and without. O(len of the
-    closers)."""
+    """After the value's closing tag ending at ``k``: None when what follows ends it at once
+    (no closer of ``spec.tail``: the next key, the end of the text; or the tail's closers in
+    order, to the wrapper's or to the next call's opener, ``spec.reopen``). Else the run of
+    closers is partial, one skipped (``</parameter></tool_call>``) or broken off by other
+    text (``</parameter></function>x``): such a closing tag is a stop, ending the value only
+    if no whole one comes after it, and the answer is whether that reading agrees with a
+    call's end. Broken off, it does (the call closed; its wrapper holds other text), so a
+    whole closing structure later makes the value read two ways: ``ambiguous``. Skipped, what
+    follows the run decides (``_after_closers``). One rule with a model profile and without.
+    O(len of the closers)."""
     tail = spec.tail
     if len(tail) < 2:
         return None
     k = skip_ws(text, k)
-    got = any_at(text, k, tail[1:], ctx)
+    got = any_at(text, k, tail, ctx)
     if got is None or isinstance(got, NeedMore):
         return got
-    return _after_closers(text, k + len(got), tail[tail.index(got) + 1 :], spec, ctx)
+    at = tail.index(got)
+    k += len(got)
+    whole = at == 0
+    for close in tail[at + 1 :]:
+        k = skip_ws(text, k)
+        got = any_at(text, k, (close,), ctx)
+        if isinstance(got, NeedMore):
+            return NEED_MORE
+        if got is not None:
+            k += len(got)
+            continue
+        if whole and spec.reopen:  # the next call in the same wrapper
+            again = any_at(text, k, spec.reopen, ctx)
+            if isinstance(again, NeedMore):
+                return NEED_MORE
+            if again is not None:
+                return None
+        if whole:  # the call closed, text inside its wrapper: a call's end all the same
+            return True
+        break
+    if whole:
+        return None
+    return _after_closers(text, k, (), spec, ctx)
 
 
 def _stop_agrees(text: str, p: int, stop: str, spec: ValueSpec, ctx: ReadContext) -> bool | NeedMore:

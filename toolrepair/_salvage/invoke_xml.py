@@ -119,6 +119,7 @@ class InvokeDialect:
             own=self.markers,
             cdata=self.cdata,
             tail=(f"</{self.invoke}>", *closes),
+            reopen=(f"<{self.invoke} ",),
         )
 
     @property

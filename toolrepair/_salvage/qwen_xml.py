@@ -62,7 +62,14 @@ def read_function(
         return head
     name, j = head
     ends = (_PARAMETER, _END_FUNCTION, block_close)
-    spec = ValueSpec(close=_END_PARAMETER, successors=ends, stops=ends, own=own, tail=(_END_FUNCTION, block_close))
+    spec = ValueSpec(
+        close=_END_PARAMETER,
+        successors=ends,
+        stops=ends,
+        own=own,
+        tail=(_END_FUNCTION, block_close),
+        reopen=(_FUNCTION,),
+    )
     arguments: dict[str, Any] = {}
     while True:
         k = skip_ws(text, j)
