@@ -58,7 +58,8 @@ class ValueSpec:
     # the value only as a stop tag would (``read_value``), with a model profile or without.
     tail: tuple[str, ...] = ()
     # What may follow the call's closer inside the wrapper: the next call's opener
-    # (`<function=`, `<invoke `). A run of ``tail`` broken off by anything else is partial.
+    # (`<function=`). Set where the call's closer and the wrapper's are the whole closing
+    # structure (Qwen3-Coder, Seed-OSS): a run of ``tail`` broken off by other text is partial.
     reopen: tuple[str, ...] = ()
 
 
@@ -194,6 +195,8 @@ def _partial_close(text: str, k: int, spec: ValueSpec, ctx: ReadContext) -> bool
     if got is None or isinstance(got, NeedMore):
         return got
     at = tail.index(got)
+    if at == 0 and not spec.reopen:  # a dialect whose calls may be followed by more markup
+        return None  # (a token wrapper's own closers): only a skipped closer is read as partial
     k += len(got)
     whole = at == 0
     for close in tail[at + 1 :]:
@@ -204,14 +207,9 @@ def _partial_close(text: str, k: int, spec: ValueSpec, ctx: ReadContext) -> bool
         if got is not None:
             k += len(got)
             continue
-        if whole and spec.reopen:  # the next call in the same wrapper
+        if whole:  # the next call in the same wrapper, or text: the call's end all the same
             again = any_at(text, k, spec.reopen, ctx)
-            if isinstance(again, NeedMore):
-                return NEED_MORE
-            if again is not None:
-                return None
-        if whole:  # the call closed, text inside its wrapper: a call's end all the same
-            return True
+            return again if isinstance(again, NeedMore) else (None if again is not None else True)
         break
     if whole:
         return None

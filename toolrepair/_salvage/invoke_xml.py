@@ -119,7 +119,6 @@ class InvokeDialect:
             own=self.markers,
             cdata=self.cdata,
             tail=(f"</{self.invoke}>", *closes),
-            reopen=(f"<{self.invoke} ",),
         )
 
     @property
