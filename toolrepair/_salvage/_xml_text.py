@@ -53,13 +53,13 @@ class ValueSpec:
     # Any opening tag `<word>` may follow a real closing tag too: the tag-per-parameter
     # formats (Cline's `<path>`), whose next key's name is not known in advance.
     open_tag: bool = False
-    # The closers that follow the value's closing tag, in order (the call's, then the
-    # wrapper's): a closing tag followed by a later one of them, an earlier one skipped, ends
-    # the value only as a stop tag would (``read_value``), with a model profile or without.
-    tail: tuple[str, ...] = ()
+    # The call's closer and the wrapper's, which follow the value's closing tag in order: a
+    # closing tag followed by the wrapper's, the call's skipped, ends the value only as a stop
+    # tag would (``read_value``), with a model profile or without. None: no wrapper closer.
+    tail: tuple[str, str] | None = None
     # What may follow the call's closer inside the wrapper: the next call's opener
-    # (`<function=`). Set where the call's closer and the wrapper's are the whole closing
-    # structure (Qwen3-Coder, Seed-OSS): a run of ``tail`` broken off by other text is partial.
+    # (`<function=`). Set where the two closers are the whole closing structure (Qwen3-Coder,
+    # Seed-OSS): the call's closer followed by anything else is partial too.
     reopen: tuple[str, ...] = ()
 
 
@@ -95,8 +95,8 @@ def read_value(
     the rest of the closers and then the end of the text or a new call), and otherwise the
     two readings give different values and the call is refused (``ambiguous``); if it does
     not, the stop tag ends the value. So a value is never returned shortened: it comes back
-    as written or not at all. Its own closing tag followed by a later closer of ``spec.tail``
-    with an earlier one skipped (``</parameter>`` then ``</tool_call>``, no ``</function>``)
+    as written or not at all. Its own closing tag followed by the wrapper's closer with the
+    call's skipped (``</parameter>`` then ``</tool_call>``, no ``</function>``; ``spec.tail``)
     is such a stop too, with a model profile or without: a value ends at once only where the
     call's whole closing structure follows, as a profile's stream release assumes. Such a
     partial structure that agrees with a call's end replaces an earlier stop that did not.
@@ -178,42 +178,29 @@ def _stopped(
 
 def _partial_close(text: str, k: int, spec: ValueSpec, ctx: ReadContext) -> bool | NeedMore | None:
     """After the value's closing tag ending at ``k``: None when what follows ends it at once
-    (no closer of ``spec.tail``: the next key, the end of the text; or the tail's closers in
-    order, to the wrapper's or to the next call's opener, ``spec.reopen``). Else the run of
-    closers is partial, one skipped (``</parameter></tool_call>``) or broken off by other
-    text (``</parameter></function>x``): such a closing tag is a stop, ending the value only
-    if no whole one comes after it, and the answer is whether that reading agrees with a
-    call's end. Broken off, it does (the call closed; its wrapper holds other text), so a
-    whole closing structure later makes the value read two ways: ``ambiguous``. Skipped, what
-    follows the run decides (``_after_closers``). One rule with a model profile and without.
-    O(len of the closers)."""
+    (neither closer of ``spec.tail``: the next key, the end of the text; or both in order, or
+    the call's then the next call's opener, ``spec.reopen``). Else the closing structure is
+    partial, the call's closer skipped (``</parameter></tool_call>``) or followed by other
+    text (``</parameter></function>x``, only where ``reopen`` is set): such a closing tag is a
+    stop, ending the value only if no whole one comes after it, and the answer is whether that
+    reading agrees with a call's end. Followed by text, it does (the call closed; its wrapper
+    holds other text), so a whole closing structure later makes the value read two ways:
+    ``ambiguous``. Skipped, what follows the wrapper's closer decides (``_after_closers``).
+    One rule with a model profile and without. O(len of the closers)."""
     tail = spec.tail
-    if len(tail) < 2:
+    if tail is None:
         return None
     k = skip_ws(text, k)
     got = any_at(text, k, tail, ctx)
     if got is None or isinstance(got, NeedMore):
         return got
-    at = tail.index(got)
-    if at == 0 and not spec.reopen:  # a dialect whose calls may be followed by more markup
-        return None  # (a token wrapper's own closers): only a skipped closer is read as partial
-    k += len(got)
-    whole = at == 0
-    for close in tail[at + 1 :]:
-        k = skip_ws(text, k)
-        got = any_at(text, k, (close,), ctx)
-        if isinstance(got, NeedMore):
-            return NEED_MORE
-        if got is not None:
-            k += len(got)
-            continue
-        if whole:  # the next call in the same wrapper, or text: the call's end all the same
-            again = any_at(text, k, spec.reopen, ctx)
-            return again if isinstance(again, NeedMore) else (None if again is not None else True)
-        break
-    if whole:
-        return None
-    return _after_closers(text, k, (), spec, ctx)
+    if got == tail[1]:  # the call's closer skipped
+        return _after_closers(text, k + len(got), (), spec, ctx)
+    if not spec.reopen:  # a dialect whose calls may be followed by more markup (a token
+        return None  # wrapper's own closers): only a skipped closer is read as partial
+    k = skip_ws(text, k + len(got))
+    after = any_at(text, k, (tail[1], *spec.reopen), ctx)
+    return after if isinstance(after, NeedMore) else (None if after is not None else True)
 
 
 def _stop_agrees(text: str, p: int, stop: str, spec: ValueSpec, ctx: ReadContext) -> bool | NeedMore:

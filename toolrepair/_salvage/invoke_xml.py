@@ -118,7 +118,7 @@ class InvokeDialect:
             successors=(f"<{self.param} ", f"</{self.invoke}>", *closes),
             own=self.markers,
             cdata=self.cdata,
-            tail=(f"</{self.invoke}>", *closes),
+            tail=(f"</{self.invoke}>", block_close) if block_close else None,
         )
 
     @property
