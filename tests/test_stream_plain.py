@@ -252,3 +252,52 @@ def test_past_max_input_chars_plain_text_passes_through(reasoning: bool) -> None
     else:
         assert (calls, text) == (["a"], "Some text" + rest)
     assert s.close() == []
+
+
+def _held_run(text: str, cuts: list[int], **kw: Any) -> tuple[StreamSalvager, int]:
+    """The salvager after ``text`` fed cut at ``cuts`` and closed; the pass's entries before
+    ``close()``."""
+    s = StreamSalvager(ALLOWED, **kw)
+    prev = 0
+    for cut in [*cuts, len(text)]:
+        assert s.feed(text[prev:cut]) == []  # everything waits for a lone reasoning close
+        prev = cut
+    before = s.entries
+    s.close()
+    return s, before
+
+
+@pytest.mark.parametrize("text", REPLIES)
+@pytest.mark.parametrize("delta", [1, 7, 16])
+def test_a_held_reply_is_read_once_at_close_whatever_its_cutting(text: str, delta: int) -> None:
+    # Without a model profile every event waits for the end: the deltas are kept and the pass
+    # reads them then, so the work is that of one feed of the reply, however it was cut.
+    one, entered_one = _held_run(text, [])
+    cut, entered = _held_run(text, list(range(delta, len(text), delta)))
+    assert entered == entered_one == 0
+    assert (cut.entries, cut.work) == (one.entries, one.work)
+
+
+@given(st.lists(st.integers(0, 12_000), max_size=40))
+def test_a_long_held_reply_is_read_once_however_it_is_cut(cuts: list[int]) -> None:
+    text = ("prose {x} `y` " + hermes("a", {"n": 1}) + "\n") * 200  # longer than a batch
+    cuts = sorted(c for c in set(cuts) if c < len(text))
+    s, entered = _held_run(text, cuts)
+    assert entered == 0
+    assert s.entries == 1  # close(): one final step over the whole reply, never one per delta
+    whole = tr.salvage_text(text, ALLOWED)
+    assert streamed(text, ALLOWED, cuts) == (whole.content, whole.calls)
+
+
+@pytest.mark.parametrize(
+    ("options", "early"),
+    [({"model": "qwen3"}, True), ({"mask_reasoning": False}, True), ({"max_input_chars": 60}, True), ({}, False)],
+)
+def test_deltas_are_kept_only_while_every_event_waits(options: dict[str, Any], early: bool) -> None:
+    # Kept only while nothing could come out before close(): with a profile, without the
+    # reasoning masks, or past the input bound, the call is released before close().
+    text = "Sure. " + hermes("a", {"x": 1}) + " and then some more text after it"
+    s = StreamSalvager(ALLOWED, **options)
+    released = [e for i in range(0, len(text), 4) for e in s.feed(text[i : i + 4])]
+    assert any(isinstance(e, ToolCallReady | TextDelta) for e in released) is early
+    assert s.quiet_room == (0 if early else s._max_input - len(text))

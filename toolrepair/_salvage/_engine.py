@@ -1026,6 +1026,13 @@ def salvage_reply(
     )
 
 
+def markerless(text: str, config: SalvageConfig) -> bool:
+    """Whether ``text``, a whole reply, can hold no marker of ``config``: no anchor character
+    of any enabled marker, and a reply that does not begin in reasoning. Its content is then
+    the text as it is. O(A·n) at memchr speed (see ``run_whole``)."""
+    return not config.opened and not any(a in text for a in config.finder.anchors)
+
+
 def run_whole(
     text: str,
     config: SalvageConfig,
@@ -1045,7 +1052,7 @@ def run_whole(
     slower on 1 MB of prose, measured); ``allowed`` is still checked, so a bad allowlist fails
     the same way on any text."""
     names = _allowlist(allowed)
-    if not config.opened and not any(a in text for a in config.finder.anchors):
+    if markerless(text, config):
         return SalvageResult((), text, ())
     run = SalvagePass(
         config,

@@ -19,9 +19,12 @@ What is held back, and why (everything else is released at once):
   defaults can), that can happen until the reply ends, so everything is held, in order, and
   released at ``close()``; if the clear happens, the held text and calls become reasoning.
   This is the least holding that stays equivalent: a piece released earlier could be taken
-  back. With a ``ModelProfile`` no close forces reasoning open (the profile says whether
-  its template opened it), so nothing is held for this: each call is released the moment
-  it closes.
+  back. Since nothing can come out before ``close()`` then (or before the input bound is
+  near), the deltas are only kept (O(1) each) and the pass reads them when something is
+  next asked of it, in pieces of ``_BATCH`` characters: about the work of ``salvage_text``
+  on the same text, however the reply was cut. With a ``ModelProfile`` no close forces
+  reasoning open (the profile says whether its template opened it), so nothing is held for
+  this: each call is released the moment it closes.
 * under ``reasoning_calls="take"``, from the first call written inside open reasoning: it is
   taken if the reasoning never closes, and the reasoning ends there; a close makes it
   reasoning. Held until the close or ``close()``.
@@ -70,7 +73,7 @@ from typing import NamedTuple
 from .._limits import Limits, limits_with
 from .._types import ToolCall
 from ._base import LOOKBEHIND, AnyTool, ContentBuilder, Dialect, ReasoningBuilder
-from ._engine import SalvagePass, config_of
+from ._engine import SalvagePass, config_of, markerless
 from ._marks import Work
 from ._profiles import ModelProfile
 from ._scan import MarkerFinder
@@ -239,6 +242,8 @@ class StreamSalvager:
         "_closers",
         "_content",
         "_cut_i",
+        "_deferred",
+        "_deferred_len",
         "_entries",
         "_fed",
         "_gated",
@@ -313,6 +318,10 @@ class StreamSalvager:
         self._after_closer = False
         self._closers: tuple[str, ...] | None = None
         self._held: list[_Held] | None = [] if self._may_reset else None
+        # While everything is held, the deltas themselves (none fed to the pass yet): see the
+        # module docstring. None once they were handed on, or when nothing is held.
+        self._deferred: list[str] | None = [] if self._may_reset else None
+        self._deferred_len = 0
         self._closed = False
         # The one content rule and the one reasoning rule (``_base``), fed as the text is decided.
         self._content = ContentBuilder()
@@ -368,7 +377,7 @@ class StreamSalvager:
         to do before the reply ends feed it once instead of once per delta. O(1)."""
         if self._held is None or self._closed or self._over:
             return 0
-        return max(0, self._max_input - self._fed)
+        return max(0, self._max_input - self._fed - self._deferred_len)
 
     @property
     def entries(self) -> int:
@@ -390,7 +399,18 @@ class StreamSalvager:
         search of the delta in C, a look at its last ``_Plain.longest`` characters and a
         ``TextDelta``; the deltas are handed to the pass (window, code mask) once per
         ``_BATCH`` characters, never re-read by it. Any other delta enters the pass.
+
+        While every event is held for a lone reasoning close (the class docstring), a delta
+        is only kept, O(1), until ``close()`` or the input bound: the pass then reads the
+        kept text (``_undefer``).
         """
+        deferred = self._deferred
+        if deferred is not None and type(delta) is str:
+            if self._fed + self._deferred_len + len(delta) <= self._max_input:
+                deferred.append(delta)
+                self._deferred_len += len(delta)
+                return []
+            return self._undefer() + StreamSalvager.feed(self, delta)  # past the bound: `_overflow`
         if type(delta) is str:  # the last characters fed, for `_quiet`'s lookbehinds
             self._recent = self._recent[-self._table.context :] + delta
         if self._plain and type(delta) is str:
@@ -409,6 +429,28 @@ class StreamSalvager:
                     return []
                 return self._release(self._prefix + delta)
         return self._feed(delta)
+
+    def _undefer(self) -> list[Event]:
+        """The kept deltas, fed in pieces of about ``_BATCH`` characters (the pass's window
+        stays as small as for any stream); from here on deltas are fed as they come.
+        O(their length): each character joined once, one feed per piece. The base class's
+        ``feed``: a subclass has seen each delta already."""
+        deferred, self._deferred = self._deferred, None
+        if not deferred:
+            return []
+        self._deferred_len = 0
+        events: list[Event] = []
+        piece: list[str] = []
+        size = 0
+        for delta in deferred:
+            piece.append(delta)
+            size += len(delta)
+            if size >= _BATCH:
+                events += StreamSalvager.feed(self, "".join(piece))
+                piece, size = [], 0
+        if piece:
+            events += StreamSalvager.feed(self, "".join(piece))
+        return events
 
     def _quiet(self, delta: str) -> bool:
         """Can ``delta`` pass the pass by? A marker it holds or completes starts at most
@@ -483,11 +525,32 @@ class StreamSalvager:
         """The remaining events: the reply is complete. Idempotent after the first call."""
         if self._closed:
             return []
+        if self._deferred is not None:  # nothing was handed to the pass: the reply is whole
+            return self._close_whole()
         self._closed = True
         self._plain = False
         if self._over:
             return []
         self._give()
+        return self._step(final=True)
+
+    def _close_whole(self) -> list[Event]:
+        """``close()`` of a reply every delta of which was kept: the pass reads it once, as
+        ``salvage_text`` does (one final step, the code mask asked only where a marker is;
+        text that can hold no marker is its own content at once). O(what ``salvage_text``
+        costs on it)."""
+        text = "".join(self._deferred or ())
+        self._deferred, self._deferred_len = None, 0
+        self._closed = True
+        self._plain = False
+        self._fed = len(text)
+        if markerless(text, self._pass.config):
+            self._held = None
+            return [TextDelta(text)] if text else []
+        run = self._pass
+        if run.mask is not None:
+            run.mask.feed(text)
+        run.extend(text)
         return self._step(final=True)
 
     def _hold(self, text: str) -> int:

@@ -63,7 +63,7 @@ class ContentEvents:
     ['<think>Plan.</think> Hi']
     """
 
-    __slots__ = ("_at", "_content", "_deferred", "_mode", "_pending", "_room", "_salvager")
+    __slots__ = ("_at", "_content", "_mode", "_pending", "_salvager")
 
     def __init__(self, salvager: StreamSalvager, mode: Reasoning) -> None:
         self._salvager = salvager
@@ -71,43 +71,19 @@ class ContentEvents:
         self._pending: list[str] = []  # inline: the text fed from offset `_at` on
         self._at = 0
         self._content = ContentBuilder()
-        # Without a model profile the salvager answers every delta with nothing until the
-        # reply ends (a lone `</think>` could still make it all reasoning): its deltas are
-        # kept here and fed as one piece when something is next asked of it, which gives the
-        # same events at the same moments for one feed instead of one per delta (each costs
-        # the salvager's set-up). Only within its quiet room: past it, events come early.
-        self._room = salvager.quiet_room
-        self._deferred: list[str] = []
 
     def feed(self, text: str) -> list[Event]:
-        events = self._fed(text)
+        # Without a model profile the salvager only keeps each delta until the reply ends (a
+        # lone `</think>` could still make it all reasoning): one feed per delta costs O(1).
+        events = self._salvager.feed(text)
         if self._mode != "inline":
             return self._shaped(events)
         if text:
             self._pending.append(text)
         return self._inline(events, self._salvager.settled, final=False)
 
-    def _fed(self, text: str) -> list[Event]:
-        """The salvager's events for ``text`` (deferred while it would answer none, see above).
-        O(len(text)) amortised: each character is joined once and fed once."""
-        if type(text) is str and len(text) <= self._room:
-            self._room -= len(text)
-            self._deferred.append(text)
-            return []
-        self._room = 0  # from here on every delta is fed as it comes
-        return self._undefer() + self._salvager.feed(text)
-
-    def _undefer(self) -> list[Event]:
-        if not self._deferred:
-            return []
-        text = "".join(self._deferred)
-        self._deferred = []
-        return self._salvager.feed(text)
-
     def close(self) -> list[Event]:
-        self._room = 0
-        events = self._undefer()
-        events += self._salvager.close()
+        events = self._salvager.close()
         if self._mode != "inline":
             return self._shaped(events)
         return self._inline(events, self._salvager.settled, final=True)
