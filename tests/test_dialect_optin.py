@@ -285,8 +285,9 @@ CLINE: list[Row] = [
     ),
     # A later closing tag of the value, which the call's closing tag follows: two readings.
     ("<read_file><path>a</path></read_file> or </path></read_file>", ["read_file"], [], None, ["ambiguous"]),
-    # The reply's end ate the closing tag after a complete value (as for every XML dialect).
-    ("<read_file><path>a</path>", ["read_file"], [("read_file", {"path": "a"})], "", []),
+    # The reply ends after a complete value, the call's closing tag never written: cut short
+    # (more parameters may have followed) or eaten; refused, as for every XML dialect.
+    ("<read_file><path>a</path>", ["read_file"], [], None, ["truncated"]),
     # Two calls.
     (
         "<read_file><path>a</path></read_file>\nthen\n<read_file><path>b</path></read_file>",

@@ -112,7 +112,11 @@ QWEN: list[Row] = [
         "",
     ),
     ("<function=a>\n<parameter=x>\nv\n</parameter>\n</function>\n</tool_call>", ["a"], [("a", {"x": "v"})], ""),
-    ("<tool_call>\n<function=a>\n<parameter=x>\nv\n</parameter>\n", ["a"], [("a", {"x": "v"})], ""),
+    # The reply ends after a value, the call's own closer never written: cut short (more
+    # parameters may have followed) or its closers eaten; one reading runs a call that may
+    # lack arguments, so it is refused (truncated). With `</function>` it is whole.
+    ("<tool_call>\n<function=a>\n<parameter=x>\nv\n</parameter>\n", ["a"], [], None),
+    ("<tool_call>\n<function=a>\n<parameter=x>\nv\n</parameter>\n</function>", ["a"], [("a", {"x": "v"})], ""),
     ("<tool_call>\n<function=a>\n<parameter=x>\nhalf", ["a"], [], None),
     ("<tool_call>\n<function=a>\n", ["a"], [], None),
     ("```\n<tool_call>\n<function=a>\n<parameter=x>1</parameter>\n</function>\n</tool_call>\n```", ["a"], [], None),
@@ -187,11 +191,12 @@ GLM: list[Row] = [
         "Sure.",
     ),
     (
-        '<tool_call>a<arg_key>k</arg_key><arg_value>[1, {"z": "}"}]</arg_value>',
+        '<tool_call>a<arg_key>k</arg_key><arg_value>[1, {"z": "}"}]</arg_value></tool_call>',
         ["a"],
         [("a", {"k": '[1, {"z": "}"}]'})],
         "",
     ),
+    ('<tool_call>a<arg_key>k</arg_key><arg_value>[1, {"z": "}"}]</arg_value>', ["a"], [], None),  # no closer
     ("<tool_call>a<arg_key>k</arg_key><arg_value>cut", ["a"], [], None),
     ("<tool_call>a", ["a"], [], None),
     ("<think><tool_call>a</tool_call></think>", ["a"], [], ""),
@@ -208,7 +213,8 @@ INVOKE: list[Row] = [
         [("a", {"x": "1"}), ("b", {"y": "<b>hi</parameter> there</b>"})],
         "Checking.",
     ),
-    ('<minimax:tool_call><invoke name="a"><parameter name="x">1</parameter>', ["a"], [("a", {"x": "1"})], ""),
+    ('<minimax:tool_call><invoke name="a"><parameter name="x">1</parameter>', ["a"], [], None),  # no closer
+    ('<minimax:tool_call><invoke name="a"><parameter name="x">1</parameter></invoke>', ["a"], [("a", {"x": "1"})], ""),
     ('<minimax:tool_call><invoke name="a"><parameter name="x">1', ["a"], [], None),
     ('<think><minimax:tool_call><invoke name="a"></invoke></minimax:tool_call></think>', ["a"], [], ""),
     (

@@ -432,9 +432,8 @@ LOST_END = [
     '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}',
     '<function=get_weather>{"city": "Oslo"}',
     '<|tool_call>call:get_weather{city:<|"|>Oslo<|"|>}',
-    "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>",
-    "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>",
-    '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Oslo</parameter>',
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>",
+    '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Oslo</parameter>\n</invoke>',
     "<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>get_weather<\uff5ctool\u2581sep\uff5c>"
     '{"city": "Oslo"}',
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
@@ -447,6 +446,27 @@ LOST_END = [
     '<tool_call name="get_weather">{"city": "Oslo"}',
     '[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}',
 ]
+
+
+# Key/value calls whose own closer is lost too: the reply ends after a complete value. Cut
+# short by max_tokens (more arguments may have followed) or eaten by a stop token: the two
+# readings part on what runs, so the call is refused (truncated), never run with what it has.
+LOST_CALL_END = [
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>",
+    "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>",
+    '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Oslo</parameter>',
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=unit>\nc\n</parameter>",
+]
+
+
+@pytest.mark.parametrize("text", LOST_CALL_END, ids=[t[:30] for t in LOST_CALL_END])
+def test_a_key_value_call_whose_own_closer_is_lost_is_refused(text: str) -> None:
+    result = tr.salvage_text(text, W)
+    assert result.calls == ()
+    assert [(r.reason, r.name) for r in result.rejected] == [("truncated", "get_weather")]
+    stream = tr.StreamSalvager(W, model="qwen3")  # released as it goes: nothing before the end
+    events = [e for ch in text for e in stream.feed(ch)] + stream.close()
+    assert not [e for e in events if isinstance(e, tr.ToolCallReady)]
 
 
 @pytest.mark.parametrize("text", LOST_END, ids=[t[:30] for t in LOST_END])

@@ -110,7 +110,8 @@ class RawCall:
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """A candidate spanning ``[start, end)``: its calls, or ``error`` refusing all of it.
+    """A candidate spanning ``[start, end)``: its calls, or ``error`` refusing all of it (then
+    ``calls`` may hold the refused call's name, for the ``Rejection``: never run).
 
     On an error, scanning resumes right after the marker (so a valid call nested in a broken
     one is still found) unless the reader says ``resume``. ``markup``, on an error: the region

@@ -811,7 +811,8 @@ class SalvagePass:
                 hit = None if aside is None else aside(self.scan.text, marker_end - base, end - base)
                 if hit is not None:
                     end = max(marker_end, hit.start() + base)
-            self._reject(s, end, dialect, found.error, None)
+            # A refusal may name the call it refused (its text was cut short): never run.
+            self._reject(s, end, dialect, found.error, found.calls[0].name or None if found.calls else None)
             if markup:
                 self._cut(s, end, ())
             else:

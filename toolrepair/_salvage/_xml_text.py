@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from ._base import NEED_MORE, Found, NeedMore, RawCall, ReadContext, skip_ws, startswith_ci
 
@@ -392,17 +391,17 @@ def refused_if_dangling(
     return found if after is None else Found(after, error="ambiguous", resume=after)
 
 
-def call_at_end(
-    text: str, name: str, arguments: dict[str, Any], j: int, ctx: ReadContext
-) -> tuple[RawCall, int] | Found | NeedMore:
-    """The call whose text ends after its arguments (the last ending at ``j``): the end of
-    the reply ate the closing tags after a complete value; with no value yet, the call may
-    have been cut short."""
+def call_at_end(text: str, name: str, ctx: ReadContext) -> Found | NeedMore:
+    """The call whose text ends after a complete value, its own closing tag never written:
+    refused as ``truncated``. Two readings part there: the reply was cut short (``max_tokens``;
+    more arguments could have followed) or a stop token ate the closing tags; one runs a call
+    that may lack arguments, so the one that runs nothing is taken (fail closed; the engines'
+    parsers refuse it too). A call whose own closer came (``</function>``, ``</invoke>``) is
+    whole, whatever follows; a JSON body is whole when its object closes. The refusal names
+    the call (``Found.calls``: its name only, never run)."""
     if not ctx.final:
         return NEED_MORE
-    if not arguments:
-        return Found(len(text), error="truncated")
-    return RawCall(name, arguments), j
+    return Found(len(text), (RawCall(name, {}),), error="truncated")
 
 
 def _cdata_end(

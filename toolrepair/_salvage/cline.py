@@ -85,8 +85,7 @@ def _call(text: str, tool: str, j: int, ctx: ReadContext, *, closed: bool = Fals
         if k >= n:
             if closed:
                 return NEED_MORE if not ctx.final else None
-            ended = call_at_end(text, tool, arguments, j, ctx)
-            return ended if not isinstance(ended, tuple) else Found(ended[1], (ended[0],))
+            return call_at_end(text, tool, ctx)
         at_close = any_at(text, k, (close_tool,), ctx)
         if isinstance(at_close, NeedMore):
             return NEED_MORE

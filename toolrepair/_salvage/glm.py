@@ -83,7 +83,7 @@ def _pairs(text: str, j: int, name: str, ctx: ReadContext) -> tuple[RawCall, int
     while True:
         k = skip_ws(text, j)
         if k >= n:
-            return call_at_end(text, name, arguments, j, ctx)
+            return call_at_end(text, name, ctx)
         lit = any_at(text, k, (_KEY, _CLOSE), ctx)
         if isinstance(lit, NeedMore):
             return NEED_MORE

@@ -74,7 +74,7 @@ def refused_block(
     end = block_end(text, marker_end, close, ctx, opens)
     if isinstance(end, NeedMore):
         return NEED_MORE
-    return Found(found.end, error=found.error, resume=max(end, found.resume or 0))
+    return Found(found.end, found.calls, error=found.error, resume=max(end, found.resume or 0))
 
 
 @lru_cache(maxsize=64)
@@ -179,7 +179,7 @@ class InvokeDialect:
         while True:
             k = skip_ws(text, j)
             if k >= n:
-                return call_at_end(text, name, arguments, j, ctx)
+                return call_at_end(text, name, ctx)
             lit = any_at(text, k, literals, ctx)
             if isinstance(lit, NeedMore):
                 return NEED_MORE
@@ -307,7 +307,8 @@ class InvokeDialect:
             got = None if lit is None else self._invoke(text, k, ctx, spec, budget)
             if isinstance(got, Found) and got.error is not None and calls:
                 # The complete calls before a broken one stand; the broken one is refused alone.
-                return Found(got.end, (*calls, RawCall("", {}, error=got.error)))
+                named = got.calls[0].name if got.calls else ""  # a refusal may name its call
+                return Found(got.end, (*calls, RawCall(named, {}, error=got.error)))
             if not isinstance(got, tuple):
                 return found_calls(j, calls) if got is None else got
             calls.append(got[0])

@@ -75,7 +75,7 @@ class _KimiK3:
         while True:
             k = skip_ws(text, j)
             if k >= n:
-                return call_at_end(text, name, arguments, j, ctx)
+                return call_at_end(text, name, ctx)
             lit = any_at(text, k, (_END_CALL, _ARG), ctx)
             if isinstance(lit, NeedMore):
                 return NEED_MORE

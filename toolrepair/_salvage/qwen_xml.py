@@ -74,7 +74,7 @@ def read_function(
     while True:
         k = skip_ws(text, j)
         if k >= n:
-            return call_at_end(text, name, arguments, j, ctx)
+            return call_at_end(text, name, ctx)
         lit = any_at(text, k, ends, ctx)
         if isinstance(lit, NeedMore):
             return NEED_MORE
@@ -140,7 +140,7 @@ class _QwenXml:
             if isinstance(got, Found) and got.error is not None and got.resume is None:
                 # The `<function=` a refusal read is this region's: not read again as a call
                 # of its own (one region, one rejection).
-                return Found(got.end, error=got.error, resume=max(got.end, j + 1))
+                return Found(got.end, got.calls, error=got.error, resume=max(got.end, j + 1))
             if not isinstance(got, tuple):
                 return got
             call, end = got
