@@ -42,6 +42,7 @@ LAZY = (
     "hashlib",
     "secrets",
     "difflib",
+    "base64",
 )
 
 PROBE = """
@@ -88,6 +89,7 @@ def test_import_toolrepair_imports_none_of_the_lazy_modules() -> None:
             ["toolrepair._salvage.json_blocks"],
         ),
         ("import toolrepair; toolrepair.serialize_result(object())", ["datetime", "decimal", "uuid"]),
+        ("import toolrepair; toolrepair.serialize_result(bytes([255]))", ["base64"]),
     ],
 )
 def test_each_is_imported_when_first_used(statement: str, expected: list[str]) -> None:
