@@ -29,6 +29,11 @@ LAZY = (
     "toolrepair._salvage.xml_family",
     "toolrepair._salvage.token_family",
     "toolrepair._salvage.json_family",
+    # Readers the built-in tag dialect reaches only from a read (the dialect families import
+    # them on the first salvage): the JSON block's tail, attribute calls and XML text values.
+    "toolrepair._salvage.json_blocks",
+    "toolrepair._salvage.attr_call",
+    "toolrepair._salvage._xml_text",
     # Standard modules only some calls need: results, schemas from hints, ids, suggestions, logs.
     "logging",
     "datetime",
@@ -37,6 +42,7 @@ LAZY = (
     "hashlib",
     "secrets",
     "difflib",
+    "base64",
 )
 
 PROBE = """
@@ -77,7 +83,13 @@ def test_import_toolrepair_imports_none_of_the_lazy_modules() -> None:
             ["toolrepair._salvage.xml_family"],
         ),
         ("import toolrepair; toolrepair.DIALECTS", ["toolrepair._salvage._registry"]),
+        (
+            'import toolrepair; toolrepair.salvage_text(\'<<c>>{"name": "f", "arguments": {}}<</c>>\', [\'f\'],'
+            " dialects=[toolrepair.TagDialect('mine', open='<<c>>', close='<</c>>')])",
+            ["toolrepair._salvage.json_blocks"],
+        ),
         ("import toolrepair; toolrepair.serialize_result(object())", ["datetime", "decimal", "uuid"]),
+        ("import toolrepair; toolrepair.serialize_result(bytes([255]))", ["base64"]),
     ],
 )
 def test_each_is_imported_when_first_used(statement: str, expected: list[str]) -> None:
@@ -100,3 +112,44 @@ def test_the_built_in_profiles_name_built_in_dialects() -> None:
     for name, profile in tr.MODEL_PROFILES.items():
         built = tr.ModelProfile(name, dialects=profile.dialects, reasoning=profile.reasoning, opened=profile.opened)
         assert built == profile and all(d in tr.DIALECTS for d in profile.dialects)
+
+
+# Patterns only some inputs reach are compiled on first use (``toolrepair._lazy.lazy``), so the
+# import compiles none of them: a pattern of each such table, unbuilt after the import.
+LAZY_PATTERNS = (
+    "toolrepair._salvage._mask:_INLINE_HTML",
+    "toolrepair._salvage._mask:_LINK_TAIL",
+    "toolrepair._salvage._mask:_HTML",
+    "toolrepair._salvage._mask:_FENCE_BODY",
+    "toolrepair._args._decode:_CHAR_NAME",
+    "toolrepair._args._schema:_KEY_NOISE",
+    "toolrepair._names:_WORDS",
+    "toolrepair._salvage.tag:_ATTRIBUTE",
+)
+
+
+def test_import_toolrepair_compiles_none_of_the_lazy_patterns() -> None:
+    probe = "; ".join(
+        f"import {module}; print({module}.{name}.cache_info().currsize)"
+        for module, name in (entry.split(":") for entry in LAZY_PATTERNS)
+    )
+    code = f"import sys; sys.path[:0] = {sys.path!r}; import toolrepair; {probe}"
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0"] * len(LAZY_PATTERNS)
+
+
+@pytest.mark.parametrize(
+    ("text", "built"),
+    [
+        ("[a](b `c`) <b>`d`</b>\n", ["_LINK_TAIL", "_INLINE_HTML"]),
+        ("```\ncode\n```\n", ["_FENCE_BODY"]),
+        ("<div>\n`html`\n</div>\n", ["_HTML"]),
+    ],
+)
+def test_a_lazy_pattern_is_built_once_its_input_comes(text: str, built: list[str]) -> None:
+    from toolrepair._salvage import _mask
+
+    mask = _mask.CodeMask(1_000_000)
+    for s in range(len(text)):  # asked at each offset (the text holds code: the mask reads it)
+        mask.covers(text, 0, s, True)
+    assert all(getattr(_mask, name).cache_info().currsize == 1 for name in built)

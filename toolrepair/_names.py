@@ -10,6 +10,7 @@ from typing import Any, Final
 import regex
 
 from ._errors import ToolResolutionError
+from ._lazy import lazy
 from ._log import logger
 
 __all__ = [
@@ -54,7 +55,7 @@ a prefix can change what a call means, so it is never dropped on a guess.
 _MCP_KEY: Final = "mcp"
 # No real name has more parts; longer chains are unknown (and the split stays O(len(name))).
 _MAX_SEGMENTS: Final = 4
-_WORDS = regex.compile(r"[\p{Lu}]?[\p{Ll}\p{Nd}]+|[\p{Lu}\p{Nd}]+(?![\p{Ll}])")
+_WORDS = lazy(lambda: regex.compile(r"[\p{Lu}]?[\p{Ll}\p{Nd}]+|[\p{Lu}\p{Nd}]+(?![\p{Ll}])"))
 
 
 def normalize_name(name: str) -> str:
@@ -103,7 +104,7 @@ def split_namespace(name: str) -> str | None:
 def _words(name: str) -> tuple[str, ...]:
     """Sorted words of a name, so `search_web` and `WebSearch` compare as word sets."""
     text = unicodedata.normalize("NFKC", name)
-    return tuple(sorted(w.casefold() for w in _WORDS.findall(text)))
+    return tuple(sorted(w.casefold() for w in _WORDS().findall(text)))
 
 
 def suggest_names(name: str, candidates: Iterable[str], *, n: int = 3, cutoff: float = 0.6) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import enum
 import functools
@@ -70,6 +69,8 @@ def _bytes(value: bytes | bytearray | memoryview, depth: int) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
+        import base64  # here: binary results are rare, and the import is not free (nor struct's)
+
         return "base64:" + base64.b64encode(raw).decode("ascii")
 
 

@@ -18,6 +18,7 @@ from itertools import chain, compress, repeat
 from typing import Any, Final
 
 from .._errors import ArgumentError, InputTooLargeError
+from .._lazy import lazy
 from .._limits import DEFAULT_LIMITS, Limits, limits_with
 from .._types import RepairEvent
 
@@ -246,19 +247,19 @@ _QUOTE_CHARS: Final = "\"'“”‘’"
 # One chunk regex per opener: a run of characters that are neither a backslash nor a closer.
 _CHUNKS: Final = {q: re.compile("[^\\\\" + closers + "]*") for q, closers in _CLOSERS.items()}
 _ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_HEX4: Final = re.compile(r"[0-9a-fA-F]{4}")
-_HEX_PREFIX: Final = re.compile(r"[0-9a-fA-F]{0,3}")
+_HEX4: Final = lazy(lambda: re.compile(r"[0-9a-fA-F]{4}"))
+_HEX_PREFIX: Final = lazy(lambda: re.compile(r"[0-9a-fA-F]{0,3}"))
 # Number tokens: a greedy run of number characters, then checked whole. No nested quantifiers
 # over the same characters, so every match is linear.
 _NUMBER_CHARS: Final = re.compile(r"[-+.0-9eE]+")
 _NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_NUMBER_PREFIX: Final = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?)?")
-_LEADING_ZERO: Final = re.compile(r"-?0[0-9]")
+_NUMBER_PREFIX: Final = lazy(lambda: re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?)?"))
+_LEADING_ZERO: Final = lazy(lambda: re.compile(r"-?0[0-9]"))
 _WORD: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_BARE_KEY: Final = re.compile(r"(?:[^\W\d]|\$)[\w$-]*")
+_BARE_KEY: Final = lazy(lambda: re.compile(r"(?:[^\W\d]|\$)[\w$-]*"))
 _SPACE: Final = re.compile(r"\s*")  # what str.strip() removes
 _FENCE_OPEN: Final = re.compile(r"`{3,}|~{3,}")
-_FENCE_INFO: Final = re.compile(r"[ \t]*[A-Za-z0-9_.+-]*[ \t]*\r?\n")
+_FENCE_INFO: Final = lazy(lambda: re.compile(r"[ \t]*[A-Za-z0-9_.+-]*[ \t]*\r?\n"))
 
 # word -> (value, replaced-from-Python?)
 _LITERALS: Final[dict[str, tuple[Any, bool]]] = {
@@ -476,12 +477,12 @@ def _refuse_kept_quote(opened: int, k: int, element: bool) -> None:
 # Escapes a Python literal has and JSON lacks (JSON's own, and \u, keep their JSON reading).
 _PYTHON_ESCAPES: Final = frozenset("xUNav01234567\n")
 _PYTHON_SIMPLE: Final = {"a": "\a", "v": "\v", "\n": ""}
-_OCTAL: Final = re.compile(r"[0-7]{1,3}")
-_HEX2: Final = re.compile(r"[0-9a-fA-F]{2}")
-_HEX8: Final = re.compile(r"[0-9a-fA-F]{8}")
-_CHAR_NAME: Final = re.compile(r"\{([A-Za-z0-9 \-]{1,100})\}")
-_CHAR_NAME_PREFIX: Final = re.compile(r"\{?[A-Za-z0-9 \-]{0,100}")
-_HEX_RUN: Final = re.compile(r"[0-9a-fA-F]{0,7}")
+_OCTAL: Final = lazy(lambda: re.compile(r"[0-7]{1,3}"))
+_HEX2: Final = lazy(lambda: re.compile(r"[0-9a-fA-F]{2}"))
+_HEX8: Final = lazy(lambda: re.compile(r"[0-9a-fA-F]{8}"))
+_CHAR_NAME: Final = lazy(lambda: re.compile(r"\{([A-Za-z0-9 \-]{1,100})\}"))
+_CHAR_NAME_PREFIX: Final = lazy(lambda: re.compile(r"\{?[A-Za-z0-9 \-]{0,100}"))
+_HEX_RUN: Final = lazy(lambda: re.compile(r"[0-9a-fA-F]{0,7}"))
 
 
 def _read_python_escape(s: str, k: int) -> tuple[str, int]:
@@ -493,13 +494,13 @@ def _read_python_escape(s: str, k: int) -> tuple[str, int]:
     if simple is not None:
         return simple, k + 2
     if esc in "01234567":
-        octal = _OCTAL.match(s, k + 1)
+        octal = _OCTAL().match(s, k + 1)
         assert octal is not None
         return chr(int(octal.group(), 8)), octal.end()
-    pattern = _HEX2 if esc == "x" else _HEX8 if esc == "U" else _CHAR_NAME
+    pattern = _HEX2() if esc == "x" else _HEX8() if esc == "U" else _CHAR_NAME()
     match = pattern.match(s, k + 2)
     if match is None:
-        if (_CHAR_NAME_PREFIX if esc == "N" else _HEX_RUN).fullmatch(s, k + 2):
+        if (_CHAR_NAME_PREFIX() if esc == "N" else _HEX_RUN()).fullmatch(s, k + 2):
             raise _truncated("the text ends inside an escape", len(s))
         raise _undecodable(f"Invalid escape \\{esc} at {k}", k)
     if esc == "N":
@@ -516,14 +517,14 @@ def _read_python_escape(s: str, k: int) -> tuple[str, int]:
 def _read_unicode_escape(s: str, k: int) -> tuple[str | None, int]:
     """Decode ``\\uXXXX`` at ``s[k]`` (joining a surrogate pair as ``json`` does)."""
     digits = s[k + 2 : k + 6]
-    if not _HEX4.fullmatch(digits):
-        if k + 6 > len(s) and _HEX_PREFIX.fullmatch(digits):
+    if not _HEX4().fullmatch(digits):
+        if k + 6 > len(s) and _HEX_PREFIX().fullmatch(digits):
             raise _truncated("the text ends inside a \\u escape", len(s))
         return None, k + 1
     code = int(digits, 16)
     if 0xD800 <= code <= 0xDBFF and s.startswith("\\u", k + 6):
         low_digits = s[k + 8 : k + 12]
-        if _HEX4.fullmatch(low_digits):
+        if _HEX4().fullmatch(low_digits):
             low = int(low_digits, 16)
             if 0xDC00 <= low <= 0xDFFF:
                 return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)), k + 12
@@ -537,14 +538,14 @@ def _read_number(s: str, i: int) -> tuple[int | float, int]:
     token = match.group()
     end = match.end()
     if not _NUMBER.fullmatch(token):
-        if _LEADING_ZERO.match(token):
+        if _LEADING_ZERO().match(token):
             raise ArgumentError(
                 f"Number {token[:40]!r} at {i} has a leading zero: it is ambiguous "
                 "(quote it if it is a string such as a postcode)",
                 reason="ambiguous",
                 position=i,
             )
-        if end >= len(s) and _NUMBER_PREFIX.fullmatch(token):
+        if end >= len(s) and _NUMBER_PREFIX().fullmatch(token):
             raise _truncated(f"the text ends inside a number starting at {i}", len(s))
         raise _undecodable(f"Invalid number {token[:40]!r} at {i}", i)
     if "." in token or "e" in token or "E" in token:
@@ -629,7 +630,7 @@ class _Lenient:
         if c in _CLOSERS:
             self.key, i = _read_string(s, i, self.notes, False)
         else:
-            match = _BARE_KEY.match(s, i)
+            match = _BARE_KEY().match(s, i)
             if match is None:
                 raise _undecodable(f"Expected a quoted key at {i}, got {c!r}", i)
             self.key = key = match.group()
@@ -788,7 +789,7 @@ def _content_span(text: str, notes: _Notes) -> tuple[int, int]:
     fence = _FENCE_OPEN.match(text, start, end)
     if fence is not None:
         notes.add("Removed Markdown code fence", start, fence.group(), "")
-        info = _FENCE_INFO.match(text, fence.end(), end)
+        info = _FENCE_INFO().match(text, fence.end(), end)
         start = info.end() if info is not None else fence.end()
         # A closing fence (of the same character, three or more) ends the body.
         body = text[start:end]

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # jsonschema is imported when the first schema is compiled (m
     from referencing.exceptions import Unresolvable
 
 from .._errors import ArgumentError
+from .._lazy import lazy
 from .._limits import DEFAULT_LIMITS
 from .._safe_text import exact_str, has_long_int, int_fits_text
 from .._spec import expected_from_schema
@@ -32,9 +33,9 @@ from ._decode import _MAX_NUMBER_CHARS, _MISSING, _NUMBER, NullText, SpelledFloa
 __all__ = ["CompiledSchema", "compile_schema"]
 
 # NFKC + casefold, then drop format characters (zero-width, bidi), '_', '-' and whitespace.
-_KEY_NOISE: Final = regex.compile(r"[\p{Cf}_\-\s]+")
-_KEY_SUFFIX: Final = re.compile(r"\s*[=:]\s*\Z")
-_INT_TEXT: Final = re.compile(r"(-?[0-9]+)(?:\.0+)?")
+_KEY_NOISE: Final = lazy(lambda: regex.compile(r"[\p{Cf}_\-\s]+"))
+_KEY_SUFFIX: Final = lazy(lambda: re.compile(r"\s*[=:]\s*\Z"))
+_INT_TEXT: Final = lazy(lambda: re.compile(r"(-?[0-9]+)(?:\.0+)?"))
 # The coercion walk takes a step per value level and per schema it composes ($ref, a union's
 # branch, allOf): a level may sit behind up to this many steps and still be coerced. Its bound
 # is this times ``Limits.max_depth``, the one depth limit.
@@ -55,8 +56,8 @@ _TYPE_WORDS: Final = {
 @lru_cache(maxsize=4096)
 def _normalize_key(key: str) -> str:
     """``' Query= '`` -> ``'query'``: the spelling-insensitive form of an argument name."""
-    key = _KEY_SUFFIX.sub("", key.strip())
-    return _KEY_NOISE.sub("", unicodedata.normalize("NFKC", key).casefold())
+    key = _KEY_SUFFIX().sub("", key.strip())
+    return _KEY_NOISE().sub("", unicodedata.normalize("NFKC", key).casefold())
 
 
 def _is_strict_int(checker: object, instance: object) -> bool:
@@ -102,7 +103,7 @@ def _text_to_number(value: str, name: str, max_depth: int) -> Any:
     text = value.strip()
     if len(text) > _MAX_NUMBER_CHARS or not _NUMBER.fullmatch(text):
         return _MISSING
-    whole = _INT_TEXT.fullmatch(text)
+    whole = _INT_TEXT().fullmatch(text)
     if whole is not None:
         return int(whole.group(1))
     if name == "integer":

@@ -68,9 +68,11 @@ from __future__ import annotations
 import bisect
 import re
 from collections import deque
+from collections.abc import Callable
 
 import regex
 
+from .._lazy import lazy
 from ._base import NEED_MORE, NeedMore
 
 __all__ = [
@@ -168,23 +170,27 @@ _EOL = re.compile(r"[\r\n]")
 _HTML_CODE_OPEN = re.compile(r"<(?:(?i:pre|code|script|style|textarea)(?=[\s/>])|!--)")
 # A raw text's close tag the line's end leaves open (``</script`` then a line ending: the tag
 # may go on) is matched too, and in doubt.
-_HTML_CODE_CLOSE: dict[str | None, re.Pattern[str]] = {
-    **{name: re.compile(f"</(?i:{name})\\s*(?:>|$)") for name in ("script", "style", "textarea")},
-    None: re.compile("-->"),
-}
-_COMMENT_END = _HTML_CODE_CLOSE[None]
+_HTML_CODE_CLOSE: Callable[[], dict[str | None, re.Pattern[str]]] = lazy(
+    lambda: {
+        **{name: re.compile(f"</(?i:{name})\\s*(?:>|$)") for name in ("script", "style", "textarea")},
+        None: re.compile("-->"),
+    }
+)
+_COMMENT_END = lazy(lambda: _HTML_CODE_CLOSE()[None])
 # Outside raw text: an opener (group 1: its name, None for a comment) or a close tag of an
 # element that nests (group 2).
-_HTML_TAGS = re.compile(r"<(?:(?i:(pre|code|script|style|textarea))(?=[\s/>]|$)|!--)|</(?i:(pre|code))\s*>")
+_HTML_TAGS = lazy(
+    lambda: re.compile(r"<(?:(?i:(pre|code|script|style|textarea))(?=[\s/>]|$)|!--)|</(?i:(pre|code))\s*>")
+)
 _NESTING = {"pre": 0, "code": 1}
 _TAG_TAIL = len("<textarea")  # what a delta must keep for an opener cut by its end
 _LINE_END = re.compile(r"\r\n?|\n")
 _NONWS = re.compile(r"[^ \t]")
-_BACKTICKS = re.compile(r"`+")
-_ORDERED = re.compile(r"[0-9]{1,9}[.)]")
-_SETEXT = re.compile(r"(?:=+|-+)[ \t]*")
-_BREAK = {c: re.compile(r"(?:" + re.escape(c) + r"[ \t]*){3,}") for c in "*-_"}
-_ATX = re.compile(r"#{1,6}(?=[ \t]|$)")
+_BACKTICKS = lazy(lambda: re.compile(r"`+"))
+_ORDERED = lazy(lambda: re.compile(r"[0-9]{1,9}[.)]"))
+_SETEXT = lazy(lambda: re.compile(r"(?:=+|-+)[ \t]*"))
+_BREAK = lazy(lambda: {c: re.compile(r"(?:" + re.escape(c) + r"[ \t]*){3,}") for c in "*-_"})
+_ATX = lazy(lambda: re.compile(r"#{1,6}(?=[ \t]|$)"))
 # A line's container prefix: a tab in it is where tab readings part (see ``_classify``).
 _PREFIX = re.compile(r"[ \t>\-+*.)0-9]*")
 _CAP = 32  # columns of indentation ever needed: list item widths stay below this
@@ -194,7 +200,7 @@ _CAP = 32  # columns of indentation ever needed: list item widths stay below thi
 # The spec's is spaces, tabs and line endings only: a tag holding other whitespace (``_ODD_SPACE``)
 # is a tag in one reading and text in the other, so in doubt.
 _S = r"[\s\x1c-\x1f]"
-_ODD_SPACE = re.compile(r"[^\S \t\r\n]")
+_ODD_SPACE = lazy(lambda: re.compile(r"[^\S \t\r\n]"))
 # HTML block start conditions, as the reference implementation spells them (kind, start, end
 # or None for "a blank line"); kind 7 cannot interrupt a paragraph.
 _ATTR = rf"""(?>{_S}+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:{_S}*={_S}*(?:[^"'=<>`\x00-\x20]+|'[^']*'|"[^"]*"))?)"""
@@ -204,39 +210,45 @@ _BLOCK_NAMES = (
     "head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|"
     "p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul"
 )
-_HTML: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
-    (
-        re.compile(r"<(?a:script|pre|style|textarea)(?=\s|>|$)", re.I),
-        re.compile(r"</(?a:script|pre|style|textarea)>", re.I),
-    ),
-    (re.compile(r"<!--"), re.compile(r"-->")),
-    (re.compile(r"<\?"), re.compile(r"\?>")),
-    (re.compile(r"<![A-Za-z]"), re.compile(r">")),
-    (re.compile(r"<!\[CDATA\["), re.compile(r"\]\]>")),
-    (re.compile(r"</?(?a:" + _BLOCK_NAMES + r")(?=\s|/?>|$)", re.I), None),
-    (re.compile(r"(?:<[A-Za-z][A-Za-z0-9\-]*" + _ATTR + r"*+\s*+/?>|</[A-Za-z][A-Za-z0-9\-]*\s*>)\s*$"), None),
+_HTML: Callable[[], tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...]] = lazy(
+    lambda: (
+        (
+            re.compile(r"<(?a:script|pre|style|textarea)(?=\s|>|$)", re.I),
+            re.compile(r"</(?a:script|pre|style|textarea)>", re.I),
+        ),
+        (re.compile(r"<!--"), re.compile(r"-->")),
+        (re.compile(r"<\?"), re.compile(r"\?>")),
+        (re.compile(r"<![A-Za-z]"), re.compile(r">")),
+        (re.compile(r"<!\[CDATA\["), re.compile(r"\]\]>")),
+        (re.compile(r"</?(?a:" + _BLOCK_NAMES + r")(?=\s|/?>|$)", re.I), None),
+        (re.compile(r"(?:<[A-Za-z][A-Za-z0-9\-]*" + _ATTR + r"*+\s*+/?>|</[A-Za-z][A-Za-z0-9\-]*\s*>)\s*$"), None),
+    )
 )
 
 # Raw inline HTML and autolinks (CommonMark 0.31): where one may start, and the whole of one.
 # Matched with `partial`, so a construct the line's end leaves open is told apart.
 _INLINE_START = re.compile(r"<[A-Za-z/!?]|<[A-Za-z0-9.!#$%&'*+=?^_`{|}~-]+@")
-_INLINE_HTML = regex.compile(
-    rf"<[A-Za-z][A-Za-z0-9-]*{_ATTR}*+{_S}*+/?>|</[A-Za-z][A-Za-z0-9-]*+{_S}*+>"
-    r"|<!--(?:-?>|(?:[^-]|-[^-]|--[^>])*+-->)|<\?.*?\?>|<![A-Za-z][^>]*+>|<!\[CDATA\[.*?\]\]>"
-    r"|<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\x00-\x20]*+>"
-    r"|<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]++@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*+>",
-    regex.DOTALL,
+_INLINE_HTML = lazy(
+    lambda: regex.compile(
+        rf"<[A-Za-z][A-Za-z0-9-]*{_ATTR}*+{_S}*+/?>|</[A-Za-z][A-Za-z0-9-]*+{_S}*+>"
+        r"|<!--(?:-?>|(?:[^-]|-[^-]|--[^>])*+-->)|<\?.*?\?>|<![A-Za-z][^>]*+>|<!\[CDATA\[.*?\]\]>"
+        r"|<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\x00-\x20]*+>"
+        r"|<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]++@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*+>",
+        regex.DOTALL,
+    )
 )
 
 # A link's tail from its `(`: destination and title (CommonMark 0.31), matched with `partial`.
 # Looser than the reference (any whitespace, any nesting of parentheses), so where this does
 # not match, no link hides anything.
-_LINK_TAIL = regex.compile(
-    r"""\(\s*+(?:<(?:[^<>\n\\]|\\.)*+>"""
-    r"""|(?:[^\x00-\x20\x7f()\\]++|\\.|(\((?:[^\x00-\x20\x7f()\\]++|\\.|(?1))*+\)))*+)"""
-    r"""(?:\s++(?:"(?:[^"\\]|\\.)*+"|'(?:[^'\\]|\\.)*+'|\((?:[^()\\]|\\.)*+\)))?\s*+\)""",
-    regex.DOTALL,
+_LINK_TAIL = lazy(
+    lambda: regex.compile(
+        r"""\(\s*+(?:<(?:[^<>\n\\]|\\.)*+>"""
+        r"""|(?:[^\x00-\x20\x7f()\\]++|\\.|(\((?:[^\x00-\x20\x7f()\\]++|\\.|(?1))*+\)))*+)"""
+        r"""(?:\s++(?:"(?:[^"\\]|\\.)*+"|'(?:[^'\\]|\\.)*+'|\((?:[^()\\]|\\.)*+\)))?\s*+\)""",
+        regex.DOTALL,
+    )
 )
 
 # Lines that can only open or go on with a paragraph when no container is open: at most three
@@ -260,7 +272,9 @@ _PLAIN = re.compile(f"((?:{_PLAIN_LINE})*)((?:{_BLANK_LINE}(?:{_PLAIN_LINE}|{_BL
 
 # Lines inside a fence (no container open) that cannot close it: not three spaces at most and
 # then the fence's character. Any line ending but a CR the text may yet follow with LF.
-_FENCE_BODY = {ch: re.compile(r"(?:(?! {0,3}" + re.escape(ch) + r")[^\r\n]*(?:\r\n|\r(?!$)|\n))+") for ch in "`~"}
+_FENCE_BODY = lazy(
+    lambda: {ch: re.compile(r"(?:(?! {0,3}" + re.escape(ch) + r")[^\r\n]*(?:\r\n|\r(?!$)|\n))+") for ch in "`~"}
+)
 
 # Leaf blocks that matter here.
 _NONE, _PARA, _FENCE, _ICODE, _HTML_BLOCK = range(5)
@@ -351,16 +365,16 @@ def _splits_quotes(t: str, i: int, b: int, stack: list[int], matched: int) -> in
     j = m.start()
     ch = t[j]
     if ch in "-+*" or ch.isdigit():
-        o = _ORDERED.match(t, j, b) if ch.isdigit() else None
+        o = _ORDERED().match(t, j, b) if ch.isdigit() else None
         end = j + 1 if o is None else o.end()
         if (o is not None or not ch.isdigit()) and (end == b or t[end] in " \t"):
             return split
     if ch == "<":
-        starts = any(start.match(t, j, b) for start, _ in _HTML[:6])
+        starts = any(start.match(t, j, b) for start, _ in _HTML()[:6])
     elif ch == ">":
         starts = items > 0
     else:
-        starts = _fence_at(t, j, b) or _is_break(t, j, b, ch) or (ch == "#" and _ATX.match(t, j, b) is not None)
+        starts = _fence_at(t, j, b) or _is_break(t, j, b, ch) or (ch == "#" and _ATX().match(t, j, b) is not None)
     return split if starts else 0
 
 
@@ -368,7 +382,7 @@ def _marker_end(t: str, j: int, b: int, ch: str) -> int:
     """Where a list item's marker at ``j`` ends (then a space, a tab or the line's end), or -1."""
     if ch in "-+*":
         end = j + 1
-    elif ch.isdigit() and (o := _ORDERED.match(t, j, b)) is not None:
+    elif ch.isdigit() and (o := _ORDERED().match(t, j, b)) is not None:
         end = o.end()
     else:
         return -1
@@ -377,7 +391,7 @@ def _marker_end(t: str, j: int, b: int, ch: str) -> int:
 
 def _is_break(t: str, j: int, b: int, ch: str) -> bool:
     """Is ``t[j:b]`` a thematic break (its first character ``ch``)? O(b - j)."""
-    return ch in "*-_" and _BREAK[ch].fullmatch(t, j, b) is not None
+    return ch in "*-_" and _BREAK()[ch].fullmatch(t, j, b) is not None
 
 
 def _quote_continued(t: str, i: int, b: int, col: int, part: int) -> tuple[int, int, int] | None:
@@ -497,13 +511,13 @@ class _Inline:
             if self.k < len(spans) and spans[self.k][0] <= base + q:
                 self.pos = spans[self.k][1] - base  # in a code span: no HTML
                 continue
-            full = _INLINE_HTML.match(t, q, self.b, partial=True)
+            full = _INLINE_HTML().match(t, q, self.b, partial=True)
             if full is None:
                 self.pos = q + 1
                 continue
             self.work += full.end() - q
             self.start, self.partial = q, full.partial
-            self.odd = t[q + 1] not in "!?" and _ODD_SPACE.search(t, q, full.end()) is not None
+            self.odd = t[q + 1] not in "!?" and _ODD_SPACE().search(t, q, full.end()) is not None
             self.end = self.pos = self.b + 1 if full.partial else full.end()
 
 
@@ -828,7 +842,7 @@ class CodeMask:
         if leaf != _FENCE and t[a] in _NOT_PLAIN:
             return False  # the first line is not plain: no match to try
         stop = min(len(t), a + self.head, upto - base + 1)
-        m = (_FENCE_BODY[self.fch] if leaf == _FENCE else _PLAIN).match(t, a, max(a, stop))
+        m = (_FENCE_BODY()[self.fch] if leaf == _FENCE else _PLAIN).match(t, a, max(a, stop))
         if m is None or m.end() == a:
             return False
         e = m.end()
@@ -1148,7 +1162,7 @@ class CodeMask:
         if ch in "-+*":
             mlen = 1
         else:
-            m = _ORDERED.match(t, j, b)
+            m = _ORDERED().match(t, j, b)
             if m is not None:
                 mlen = m.end() - j
                 if interrupts and int(t[j : m.end() - 1]) != 1:
@@ -1192,7 +1206,7 @@ class CodeMask:
             if self.fog:
                 self._html_code(t, base, j, b, [])  # another tab reading may see a paragraph
             return
-        if ch in "=-" and para and not lazy and _SETEXT.fullmatch(t, j, b):
+        if ch in "=-" and para and not lazy and _SETEXT().fullmatch(t, j, b):
             self._close_para(r)  # a setext heading's underline
             self.leaf = _NONE
             return
@@ -1201,7 +1215,7 @@ class CodeMask:
             self._close_para(r)
             self.leaf = _NONE
             return
-        if ch == "#" and _ATX.match(t, j, b):
+        if ch == "#" and _ATX().match(t, j, b):
             del stack[matched:]
             self._close_para(r)
             self.leaf = _NONE
@@ -1218,7 +1232,7 @@ class CodeMask:
     def _html_starts(self, j: int, para: bool, matched: int) -> bool:
         """Does an HTML block start at ``j`` (kind 7 cannot interrupt a paragraph)?"""
         t, _, _, b, r = self.line
-        for kind, (start, end) in enumerate(_HTML):
+        for kind, (start, end) in enumerate(_HTML()):
             if (kind < 6 or not para) and start.match(t, j, b):
                 del self.stack[matched:]
                 self._close_para(r)
@@ -1282,11 +1296,11 @@ class CodeMask:
         pending = self.hopen and spans is not None
         hidden = -1  # the end of an inline comment in doubt, whose tags are read on
         if soft:
-            end = _COMMENT_END.search(t, x, b)
+            end = _COMMENT_END().search(t, x, b)
             self._code(base + a, base + (b if end is None else end.end()), self.horigin)
             self.hsoft = end is None
         while True:
-            m = (_HTML_TAGS if self.hraw is None else self.hraw).search(t, pos, b)
+            m = (_HTML_TAGS() if self.hraw is None else self.hraw).search(t, pos, b)
             if m is None:
                 break
             h = base + m.start()
@@ -1306,11 +1320,11 @@ class CodeMask:
             if (
                 real == 1
                 and t[m.start() + 1] == "/"
-                and (t[m.end() - 1] != ">" or _ODD_SPACE.search(t, m.start(), m.end()) is not None)
+                and (t[m.end() - 1] != ">" or _ODD_SPACE().search(t, m.start(), m.end()) is not None)
             ):
                 real = -1  # left open by the line's end, or a close only in the reference's reading (`_S`)
             if self.hraw is not None:  # the raw text's own close
-                if spans is not None and self.hraw is _COMMENT_END:
+                if spans is not None and self.hraw is _COMMENT_END():
                     continue  # a comment's end in a paragraph is text: no end
                 if doubt or real != 1:
                     # A close that may or may not end the raw text: the readings part on every
@@ -1357,7 +1371,7 @@ class CodeMask:
                     # that code already: not matched again).
                     if self.hsoft or m.start() < hidden:
                         continue
-                    full = _INLINE_HTML.match(t, m.start(), b, partial=True)
+                    full = _INLINE_HTML().match(t, m.start(), b, partial=True)
                     if full is not None and not full.partial:
                         self.work += full.end() - m.start()
                         self._code(h, base + full.end())
@@ -1380,7 +1394,7 @@ class CodeMask:
                             self._dead(base + start, h)  # nesting past the bound: all code from here
                             return
                     else:
-                        self.hraw = _HTML_CODE_CLOSE[None if name is None else name.lower()]
+                        self.hraw = _HTML_CODE_CLOSE()[None if name is None else name.lower()]
             if start >= 0 and not self._in_html_code():
                 self._code(base + start, base + pos, self.horigin)
                 start = -1
@@ -1426,7 +1440,7 @@ class CodeMask:
                 self._inline_html(t, base, j, b)
         ro, ro_len, re_, rn, waiting = self.ro, self.ro_len, self.re_, self.rn, self.waiting
         lo = j
-        for m in _BACKTICKS.finditer(t, j, b):
+        for m in _BACKTICKS().finditer(t, j, b):
             p, q = m.span()
             k = p
             while k > lo and t[k - 1] == "\\":
@@ -1461,7 +1475,7 @@ class CodeMask:
             stop = b if r == -1 else r + 1
             budget -= stop - h
             self.work += stop - h
-            tail = _LINK_TAIL.match(t, h + 1, stop, partial=True)
+            tail = _LINK_TAIL().match(t, h + 1, stop, partial=True)
             if budget < 0 or (tail is not None and tail.partial):
                 self.fog_at = base + h
                 return
@@ -1479,7 +1493,7 @@ class CodeMask:
             if m is None:
                 return
             h = m.start()
-            full = _INLINE_HTML.match(t, h, b, partial=True)
+            full = _INLINE_HTML().match(t, h, b, partial=True)
             if full is None:
                 h += 1
                 continue

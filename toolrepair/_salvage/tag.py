@@ -6,10 +6,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .._lazy import lazy
 from ._base import NEED_MORE, Found, NeedMore, ReadContext, skip_ws_match
 from ._json import JsonFailure, calls_from_value, decode_payload, with_repairs
-from .attr_call import read_attribute_call
-from .json_blocks import arguments_at, read_after_payload
+
+# json_blocks and attr_call (with _xml_text) are imported where a read first reaches them: the
+# built-in dialects import them on the first salvage anyway, and `import toolrepair` need not.
 
 __all__ = ["AttributeTagDialect", "TagDialect", "read_json_block"]
 
@@ -48,6 +50,8 @@ def read_json_block(
     calls = calls_from_value(value, require_arguments=require_arguments)
     if calls is None:
         return Found(j, error="not-a-call")
+    from .json_blocks import read_after_payload
+
     end = read_after_payload(text, j, close, ctx)
     return NEED_MORE if isinstance(end, NeedMore) else Found(end, with_repairs(calls, repairs))
 
@@ -87,7 +91,7 @@ class TagDialect:
 
 
 # `name="..."` / `id='...'`: a word, `=`, a quoted value without brackets; bounded runs.
-_ATTRIBUTE = re.compile(r"""\s*([A-Za-z_][\w-]{0,63})\s*=\s*(?:"([^"<>]{0,256})"|'([^'<>]{0,256})')""")
+_ATTRIBUTE = lazy(lambda: re.compile(r"""\s*([A-Za-z_][\w-]{0,63})\s*=\s*(?:"([^"<>]{0,256})"|'([^'<>]{0,256})')"""))
 _ATTRIBUTES_MAX = 8
 _TAG_MAX = _ATTRIBUTES_MAX * 340  # the longest tag the attributes can spell
 
@@ -106,11 +110,15 @@ class AttributeTagDialect(TagDialect):
         return (self.open.lower(), self.open.lower()[:-1] + " ")
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
+        from .json_blocks import arguments_at, read_after_payload
+
         if text[marker_end - 1] != " ":
             close = self.close.lower()
             found = read_json_block(text, start, marker_end, close, ctx)
             if found is not None:
                 return found
+            from .attr_call import read_attribute_call
+
             got = read_attribute_call(text, marker_end, ctx)
             if not isinstance(got, tuple):
                 return got
@@ -168,7 +176,7 @@ def _attributes(text: str, i: int) -> tuple[dict[str, str], int]:
     """Up to _ATTRIBUTES_MAX attributes from ``i``; the index of the first non-space after them."""
     attributes: dict[str, str] = {}
     for _ in range(_ATTRIBUTES_MAX):
-        m = _ATTRIBUTE.match(text, i)
+        m = _ATTRIBUTE().match(text, i)
         if m is None:
             break
         attributes[m.group(1).lower()] = m.group(2) if m.group(2) is not None else m.group(3)
