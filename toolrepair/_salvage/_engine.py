@@ -1006,7 +1006,12 @@ def salvage_text(
 
 
 def salvage_reply(
-    text: str, allowed: Collection[str] | AnyTool, config: SalvageConfig, bounds: Limits, *, answered: bool = False
+    text: str,
+    allowed: Collection[str] | AnyTool | NameTable,
+    config: SalvageConfig,
+    bounds: Limits,
+    *,
+    answered: bool = False,
 ) -> SalvageResult:
     """``salvage_text`` with its configuration and bounds resolved. ``answered``: the content
     leaves out the rejected candidates too (``SalvagePass.result``), for a caller that
@@ -1045,7 +1050,7 @@ def run_whole(
     slower on 1 MB of prose, measured); ``allowed`` is still checked, so a bad allowlist fails
     the same way on any text."""
     names = _allowlist(allowed)
-    if not config.opened and not any(a in text for a in config.finder.anchors):
+    if not config.opened and not any(map(text.__contains__, config.finder.anchors)):  # no frame per anchor
         return SalvageResult((), text, ())
     run = SalvagePass(
         config,
