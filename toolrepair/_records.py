@@ -535,7 +535,12 @@ class _Job:
         source = f"{self.ordinal}\x00{text}"
         # Results already written after the turn keep their ids: the calls take them, in order.
         kept = _result_ids_after(turn) if turn.after is not None else []
-        ids = [kept[k] if k < len(kept) else stable_id(prefix, source, k) for k in range(len(repaired))]
+        # An audit writes no id: it counts the results they would link, which needs only how
+        # many there are (a SHA-256 of the turn's text per call spared).
+        ids = [
+            kept[k] if k < len(kept) else stable_id(prefix, source, k) if self.write else ""
+            for k in range(len(repaired))
+        ]
         if self.write:
             _write_salvaged(turn, repaired, ids, result.content.strip())
         if turn.after is not None:
