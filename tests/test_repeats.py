@@ -273,12 +273,34 @@ def _text_turn(arguments: str, name: str = "f") -> dict[str, Any]:
         ([_native_turn('{"q": 1}', '{"q": 2}', '{"q": 3}', '{"q": 4}')], 0),  # different arguments
         ([_text_turn('{"q": 1}')] * 6, 3),  # salvaged calls count alike
         ([_native_turn('{"q": 1}', '{"q": 1}'), _text_turn('{"q": 1}'), _text_turn('{"q": 1}')], 1),
+        # Keys wait until a record has a fourth call; repeats before and after that count alike.
+        ([_native_turn('{"q": 1}', '{"q": 1}', '{"q": 1}', '{"q": 2}', '{"q": 1}')], 1),
+        ([_native_turn('{"q": 2}', '{"q": 3}', '{"q": 4}', '{"q": 1}', '{"q": 1}', '{"q": 1}', '{"q": 1}')], 1),
+        ([_native_turn('{"q": 1}'), _text_turn('{"q": 1}'), _native_turn('{"q": 1}', '{"q": 1}', '{"q": 1}')], 2),
     ],
 )
 def test_audit_counts_calls_repeated_past_the_default(messages: list[Any], repeated: int) -> None:
     report = tr.audit_records([{"messages": messages}], tools=["f"])
     assert report.repeated_calls == repeated
     assert tr.fix_record({"messages": messages}, tools=["f"])[1].repeated_calls == repeated
+
+
+@pytest.mark.parametrize(("calls", "keyed"), [(1, 0), (3, 0), (4, 4), (6, 6)])
+def test_audit_keys_calls_only_past_the_default(monkeypatch: pytest.MonkeyPatch, calls: int, keyed: int) -> None:
+    """A record of at most DEFAULT_MAX_REPEATS calls cannot repeat one past it: no call is keyed."""
+    import toolrepair._records as records
+
+    seen: list[str] = []
+    real = records.call_key
+
+    def counting(name: str, arguments: Any) -> bytes:
+        seen.append(name)
+        return real(name, arguments)
+
+    monkeypatch.setattr(records, "call_key", counting)
+    record = {"messages": [_native_turn(*[f'{{"q": {i}}}' for i in range(calls)])]}
+    assert tr.audit_records([record], tools=["f"]).repeated_calls == 0
+    assert len(seen) == keyed
 
 
 def test_audit_counts_per_record_and_merges() -> None:

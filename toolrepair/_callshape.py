@@ -86,11 +86,12 @@ def read_call_shape(obj: Mapping[str, Any]) -> CallShape:
     inner = obj.get(WRAPPER_KEY)
     # Unwrapped only when the inner mapping names a call: a "function" key may hold other data.
     # (None and dict first: ABC checks are slow, and decoded JSON holds dicts or nothing here.)
-    wrapped = (
-        inner is not None
-        and (type(inner) is dict or isinstance(inner, Mapping))
-        and any(isinstance(inner.get(row.name), str) for row in CALL_KEYS)
-    )
+    wrapped = False
+    if inner is not None and (type(inner) is dict or isinstance(inner, Mapping)):
+        for row in CALL_KEYS:
+            if isinstance(inner.get(row.name), str):
+                wrapped = True
+                break
     source: Mapping[str, Any] = inner if wrapped else obj  # type: ignore[assignment]
     for row in CALL_KEYS:
         name = source.get(row.name)

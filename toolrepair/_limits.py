@@ -61,5 +61,7 @@ def limits_with(limits: Limits | None, **overrides: int | None) -> Limits:
     base = DEFAULT_LIMITS if limits is None else limits
     if not isinstance(base, Limits):
         raise TypeError(f"limits must be a Limits, not {type(base).__name__}")
+    if not overrides:  # the usual call (limits alone): no dict to build
+        return base
     given = {name: value for name, value in overrides.items() if value is not None}
     return dataclasses.replace(base, **given) if given else base

@@ -35,11 +35,13 @@ from ._callshape import CALL_KEYS, WRAPPER_KEY, call_parts, read_call_shape
 from ._errors import ArgumentError
 from ._history import pair_history, resolve_shape
 from ._ids import stable_id
-from ._limits import DEFAULT_LIMITS, Limits
+from ._limits import DEFAULT_LIMITS, Limits, limits_with
+from ._names import NameTable
 from ._repair import ToolIndex, coerce_call
 from ._repeats import DEFAULT_MAX_REPEATS, call_key
 from ._report import Tally
-from ._salvage import ANY_TOOL, AnyTool, salvage_text
+from ._salvage import ANY_TOOL, AnyTool
+from ._salvage._engine import SalvageConfig, _allowlist, config_for, salvage_reply
 from ._types import ToolCall, ToolSpec
 
 __all__ = ["BadRecord", "RecordFixer", "tool_specs"]
@@ -127,17 +129,24 @@ def _check_schema_depth(name: str, schema: Mapping[str, Any], limits: Limits) ->
 
 class _Tables:
     """What one set of tools needs, built once: the repair index and the salvage allowlist.
-    ``index`` is None for ANY_TOOL (names accepted as written, arguments decoded only)."""
+    ``index`` is None for ANY_TOOL (names accepted as written, arguments decoded only).
+    ``names`` and ``config`` are what ``salvage_text`` would resolve on every reply: the
+    allowlist's name table and the default salvage configuration (``salvage_reply`` takes them)."""
 
-    __slots__ = ("allowed", "index")
+    __slots__ = ("allowed", "config", "index", "names")
 
     def __init__(self, tools: Any, limits: Limits) -> None:
+        self.config: SalvageConfig = config_for(None)
+        self.names: NameTable | AnyTool = ANY_TOOL
         if tools is ANY_TOOL:
             self.index: ToolIndex | None = None
             self.allowed: tuple[str, ...] | AnyTool = ANY_TOOL
         else:
             self.index = ToolIndex(tool_specs(tools, limits) if tools is not None else ())
             self.allowed = self.index.names
+            table = _allowlist(self.allowed)
+            assert table is not None  # a tuple of names always has a table (None is ANY_TOOL's)
+            self.names = table
 
 
 # -- the fixer ---------------------------------------------------------------------------------
@@ -151,7 +160,7 @@ class RecordFixer:
 
     def __init__(self, tools: Any = None, limits: Limits | None = None) -> None:
         self._tools = tools
-        self.limits = DEFAULT_LIMITS if limits is None else limits
+        self.limits = limits_with(limits)  # DEFAULT_LIMITS for None; not a Limits: TypeError here
         self._default = _Tables(tools, self.limits)
         self._cache: dict[str, _Tables] = {}
 
@@ -434,18 +443,47 @@ _READERS: dict[str, Callable[[Any], tuple[list[Any], str]]] = {
 
 # -- one record's work -------------------------------------------------------------------------
 class _Job:
-    __slots__ = ("allowed", "changed", "index", "limits", "ordinal", "record", "repeats", "tally", "write")
+    __slots__ = (
+        "changed",
+        "index",
+        "limits",
+        "ordinal",
+        "record",
+        "repeats",
+        "tables",
+        "tally",
+        "unkeyed",
+        "write",
+    )
 
     def __init__(self, tables: _Tables, tally: Tally, write: bool, record: Any, limits: Limits) -> None:
-        self.index, self.allowed, self.limits = tables.index, tables.allowed, limits
+        self.tables, self.index, self.limits = tables, tables.index, limits
         self.tally, self.write, self.record = tally, write, record
         self.changed = False
         self.ordinal = 0  # of the turn in the record
         self.repeats: dict[bytes, int] = {}  # call_key -> calls so far in this record
+        # The record's calls not yet keyed, None once they are (see _count_repeat).
+        self.unkeyed: list[ToolCall] | None = []
 
     def _count_repeat(self, call: ToolCall) -> None:
         """Count a call made again past DEFAULT_MAX_REPEATS within the record, keyed as the
-        registry keys it (``call_key``: resolved name, canonical arguments)."""
+        registry keys it (``call_key``: resolved name, canonical arguments).
+
+        A key can pass DEFAULT_MAX_REPEATS only in a record with more calls than that, so the
+        first calls wait unkeyed and are keyed together when one more comes: a record's usual
+        one or two calls never pay for a canonical dump and a digest. The count is the same."""
+        unkeyed = self.unkeyed
+        if unkeyed is not None:
+            unkeyed.append(call)
+            if len(unkeyed) <= DEFAULT_MAX_REPEATS:
+                return
+            self.unkeyed = None
+            for waiting in unkeyed:
+                self._key(waiting)
+            return
+        self._key(call)
+
+    def _key(self, call: ToolCall) -> None:
         key = call_key(call.name, call.arguments)
         seen = self.repeats[key] = self.repeats.get(key, 0) + 1
         if seen > DEFAULT_MAX_REPEATS:
@@ -471,7 +509,9 @@ class _Job:
     def _salvage(self, turn: _Turn, text: str) -> None:
         """Count (and, when writing, make native) the calls written as text in a turn that has none."""
         tally = self.tally
-        result = salvage_text(text, self.allowed, limits=self.limits) if text else None
+        tables = self.tables
+        # salvage_text with what it resolves per call resolved once (``_Tables``).
+        result = salvage_reply(text, tables.names, tables.config, self.limits) if text else None
         if result is None:
             tally.empty_replies += 1
             return
@@ -495,7 +535,12 @@ class _Job:
         source = f"{self.ordinal}\x00{text}"
         # Results already written after the turn keep their ids: the calls take them, in order.
         kept = _result_ids_after(turn) if turn.after is not None else []
-        ids = [kept[k] if k < len(kept) else stable_id(prefix, source, k) for k in range(len(repaired))]
+        # An audit writes no id: it counts the results they would link, which needs only how
+        # many there are (a SHA-256 of the turn's text per call spared).
+        ids = [
+            kept[k] if k < len(kept) else stable_id(prefix, source, k) if self.write else ""
+            for k in range(len(repaired))
+        ]
         if self.write:
             _write_salvaged(turn, repaired, ids, result.content.strip())
         if turn.after is not None:

@@ -158,7 +158,8 @@ def coerce_call(
         )
         error.__cause__ = exc
         return Repair(None, error, tuple(events)), False
-    events.extend(replace(e, tool=name) if e.tool is None else e for e in decode_events)
+    if decode_events:  # most calls decode clean: no generator to run
+        events.extend(replace(e, tool=name) if e.tool is None else e for e in decode_events)
     events.extend(schema_events)
     if events and not allow_silent:
         changes = "; ".join(e.message for e in events)

@@ -902,8 +902,9 @@ def decode_arguments(
     >>> decode_arguments("{'query': 'cats',}")[0]
     {'query': 'cats'}
     """
-    if limits is None and max_depth is None and max_chars is None:
-        depth, chars = DEFAULT_LIMITS.max_depth, DEFAULT_LIMITS.max_argument_chars
+    if max_depth is None and max_chars is None:  # the usual call: no overrides to merge
+        chosen = DEFAULT_LIMITS if limits is None else limits_with(limits)
+        depth, chars = chosen.max_depth, chosen.max_argument_chars
     else:
         chosen = limits_with(limits, max_depth=max_depth, max_argument_chars=max_chars)
         depth, chars = chosen.max_depth, chosen.max_argument_chars
