@@ -327,3 +327,24 @@ def test_decoded_records_that_make_the_walk_fail_are_counted() -> None:
 def test_limit_flags_take_whole_numbers(value: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", "-", "--any", "--max-depth", value], stdin=io.StringIO(""), stdout=io.StringIO()) == 2
     assert f"expected a whole number >= 1, got {value!r}" in capsys.readouterr().err
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(("max_depth", "clean", "unrepairable"), [(8, 0, 1), (10, 1, 0)])
+def test_a_native_calls_arguments_are_held_to_the_fixers_limits(max_depth: int, clean: int, unrepairable: int) -> None:
+    # One Limits for every check: the arguments (10 levels with their object) are held to the
+    # fixer's max_depth, not the default's.
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "web_search", "arguments": json.dumps({"q": _nested(9)})},
+    }
+    record = {"messages": [{"role": "assistant", "content": None, "tool_calls": [call]}]}
+    report = process_lines([json.dumps(record)], RecordFixer(["web_search"], Limits(max_depth=max_depth))).freeze()
+    assert (report.clean_calls, report.unrepairable_calls) == (clean, unrepairable)

@@ -561,7 +561,7 @@ class _Job:
         out: list[ToolCall] = []
         failed = 0
         for call in calls:
-            repair, _ = coerce_call(self.index, call, allow_silent=True)
+            repair, _ = coerce_call(self.index, call, allow_silent=True, limits=self.limits)
             if repair.call is None:
                 failed += 1
             else:
@@ -585,7 +585,7 @@ class _Job:
             return None
         if self.index is None:
             return self._native_any(call)
-        repair, _ = coerce_call(self.index, call, allow_silent=True)
+        repair, _ = coerce_call(self.index, call, allow_silent=True, limits=self.limits)
         if repair.call is None:
             error = repair.error
             kind = getattr(error, "kind", "error")
