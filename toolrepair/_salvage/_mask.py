@@ -258,6 +258,38 @@ _NOT_PLAIN = frozenset("\t>`~*-_+#<=0123456789[].)")
 _LEAD = re.compile(r" {0,3}(?:([-+*] )|(#{1,6} ))?[^ \t\r\n>`~*\-_+#<=0-9\[\].)]")
 _PLAIN = re.compile(f"((?:{_PLAIN_LINE})*)((?:{_BLANK_LINE}(?:{_PLAIN_LINE}|{_BLANK_LINE})*)?)")
 
+# The same run, wider, where nothing of the open paragraph waits (no undecided backtick run,
+# nothing in doubt) and at most one list item of width 2 is open: lines at column 0 only,
+# whose inline content may hold what the line-by-line reading decides within the line and
+# leaves no state for: code spans of one backtick whose content holds no backtick, `<` or
+# `](` (each pairs with the next run, in its line), tags of one word that are no HTML code
+# element (`<br>`, `</b>`: whole inline HTML holding no backtick, which ``_inline_html`` and
+# ``_html_code`` pass over), and at most two link tails `](dest)` with no space, parenthesis,
+# `<`, `>` or backtick in ``dest`` (whole, and within ``_links``' budget). Text between them is
+# one character-class run (each unit costs the engine O(1) beyond its characters). A line is plain
+# (``_WIDE_LINE``), a bullet item's first line (``_BULLET_LINE``: `- `, `+ ` or `* `, then the
+# same; it ends the paragraph and opens an item of width 2, as ``_lead`` reads it) or blank.
+# Group 1: the plain lines before the first blank or bullet line; group 2: the rest. Every
+# alternative starts with a character the others cannot (deterministic, possessive): O(n).
+_TEXT_RUN = r"[^`<\r\n\]\\]*+"  # what the line-by-line reading passes over: O(1) a character
+_SPAN = r"`(?=[^`])" + _TEXT_RUN + r"(?:\](?!\()" + _TEXT_RUN + r")*+`(?!`)"
+_TAG_NAME = r"(?!(?i:pre|code|script|style|textarea)[/>])[A-Za-z][A-Za-z0-9]*"
+_UNITS = f"(?:(?:{_SPAN}|<{_TAG_NAME}/?>|</{_TAG_NAME}>|\\](?!\\())" + _TEXT_RUN + ")*+"
+_LINK = r"\]\([^\x00-\x20\x7f()\\<>`]*\)" + _TEXT_RUN + _UNITS
+_WIDE_CONTENT = r"[^ \t\r\n>`~*\-_+#<=0-9\[\].)\\]" + _TEXT_RUN + _UNITS + f"(?:{_LINK}(?:{_LINK})?)?"
+_WIDE_LINE = _WIDE_CONTENT + _EOL_SURE
+_BULLET_LINE = "[-+*] " + _WIDE_LINE
+_WIDE = re.compile(
+    f"((?:{_WIDE_LINE})*+)((?:(?:{_BLANK_LINE}|{_BULLET_LINE})(?:{_WIDE_LINE}|{_BULLET_LINE}|{_BLANK_LINE})*+)?)"
+)
+# After a run's last bullet line (or from its start, with a paragraph open): does the item
+# stay open? Lazy lines then blank lines keep it; a line after a blank one closes it.
+_ITEM_KEPT = re.compile(f"(?:{_WIDE_LINE})*+(?:{_BLANK_LINE})*+")
+_BLANKS = re.compile(f"(?:{_BLANK_LINE})*+")
+_LAST_BULLET = regex.compile(r"(?r)[\r\n][-+*] ")
+_ONE_SPAN = re.compile(_SPAN)
+_ITEM_2 = [2]  # the one open container a run may go on with: a list item of width 2
+
 # Lines inside a fence (no container open) that cannot close it: not three spaces at most and
 # then the fence's character. Any line ending but a CR the text may yet follow with LF.
 _FENCE_BODY = {ch: re.compile(r"(?:(?! {0,3}" + re.escape(ch) + r")[^\r\n]*(?:\r\n|\r(?!$)|\n))+") for ch in "`~"}
@@ -821,14 +853,31 @@ class CodeMask:
         """Read, in one match, a run of plain paragraph lines (or of lines inside a fence that
         cannot close it) outside any container that end by ``upto`` and within ``head``: all
         the line-by-line reading would do with them is open or go on with the paragraph (or
-        mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``."""
+        mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``; where nothing of the open
+        paragraph waits, ``_WIDE`` also takes bullet items' first lines, code spans closed in
+        their line, one-word tags and link tails, and goes on in a list item of width 2."""
         leaf = self.leaf
-        if self.stack or leaf > _FENCE or self.dense or self.definition != -1 or self.fog or self._in_html_code():
+        if leaf > _FENCE or self.dense or self.definition != -1 or self.fog or self._in_html_code():
             return False
-        if leaf != _FENCE and t[a] in _NOT_PLAIN:
+        wide = (
+            leaf != _FENCE
+            and (not self.stack or self.stack == _ITEM_2)
+            and not self.empty_item
+            and self.fog_at == -1
+            and not (self.hsoft or self.hopen)
+            and self.walk == len(self.ro)
+        )
+        if self.stack and not wide:
+            return False
+        if leaf != _FENCE and t[a] in _NOT_PLAIN and not (wide and t[a] in "-+*"):
             return False  # the first line is not plain: no match to try
-        stop = min(len(t), a + self.head, upto - base + 1)
-        m = (_FENCE_BODY[self.fch] if leaf == _FENCE else _PLAIN).match(t, a, max(a, stop))
+        stop = max(a, min(len(t), a + self.head, upto - base + 1))
+        m = _WIDE.match(t, a, stop) if wide else None
+        if m is None or m.end() == a:
+            if self.stack:
+                return False
+            m = (_FENCE_BODY[self.fch] if leaf == _FENCE else _PLAIN).match(t, a, stop)
+            wide = False
         if m is None or m.end() == a:
             return False
         e = m.end()
@@ -839,22 +888,39 @@ class CodeMask:
                 self._code(base + a, base + end.start(), self.forigin)
                 a = end.end()
         else:
-            self._paragraphs(t, base, m)
+            self._paragraphs(t, base, m, wide)
         return True
 
-    def _paragraphs(self, t: str, base: int, m: re.Match[str]) -> None:
-        """What a run of plain and blank lines (``_PLAIN``'s match ``m``) does to the state."""
+    def _paragraphs(self, t: str, base: int, m: re.Match[str], wide: bool) -> None:
+        """What a run of plain, bullet and blank lines (``_PLAIN``'s or ``_WIDE``'s match ``m``)
+        does to the state. O(run): a few searches over it in C, one ``_code`` per code span."""
         a, e = m.span()
-        if m.end(1) > a:  # plain lines before any blank one
+        para = self.leaf == _PARA
+        if m.end(1) > a:  # plain lines before any blank or bullet one
             self.leaf = _PARA
-        if m.end(2) > m.start(2):  # a blank line ends the paragraph
-            blank = m.start(2)
-            while t[blank] in " \t":  # to the first blank line's end: O(its length)
-                blank += 1
-            self._end_para(base + blank + 1)
+        if m.end(2) > m.start(2):  # a blank line or a bullet item ends the paragraph
+            first = _EOL.search(t, m.start(2))
+            assert first is not None  # every line of the run has its line ending
+            self._end_para(base + first.start() + 1)
             last = e - (2 if t.startswith("\r\n", e - 2) else 1)  # where the last line's content ends
             start = max(a, t.rfind("\n", a, last) + 1, t.rfind("\r", a, last) + 1)
             self.leaf = _NONE if _NONWS.search(t, start, last) is None else _PARA
+        if not wide:
+            return
+        if t.find("`", a, e) != -1:
+            for span in _ONE_SPAN.finditer(t, a, e):  # each pairs in its line, as `_pair` pairs it
+                self._code(base + span.start(), base + span.end())
+        bullet = _LAST_BULLET.search(t, a, e)
+        k = bullet.start() + 1 if bullet is not None else a if t[a] in "-+*" else -1
+        if k != -1 or self.stack:
+            if k != -1:
+                rest = _LINE_END.search(t, k)
+                assert rest is not None  # its line ending, as above
+                k, para = rest.end(), True
+            else:
+                k = a
+            kept = (_ITEM_KEPT if para else _BLANKS).fullmatch(t, k, e) is not None
+            self.stack[:] = _ITEM_2 if kept else []
 
     def cut(self, s: int, e: int, fences: tuple[tuple[int, int], ...] = ()) -> None:
         """``[s, e)`` is an accepted call. Its lines are Markdown like any others; the span
