@@ -138,6 +138,9 @@ WIDE_ROWS = [
     ("a `b`\r- c `d`\r\re\r", [(2, 5), (10, 13)]),  # CR
     ("- a `b\n`\n", [(4, 8)]),  # an opener left open: the walk pairs it
     ("- a\n-\n  `b`\n", [(8, 11)]),  # an empty item of width 2, then its content
+    ("- a\n# h `c`\nx `y`\n", [(8, 11), (14, 17)]),  # a heading ends the item, its spans pair in it
+    ("p `a\n# b` c\n", []),  # ... and ends the paragraph: no pairing across it
+    ("# h\n- a\nlazy\n\n`b`\n", [(14, 17)]),  # a heading, an item, a lazy line, then the item closed
 ]
 
 

@@ -268,8 +268,9 @@ _PLAIN = re.compile(f"((?:{_PLAIN_LINE})*)((?:{_BLANK_LINE}(?:{_PLAIN_LINE}|{_BL
 # `<`, `>` or backtick in ``dest`` (whole, and within ``_links``' budget). Text between them is
 # one character-class run (each unit costs the engine O(1) beyond its characters). A line is plain
 # (``_WIDE_LINE``), a bullet item's first line (``_BULLET_LINE``: `- `, `+ ` or `* `, then the
-# same; it ends the paragraph and opens an item of width 2, as ``_lead`` reads it) or blank.
-# Group 1: the plain lines before the first blank or bullet line; group 2: the rest. Every
+# same; it ends the paragraph and opens an item of width 2, as ``_lead`` reads it), an ATX
+# heading (``_HEADING_LINE``) or blank. Group 1: the plain lines before the first blank, bullet
+# or heading line; group 2: the rest. Every
 # alternative starts with a character the others cannot (deterministic, possessive): O(n).
 _TEXT_RUN = r"[^`<\r\n\]\\]*+"  # what the line-by-line reading passes over: O(1) a character
 _SPAN = r"`(?=[^`])" + _TEXT_RUN + r"(?:\](?!\()" + _TEXT_RUN + r")*+`(?!`)"
@@ -279,14 +280,16 @@ _LINK = r"\]\([^\x00-\x20\x7f()\\<>`]*\)" + _TEXT_RUN + _UNITS
 _WIDE_CONTENT = r"[^ \t\r\n>`~*\-_+#<=0-9\[\].)\\]" + _TEXT_RUN + _UNITS + f"(?:{_LINK}(?:{_LINK})?)?"
 _WIDE_LINE = _WIDE_CONTENT + _EOL_SURE
 _BULLET_LINE = "[-+*] " + _WIDE_LINE
+_HEADING_LINE = "#{1,6} " + _WIDE_LINE  # an ATX heading: ends the paragraph and every container
 _WIDE = re.compile(
-    f"((?:{_WIDE_LINE})*+)((?:(?:{_BLANK_LINE}|{_BULLET_LINE})(?:{_WIDE_LINE}|{_BULLET_LINE}|{_BLANK_LINE})*+)?)"
+    f"((?:{_WIDE_LINE})*+)((?:(?:{_BLANK_LINE}|{_BULLET_LINE}|{_HEADING_LINE})"
+    f"(?:{_WIDE_LINE}|{_BULLET_LINE}|{_HEADING_LINE}|{_BLANK_LINE})*+)?)"
 )
 # After a run's last bullet line (or from its start, with a paragraph open): does the item
 # stay open? Lazy lines then blank lines keep it; a line after a blank one closes it.
 _ITEM_KEPT = re.compile(f"(?:{_WIDE_LINE})*+(?:{_BLANK_LINE})*+")
 _BLANKS = re.compile(f"(?:{_BLANK_LINE})*+")
-_LAST_BULLET = regex.compile(r"(?r)[\r\n][-+*] ")
+_LAST_OPENER = regex.compile(r"(?r)[\r\n](?:[-+*] |#)")  # the last bullet or heading line
 _ONE_SPAN = re.compile(_SPAN)
 _ITEM_2 = [2]  # the one open container a run may go on with: a list item of width 2
 
@@ -854,8 +857,8 @@ class CodeMask:
         cannot close it) outside any container that end by ``upto`` and within ``head``: all
         the line-by-line reading would do with them is open or go on with the paragraph (or
         mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``; where nothing of the open
-        paragraph waits, ``_WIDE`` also takes bullet items' first lines, code spans closed in
-        their line, one-word tags and link tails, and goes on in a list item of width 2."""
+        paragraph waits, ``_WIDE`` also takes bullet items' first lines, ATX headings, code spans
+        closed in their line, one-word tags and link tails, and goes on in a list item of width 2."""
         leaf = self.leaf
         if leaf > _FENCE or self.dense or self.definition != -1 or self.fog or self._in_html_code():
             return False
@@ -869,7 +872,7 @@ class CodeMask:
         )
         if self.stack and not wide:
             return False
-        if leaf != _FENCE and t[a] in _NOT_PLAIN and not (wide and t[a] in "-+*"):
+        if leaf != _FENCE and t[a] in _NOT_PLAIN and not (wide and t[a] in "-+*#"):
             return False  # the first line is not plain: no match to try
         stop = max(a, min(len(t), a + self.head, upto - base + 1))
         m = _WIDE.match(t, a, stop) if wide else None
@@ -904,15 +907,18 @@ class CodeMask:
             self._end_para(base + first.start() + 1)
             last = e - (2 if t.startswith("\r\n", e - 2) else 1)  # where the last line's content ends
             start = max(a, t.rfind("\n", a, last) + 1, t.rfind("\r", a, last) + 1)
-            self.leaf = _NONE if _NONWS.search(t, start, last) is None else _PARA
+            blank = _NONWS.search(t, start, last) is None
+            self.leaf = _NONE if blank or t[start] == "#" else _PARA  # a heading ends its paragraph
         if not wide:
             return
         if t.find("`", a, e) != -1:
             for span in _ONE_SPAN.finditer(t, a, e):  # each pairs in its line, as `_pair` pairs it
                 self._code(base + span.start(), base + span.end())
-        bullet = _LAST_BULLET.search(t, a, e)
-        k = bullet.start() + 1 if bullet is not None else a if t[a] in "-+*" else -1
-        if k != -1 or self.stack:
+        opener = _LAST_OPENER.search(t, a, e)
+        k = opener.start() + 1 if opener is not None else a if t[a] in "-+*#" else -1
+        if k != -1 and t[k] == "#":
+            self.stack.clear()  # the last heading closed every item; no bullet line follows it
+        elif k != -1 or self.stack:
             if k != -1:
                 rest = _LINE_END.search(t, k)
                 assert rest is not None  # its line ending, as above
