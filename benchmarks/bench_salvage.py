@@ -20,7 +20,10 @@ one call at its end 1,271 M (187x; 1,343 M, 198x, before ``_lead``): the code ma
 every line, 1,032 M of it, about 31,800 instructions a line (34,000 before), Python calls at
 about 1,500 instructions each (a plain paragraph run 5,000 a line, a list item line 55,000,
 a paragraph line with a code span, ``<br>`` or link 130,000-160,000 with its blank line, a
-fenced JSON block of ten lines 177,000). About 43 %
+fenced JSON block of ten lines 177,000). Since the runs (``_WIDE``) take bullet items,
+headings, code spans, one-word tags and link tails too, one call at the end is 798 M (124-127x):
+the mask 561 M, about 17,300 a line, most of it the fence lines (an opener and a closer read
+one by one, a region per body line) and the run matches between them. Of the no-call cost, about 43 %
 is the regex engine: each marker subgroup's search crosses the text once at one to two ns a
 character, and nine subgroups (``<`` twice, ``:`` twice, ``[`` three times, ``>``, ``{``) do;
 the rest is Python work for the 1,317 data braces of the fenced JSON blocks (a pop, one reader

@@ -57,7 +57,10 @@ as text. Work: each line is classified once in O(its length) (regex scans in C, 
 only over at most ``_CAP`` columns of indentation per container), each backtick run costs
 O(1), and a query O(1) amortised: O((1 + containers)·n) over a text of length n. Runs of
 plain paragraph lines, blank lines and fence bodies outside any container are read in one
-regex match each (``_plain``), as they would be line by line; a line that opens at most a
+regex match each (``_plain``), as they would be line by line; where nothing of the open
+paragraph waits, the run also takes bullet items' first lines, ATX headings, code spans closed
+in their line, one-word tags and link tails, and goes on inside one list item of width 2
+(``_WIDE``); a line that opens at most a
 bullet item and then a paragraph or heading, continuing no container, skips the container
 and block walk (``_lead``), one match deciding that. Text with no backtick or tilde
 before ``s`` holds no code there: that costs one regex search, once, and no line is read.
