@@ -3,7 +3,7 @@ lines in one match; reading the same text one line at a time (``_classify`` for 
 give the same reading: the same code regions, the same open blocks and containers after it, the
 same answers to every later question. Generated Markdown mixes the lines the runs take with
 those they must leave to the walk (tabs, indentation, lazy lines, items interrupting paragraphs,
-ordered items, quotes, runs of differing lengths, escapes, fences in items and quotes, HTML
+ordered items, quotes, runs of differing lengths, escapes, fences (whole, unclosed, in items and quotes), HTML
 blocks and inline HTML, link tails, headings, setext underlines, every line ending)."""
 
 from __future__ import annotations
@@ -141,6 +141,16 @@ WIDE_ROWS = [
     ("- a\n# h `c`\nx `y`\n", [(8, 11), (14, 17)]),  # a heading ends the item, its spans pair in it
     ("p `a\n# b` c\n", []),  # ... and ends the paragraph: no pairing across it
     ("# h\n- a\nlazy\n\n`b`\n", [(14, 17)]),  # a heading, an item, a lazy line, then the item closed
+    ("- a\n```js\n- b\n```\nx\n", [(4, 9), (10, 13), (14, 17)]),  # a fence ends the item; `- b` in it is code
+    (
+        "a\n````\nb\n```\nc\n````\n`d`\n",
+        [(2, 6), (7, 8), (9, 12), (13, 14), (15, 19), (20, 23)],
+    ),  # a shorter run closes nothing
+    ("```\na `b`\n```\n`c`\n", [(0, 3), (4, 9), (10, 13), (14, 17)]),  # a backtick in the body: the walk reads it
+    ("~~~ `x`\na\n~~~\n`b`\n", [(0, 7), (8, 9), (10, 13), (14, 17)]),  # ... or in a tilde fence's info string
+    ("```\na\n   ```  \n`b`\n", [(0, 3), (4, 5), (6, 14), (15, 18)]),  # a closer indented three, spaces after it
+    ("```\na\n``` x\n`b`\n", [(0, 3), (4, 5), (6, 11), (12, 15)]),  # text after a run: no closer, code to the end
+    ("- a\n~~~\nb\n~~~~\n- c\n", [(4, 7), (8, 9), (10, 14)]),  # a tilde fence, a longer closer, a new item
 ]
 
 

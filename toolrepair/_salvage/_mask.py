@@ -284,16 +284,40 @@ _WIDE_CONTENT = r"[^ \t\r\n>`~*\-_+#<=0-9\[\].)\\]" + _TEXT_RUN + _UNITS + f"(?:
 _WIDE_LINE = _WIDE_CONTENT + _EOL_SURE
 _BULLET_LINE = "[-+*] " + _WIDE_LINE
 _HEADING_LINE = "#{1,6} " + _WIDE_LINE  # an ATX heading: ends the paragraph and every container
+# A whole fence at column 0 (``_FENCE_BLOCK``): its opener, lines that cannot close it (none
+# starts with a fence character after up to three spaces, and, so that no span is looked for in
+# it, none holds a backtick; nor does the info string) and its closer, as long at least. It ends
+# the paragraph and every item, as ``_leaf`` reads it; each of its lines is code (``_code``).
+_FENCE_BODY_LINE = r"(?! {0,3}[`~])[^`\r\n]*" + _EOL_SURE
+
+
+def _fence_block(look: str) -> str:
+    """``_FENCE_BLOCK``, with ``look`` after its first character (each alternative starts with
+    one literal, so a search scans for it in C)."""
+    ends = (_EOL_SURE, f"(?:{_FENCE_BODY_LINE})*+")
+    tick = "`" + look + r"(?P<tick>`{2,})[^`\r\n]*" + "".join(ends) + r" {0,3}`(?P=tick)`*[ \t]*" + _EOL_SURE
+    tilde = "~" + look + r"(?P<tilde>~{2,})[^`\r\n]*" + "".join(ends) + r" {0,3}~(?P=tilde)~*[ \t]*" + _EOL_SURE
+    return f"{tick}|{tilde}"
+
+
+_FENCE_BLOCK = f"(?:{_fence_block('')})"
+
+# Group 1: the plain lines before the first blank, bullet, heading or fence line; group 2: the
+# rest, in which the last bullet, heading and fence are groups ``bullet``, ``heading``, ``fence``.
+# Its repeat is greedy, not possessive: CPython's `re` misplaces groups captured inside a
+# possessive repeat. Nothing follows it, so the first attempt that fails ends the match: each
+# line (a fence: its lines) is tried at most once more, O(n).
 _WIDE = re.compile(
-    f"((?:{_WIDE_LINE})*+)((?:(?:{_BLANK_LINE}|{_BULLET_LINE}|{_HEADING_LINE})"
-    f"(?:{_WIDE_LINE}|{_BULLET_LINE}|{_HEADING_LINE}|{_BLANK_LINE})*+)?)"
+    f"((?:{_WIDE_LINE})*+)((?:(?:{_BLANK_LINE}|(?P<bullet>{_BULLET_LINE})|(?P<heading>{_HEADING_LINE})"
+    f"|(?P<fence>{_FENCE_BLOCK}))(?:{_WIDE_LINE})*+)*)"
 )
 # After a run's last bullet line (or from its start, with a paragraph open): does the item
 # stay open? Lazy lines then blank lines keep it; a line after a blank one closes it.
 _ITEM_KEPT = re.compile(f"(?:{_WIDE_LINE})*+(?:{_BLANK_LINE})*+")
 _BLANKS = re.compile(f"(?:{_BLANK_LINE})*+")
-_LAST_OPENER = regex.compile(r"(?r)[\r\n](?:[-+*] |#)")  # the last bullet or heading line
-_ONE_SPAN = re.compile(_SPAN)
+# The code a run holds, in order: its spans, and its fences (at a line's start, the character
+# before the first not in the line).
+_RUN_CODE = re.compile(_SPAN + "|" + _fence_block(r"(?<![^\r\n].)"))
 _ITEM_2 = [2]  # the one open container a run may go on with: a list item of width 2
 
 # Lines inside a fence (no container open) that cannot close it: not three spaces at most and
@@ -872,10 +896,11 @@ class CodeMask:
             and self.fog_at == -1
             and not (self.hsoft or self.hopen)
             and self.walk == len(self.ro)
+            and not self.closers  # a dialect's own fence ends where its call says (`cut`)
         )
         if self.stack and not wide:
             return False
-        if leaf != _FENCE and t[a] in _NOT_PLAIN and not (wide and t[a] in "-+*#"):
+        if leaf != _FENCE and t[a] in _NOT_PLAIN and not (wide and t[a] in "-+*#`~"):
             return False  # the first line is not plain: no match to try
         stop = max(a, min(len(t), a + self.head, upto - base + 1))
         m = _WIDE.match(t, a, stop) if wide else None
@@ -911,21 +936,32 @@ class CodeMask:
             last = e - (2 if t.startswith("\r\n", e - 2) else 1)  # where the last line's content ends
             start = max(a, t.rfind("\n", a, last) + 1, t.rfind("\r", a, last) + 1)
             blank = _NONWS.search(t, start, last) is None
-            self.leaf = _NONE if blank or t[start] == "#" else _PARA  # a heading ends its paragraph
+            # A heading or a fence ends its paragraph; the walk leaves no leaf open after them.
+            closed = wide and e in (m.end("heading"), m.end("fence"))
+            self.leaf = _NONE if blank or closed else _PARA
         if not wide:
             return
-        if t.find("`", a, e) != -1:
-            for span in _ONE_SPAN.finditer(t, a, e):  # each pairs in its line, as `_pair` pairs it
-                self._code(base + span.start(), base + span.end())
-        opener = _LAST_OPENER.search(t, a, e)
-        k = opener.start() + 1 if opener is not None else a if t[a] in "-+*#" else -1
-        if k != -1 and t[k] == "#":
-            self.stack.clear()  # the last heading closed every item; no bullet line follows it
-        elif k != -1 or self.stack:
-            if k != -1:
-                rest = _LINE_END.search(t, k)
-                assert rest is not None  # its line ending, as above
-                k, para = rest.end(), True
+        if t.find("`", a, e) != -1 or t.find("~", a, e) != -1:
+            for code in _RUN_CODE.finditer(t, a, e):
+                s, f = code.span()
+                if not t.startswith(("``", "~"), s):
+                    self._code(base + s, base + f)  # a span pairs in its line, as `_pair` pairs it
+                    continue
+                for end in _LINE_END.finditer(t, s, f):  # each of the fence's lines code
+                    self._code(base + s, base + end.start(), base + code.start())
+                    s = end.end()
+        fence = m.start("fence")
+        if fence != -1:  # the last fence's opener, as `_leaf` left it
+            k = fence
+            while t[k] == t[fence]:  # O(its run)
+                k += 1
+            self.fch, self.flen, self.forigin = t[fence], k - fence, base + fence
+        bullet = m.start("bullet")
+        if max(fence, m.start("heading")) > bullet:
+            self.stack.clear()  # the last heading or fence closed every item; no bullet line follows
+        elif bullet != -1 or self.stack:
+            if bullet != -1:
+                k, para = m.end("bullet"), True
             else:
                 k = a
             kept = (_ITEM_KEPT if para else _BLANKS).fullmatch(t, k, e) is not None
