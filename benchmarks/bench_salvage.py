@@ -21,10 +21,11 @@ every line, 1,032 M of it, about 31,800 instructions a line (34,000 before), Pyt
 about 1,500 instructions each (a plain paragraph run 5,000 a line, a list item line 55,000,
 a paragraph line with a code span, ``<br>`` or link 130,000-160,000 with its blank line, a
 fenced JSON block of ten lines 177,000). Since the runs (``_WIDE``) take bullet items,
-headings, code spans, one-word tags and link tails too, one call at the end is 798 M (124-127x):
-the mask 561 M, about 17,300 a line, most of it the fence lines (an opener and a closer read
-one by one, a region per body line) and the run matches between them. Of the no-call cost, about 43 %
-is the regex engine: each marker subgroup's search crosses the text once at one to two ns a
+headings, whole fences, code spans, one-word tags and link tails too, one call at the end is
+641 M (99-102x): the mask 404 M, about 12,400 a line; 500 lines are still read one by one. Of
+that, the run matches are 112 M and finding the spans and fences in them 75 M (regex engine),
+the rest Python: a region per fence line and span (17,198), a ``_plain`` call per run.
+Of the no-call cost, about 43 % is the regex engine: each marker subgroup's search crosses the text once at one to two ns a
 character, and nine subgroups (``<`` twice, ``:`` twice, ``[`` three times, ``>``, ``{``) do;
 the rest is Python work for the 1,317 data braces of the fenced JSON blocks (a pop, one reader
 call, one JSON decode, one call-shape reading each). The 2 KB reply: 0.69 M instructions

@@ -58,9 +58,9 @@ only over at most ``_CAP`` columns of indentation per container), each backtick 
 O(1), and a query O(1) amortised: O((1 + containers)·n) over a text of length n. Runs of
 plain paragraph lines, blank lines and fence bodies outside any container are read in one
 regex match each (``_plain``), as they would be line by line; where nothing of the open
-paragraph waits, the run also takes bullet items' first lines, ATX headings, code spans closed
-in their line, one-word tags and link tails, and goes on inside one list item of width 2
-(``_WIDE``); a line that opens at most a
+paragraph waits, the run also takes bullet items' first lines, ATX headings, whole fences at
+column 0, code spans closed in their line, one-word tags and link tails, and goes on inside one
+list item of width 2 (``_WIDE``); a line that opens at most a
 bullet item and then a paragraph or heading, continuing no container, skips the container
 and block walk (``_lead``), one match deciding that. Text with no backtick or tilde
 before ``s`` holds no code there: that costs one regex search, once, and no line is read.
@@ -884,8 +884,9 @@ class CodeMask:
         cannot close it) outside any container that end by ``upto`` and within ``head``: all
         the line-by-line reading would do with them is open or go on with the paragraph (or
         mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``; where nothing of the open
-        paragraph waits, ``_WIDE`` also takes bullet items' first lines, ATX headings, code spans
-        closed in their line, one-word tags and link tails, and goes on in a list item of width 2."""
+        paragraph waits, ``_WIDE`` also takes bullet items' first lines, ATX headings, whole
+        fences, code spans closed in their line, one-word tags and link tails, and goes on in a
+        list item of width 2."""
         leaf = self.leaf
         if leaf > _FENCE or self.dense or self.definition != -1 or self.fog or self._in_html_code():
             return False
