@@ -1,6 +1,10 @@
 """salvage_text against baselines measured in the same run, each pair timed in turn.
 
-    python benchmarks/bench_salvage.py
+    python benchmarks/bench_salvage.py [--instructions]
+
+``--instructions`` counts the two Markdown rows in CPU instructions under callgrind instead
+(valgrind must be installed): each run less one that only builds the corpus and warms the
+package, so the ratios are the same on a busy machine as on a quiet one.
 
 Targets (issue 17, "Speed after the change"), every ratio from one ``best_together`` loop in
 which the baseline and the subject take turns, so a busy spell slows both alike:
@@ -20,8 +24,12 @@ one call at its end 1,271 M (187x; 1,343 M, 198x, before ``_lead``): the code ma
 every line, 1,032 M of it, about 31,800 instructions a line (34,000 before), Python calls at
 about 1,500 instructions each (a plain paragraph run 5,000 a line, a list item line 55,000,
 a paragraph line with a code span, ``<br>`` or link 130,000-160,000 with its blank line, a
-fenced JSON block of ten lines 177,000). About 43 %
-is the regex engine: each marker subgroup's search crosses the text once at one to two ns a
+fenced JSON block of ten lines 177,000). Since the runs (``_WIDE``) take bullet items,
+headings, whole fences, code spans, one-word tags and link tails too, one call at the end is
+641 M (99-102x): the mask 404 M, about 12,400 a line; 500 lines are still read one by one. Of
+that, the run matches are 112 M and finding the spans and fences in them 75 M (regex engine),
+the rest Python: a region per fence line and span (17,198), a ``_plain`` call per run.
+Of the no-call cost, about 43 % is the regex engine: each marker subgroup's search crosses the text once at one to two ns a
 character, and nine subgroups (``<`` twice, ``:`` twice, ``[`` three times, ``>``, ``{``) do;
 the rest is Python work for the 1,317 data braces of the fenced JSON blocks (a pop, one reader
 call, one JSON decode, one call-shape reading each). The 2 KB reply: 0.69 M instructions
@@ -41,7 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import best_together, machine, row
+from _common import best_together, instructions, machine, row
 from corpus_markdown import markdown
 
 import toolrepair as tr
@@ -160,7 +168,31 @@ def verdict(ratio: float, limit: float) -> str:
     return f"target <= {limit:g}x: {'met' if ratio <= limit else 'NOT MET'}"
 
 
+def count_markdown() -> None:
+    """The Markdown rows in instructions (``--instructions``)."""
+    here = Path(__file__).resolve().parent
+    paths = [str(here.parent), str(here), *(p for p in sys.path if p.endswith("site-packages"))]
+    setup = "import toolrepair as tr, bench_salvage as b\nmd = b.markdown(1_000_000)\nmdc = md + b.LAST_CALL\n"
+    setup += "tr.salvage_text(b.reply_with_three_calls()[0] + '\\n```\\n`x`\\n> - a\\n', b.ALLOWED)\n"
+    base = instructions(setup, path=paths)
+    if base is None:
+        print("valgrind is not installed")
+        return
+    lower = (instructions(setup + "md.lower()\n", path=paths) or 0) - base
+    print(f"salvage — {machine()}; instructions under callgrind")
+    print(f"{'text.lower(), 1 MB Markdown (baseline)':<52} {lower:14,}")
+    for label, code, limit in (
+        ("salvage_text, 1 MB Markdown, no call", "tr.salvage_text(md, b.ALLOWED)\n", 10),
+        ("salvage_text, 1 MB Markdown, one call at its end", "tr.salvage_text(mdc, b.ALLOWED)\n", 15),
+    ):
+        got = (instructions(setup + code, path=paths) or 0) - base
+        print(f"{label:<52} {got:14,} {got / lower:8.2f}x  {verdict(got / lower, limit)}", flush=True)
+
+
 def main() -> None:
+    if "--instructions" in sys.argv[1:]:
+        count_markdown()
+        return
     clean = prose(1_000_000)
     md = markdown(1_000_000)
     md_call = md + LAST_CALL  # the mask then reads every line before the call

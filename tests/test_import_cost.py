@@ -121,6 +121,8 @@ LAZY_PATTERNS = (
     "toolrepair._salvage._mask:_LINK_TAIL",
     "toolrepair._salvage._mask:_HTML",
     "toolrepair._salvage._mask:_FENCE_BODY",
+    "toolrepair._salvage._mask:_WIDE",
+    "toolrepair._salvage._mask:_RUN_CODE",
     "toolrepair._args._decode:_CHAR_NAME",
     "toolrepair._args._schema:_KEY_NOISE",
     "toolrepair._names:_WORDS",

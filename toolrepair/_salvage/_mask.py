@@ -57,7 +57,10 @@ as text. Work: each line is classified once in O(its length) (regex scans in C, 
 only over at most ``_CAP`` columns of indentation per container), each backtick run costs
 O(1), and a query O(1) amortised: O((1 + containers)·n) over a text of length n. Runs of
 plain paragraph lines, blank lines and fence bodies outside any container are read in one
-regex match each (``_plain``), as they would be line by line; a line that opens at most a
+regex match each (``_plain``), as they would be line by line; where nothing of the open
+paragraph waits, the run also takes bullet items' first lines, ATX headings, whole fences at
+column 0, code spans closed in their line, one-word tags and link tails, and goes on inside one
+list item of width 2 (``_WIDE``); a line that opens at most a
 bullet item and then a paragraph or heading, continuing no container, skips the container
 and block walk (``_lead``), one match deciding that. Text with no backtick or tilde
 before ``s`` holds no code there: that costs one regex search, once, and no line is read.
@@ -269,6 +272,67 @@ _NOT_PLAIN = frozenset("\t>`~*-_+#<=0123456789[].)")
 # marker into the prefix (as ``_PLAIN_LINE``'s first). O(1): the match stops at that character.
 _LEAD = re.compile(r" {0,3}(?:([-+*] )|(#{1,6} ))?[^ \t\r\n>`~*\-_+#<=0-9\[\].)]")
 _PLAIN = re.compile(f"((?:{_PLAIN_LINE})*)((?:{_BLANK_LINE}(?:{_PLAIN_LINE}|{_BLANK_LINE})*)?)")
+
+# The same run, wider, where nothing of the open paragraph waits (no undecided backtick run,
+# nothing in doubt) and at most one list item of width 2 is open: lines at column 0 only,
+# whose inline content may hold what the line-by-line reading decides within the line and
+# leaves no state for: code spans of one backtick whose content holds no backtick, `<` or
+# `](` (each pairs with the next run, in its line), tags of one word that are no HTML code
+# element (`<br>`, `</b>`: whole inline HTML holding no backtick, which ``_inline_html`` and
+# ``_html_code`` pass over), and at most two link tails `](dest)` with no space, parenthesis,
+# `<`, `>` or backtick in ``dest`` (whole, and within ``_links``' budget). Text between them is
+# one character-class run (each unit costs the engine O(1) beyond its characters). A line is plain
+# (``_WIDE_LINE``), a bullet item's first line (``_BULLET_LINE``: `- `, `+ ` or `* `, then the
+# same; it ends the paragraph and opens an item of width 2, as ``_lead`` reads it), an ATX
+# heading (``_HEADING_LINE``) or blank. Group 1: the plain lines before the first blank, bullet
+# or heading line; group 2: the rest. Every
+# alternative starts with a character the others cannot (deterministic, possessive): O(n).
+_TEXT_RUN = r"[^`<\r\n\]\\]*+"  # what the line-by-line reading passes over: O(1) a character
+_SPAN = r"`(?=[^`])" + _TEXT_RUN + r"(?:\](?!\()" + _TEXT_RUN + r")*+`(?!`)"
+_TAG_NAME = r"(?!(?i:pre|code|script|style|textarea)[/>])[A-Za-z][A-Za-z0-9]*"
+_UNITS = f"(?:(?:{_SPAN}|<{_TAG_NAME}/?>|</{_TAG_NAME}>|\\](?!\\())" + _TEXT_RUN + ")*+"
+_LINK = r"\]\([^\x00-\x20\x7f()\\<>`]*\)" + _TEXT_RUN + _UNITS
+_WIDE_CONTENT = r"[^ \t\r\n>`~*\-_+#<=0-9\[\].)\\]" + _TEXT_RUN + _UNITS + f"(?:{_LINK}(?:{_LINK})?)?"
+_WIDE_LINE = _WIDE_CONTENT + _EOL_SURE
+_BULLET_LINE = "[-+*] " + _WIDE_LINE
+_HEADING_LINE = "#{1,6} " + _WIDE_LINE  # an ATX heading: ends the paragraph and every container
+# A whole fence at column 0 (``_FENCE_BLOCK``): its opener, lines that cannot close it (none
+# starts with a fence character after up to three spaces, and, so that no span is looked for in
+# it, none holds a backtick; nor does the info string) and its closer, as long at least. It ends
+# the paragraph and every item, as ``_leaf`` reads it; each of its lines is code (``_code``).
+_FENCE_BODY_LINE = r"(?! {0,3}[`~])[^`\r\n]*" + _EOL_SURE
+
+
+def _fence_block(look: str) -> str:
+    """``_FENCE_BLOCK``, with ``look`` after its first character (each alternative starts with
+    one literal, so a search scans for it in C)."""
+    ends = (_EOL_SURE, f"(?:{_FENCE_BODY_LINE})*+")
+    tick = "`" + look + r"(?P<tick>`{2,})[^`\r\n]*" + "".join(ends) + r" {0,3}`(?P=tick)`*[ \t]*" + _EOL_SURE
+    tilde = "~" + look + r"(?P<tilde>~{2,})[^`\r\n]*" + "".join(ends) + r" {0,3}~(?P=tilde)~*[ \t]*" + _EOL_SURE
+    return f"{tick}|{tilde}"
+
+
+_FENCE_BLOCK = f"(?:{_fence_block('')})"
+
+# Group 1: the plain lines before the first blank, bullet, heading or fence line; group 2: the
+# rest, in which the last bullet, heading and fence are groups ``bullet``, ``heading``, ``fence``.
+# Its repeat is greedy, not possessive: CPython's `re` misplaces groups captured inside a
+# possessive repeat. Nothing follows it, so the first attempt that fails ends the match: each
+# line (a fence: its lines) is tried at most once more, O(n).
+_WIDE = lazy(
+    lambda: re.compile(
+        f"((?:{_WIDE_LINE})*+)((?:(?:{_BLANK_LINE}|(?P<bullet>{_BULLET_LINE})|(?P<heading>{_HEADING_LINE})"
+        f"|(?P<fence>{_FENCE_BLOCK}))(?:{_WIDE_LINE})*+)*)"
+    )
+)
+# After a run's last bullet line (or from its start, with a paragraph open): does the item
+# stay open? Lazy lines then blank lines keep it; a line after a blank one closes it.
+_ITEM_KEPT = re.compile(f"(?:{_WIDE_LINE})*+(?:{_BLANK_LINE})*+")
+_BLANKS = re.compile(f"(?:{_BLANK_LINE})*+")
+# The code a run holds, in order: its spans, and its fences (at a line's start, the character
+# before the first not in the line).
+_RUN_CODE = lazy(lambda: re.compile(_SPAN + "|" + _fence_block(r"(?<![^\r\n].)")))
+_ITEM_2 = [2]  # the one open container a run may go on with: a list item of width 2
 
 # Lines inside a fence (no container open) that cannot close it: not three spaces at most and
 # then the fence's character. Any line ending but a CR the text may yet follow with LF.
@@ -835,14 +899,33 @@ class CodeMask:
         """Read, in one match, a run of plain paragraph lines (or of lines inside a fence that
         cannot close it) outside any container that end by ``upto`` and within ``head``: all
         the line-by-line reading would do with them is open or go on with the paragraph (or
-        mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``."""
+        mark each line code). See ``_PLAIN`` and ``_FENCE_BODY``; where nothing of the open
+        paragraph waits, ``_WIDE`` also takes bullet items' first lines, ATX headings, whole
+        fences, code spans closed in their line, one-word tags and link tails, and goes on in a
+        list item of width 2."""
         leaf = self.leaf
-        if self.stack or leaf > _FENCE or self.dense or self.definition != -1 or self.fog or self._in_html_code():
+        if leaf > _FENCE or self.dense or self.definition != -1 or self.fog or self._in_html_code():
             return False
-        if leaf != _FENCE and t[a] in _NOT_PLAIN:
+        wide = (
+            leaf != _FENCE
+            and (not self.stack or self.stack == _ITEM_2)
+            and not self.empty_item
+            and self.fog_at == -1
+            and not (self.hsoft or self.hopen)
+            and self.walk == len(self.ro)
+            and not self.closers  # a dialect's own fence ends where its call says (`cut`)
+        )
+        if self.stack and not wide:
+            return False
+        if leaf != _FENCE and t[a] in _NOT_PLAIN and not (wide and t[a] in "-+*#`~"):
             return False  # the first line is not plain: no match to try
-        stop = min(len(t), a + self.head, upto - base + 1)
-        m = (_FENCE_BODY()[self.fch] if leaf == _FENCE else _PLAIN).match(t, a, max(a, stop))
+        stop = max(a, min(len(t), a + self.head, upto - base + 1))
+        m = _WIDE().match(t, a, stop) if wide else None
+        if m is None or m.end() == a:
+            if self.stack:
+                return False
+            m = (_FENCE_BODY()[self.fch] if leaf == _FENCE else _PLAIN).match(t, a, stop)
+            wide = False
         if m is None or m.end() == a:
             return False
         e = m.end()
@@ -853,22 +936,53 @@ class CodeMask:
                 self._code(base + a, base + end.start(), self.forigin)
                 a = end.end()
         else:
-            self._paragraphs(t, base, m)
+            self._paragraphs(t, base, m, wide)
         return True
 
-    def _paragraphs(self, t: str, base: int, m: re.Match[str]) -> None:
-        """What a run of plain and blank lines (``_PLAIN``'s match ``m``) does to the state."""
+    def _paragraphs(self, t: str, base: int, m: re.Match[str], wide: bool) -> None:
+        """What a run of plain, bullet and blank lines (``_PLAIN``'s or ``_WIDE``'s match ``m``)
+        does to the state. O(run): a few searches over it in C, one ``_code`` per code span."""
         a, e = m.span()
-        if m.end(1) > a:  # plain lines before any blank one
+        para = self.leaf == _PARA
+        if m.end(1) > a:  # plain lines before any blank or bullet one
             self.leaf = _PARA
-        if m.end(2) > m.start(2):  # a blank line ends the paragraph
-            blank = m.start(2)
-            while t[blank] in " \t":  # to the first blank line's end: O(its length)
-                blank += 1
-            self._end_para(base + blank + 1)
+        if m.end(2) > m.start(2):  # a blank line or a bullet item ends the paragraph
+            first = _EOL.search(t, m.start(2))
+            assert first is not None  # every line of the run has its line ending
+            self._end_para(base + first.start() + 1)
             last = e - (2 if t.startswith("\r\n", e - 2) else 1)  # where the last line's content ends
             start = max(a, t.rfind("\n", a, last) + 1, t.rfind("\r", a, last) + 1)
-            self.leaf = _NONE if _NONWS.search(t, start, last) is None else _PARA
+            blank = _NONWS.search(t, start, last) is None
+            # A heading or a fence ends its paragraph; the walk leaves no leaf open after them.
+            closed = wide and e in (m.end("heading"), m.end("fence"))
+            self.leaf = _NONE if blank or closed else _PARA
+        if not wide:
+            return
+        if t.find("`", a, e) != -1 or t.find("~", a, e) != -1:
+            for code in _RUN_CODE().finditer(t, a, e):
+                s, f = code.span()
+                if not t.startswith(("``", "~"), s):
+                    self._code(base + s, base + f)  # a span pairs in its line, as `_pair` pairs it
+                    continue
+                for end in _LINE_END.finditer(t, s, f):  # each of the fence's lines code
+                    self._code(base + s, base + end.start(), base + code.start())
+                    s = end.end()
+        fence = m.start("fence")
+        if fence != -1:  # the last fence's opener, as `_leaf` left it
+            k = fence
+            while t[k] == t[fence]:  # O(its run)
+                k += 1
+            self.fch, self.flen, self.forigin = t[fence], k - fence, base + fence
+        bullet = m.start("bullet")
+        if max(fence, m.start("heading")) > bullet:
+            self.stack.clear()  # the last heading or fence closed every item; no bullet line follows
+        elif bullet != -1 or self.stack:
+            if bullet != -1:
+                k, para = m.end("bullet"), True
+            else:
+                k = a
+            kept = (_ITEM_KEPT if para else _BLANKS).fullmatch(t, k, e) is not None
+            self.stack[:] = _ITEM_2 if kept else []
 
     def cut(self, s: int, e: int, fences: tuple[tuple[int, int], ...] = ()) -> None:
         """``[s, e)`` is an accepted call. Its lines are Markdown like any others; the span
