@@ -315,6 +315,27 @@ def test_html_code_lazy_items_and_depth(text: str, n: int) -> None:
     assert calls(text) == n
 
 
+MISTRAL = '[TOOL_CALLS][{"name": "f", "arguments": {}}]'
+# A comment an earlier line of a paragraph left open makes its next lines code, with or without
+# a tag in them: a Mistral call holds no `<` (it was read as plain text there, and taken).
+IN_AN_OPEN_COMMENT = [
+    (f"a <!-- b\n{MISTRAL}\nc -->\n", 0),
+    (f"a <!-- b\nmore\n{MISTRAL}\nc -->\n", 0),
+    (f"- a <!-- b\n  {MISTRAL}\n  c -->\n", 0),  # in a list item
+    (f"a <!-- b -->\n{MISTRAL}\n", 1),  # closed before it
+    (f"a <!-- b\n\n{MISTRAL}\n", 1),  # the paragraph ended: the comment was text
+]
+
+
+@pytest.mark.parametrize(("text", "n"), IN_AN_OPEN_COMMENT)
+def test_a_comment_left_open_masks_the_lines_after_it(text: str, n: int) -> None:
+    whole = tr.salvage_text(text, ONE, dialects=["mistral"])
+    s = tr.StreamSalvager(ONE, dialects=["mistral"], model="mistral")
+    events = [e for ch in text for e in s.feed(ch)] + s.close()
+    assert tuple(e.call for e in events if isinstance(e, tr.ToolCallReady)) == whole.calls
+    assert len(whole.calls) == n
+
+
 @pytest.mark.parametrize(
     ("text", "n"),
     CONTAINERS

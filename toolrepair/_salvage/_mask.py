@@ -904,8 +904,8 @@ class CodeMask:
         fences, code spans closed in their line, one-word tags and link tails, and goes on in a
         list item of width 2."""
         leaf = self.leaf
-        if leaf > _FENCE or self.dense or self.definition != -1 or self.fog or self._in_html_code():
-            return False
+        if leaf > _FENCE or self.dense or self.definition != -1 or self.fog or self._in_html_code() or self.hsoft:
+            return False  # (a comment the paragraph left open makes its next lines code: read each)
         wide = (
             leaf != _FENCE
             and (not self.stack or self.stack == _ITEM_2)
@@ -1573,7 +1573,9 @@ class CodeMask:
         self.spans.clear()
         if ro:  # with no run the walk has nothing to advance over
             self._pair(-1)
-        if t.find("<", j, b) != -1 or self._in_html_code():
+        if t.find("<", j, b) != -1 or self._in_html_code() or self.hsoft:
+            # A comment an earlier line of the paragraph left open goes on here: code, with
+            # or without a tag in the line.
             self._html_code(t, base, j, b, self.spans)
 
     def _links(self, t: str, base: int, j: int, b: int) -> None:
