@@ -151,6 +151,9 @@ def test_import_toolrepair_compiles_none_of_the_lazy_patterns() -> None:
 def test_a_lazy_pattern_is_built_once_its_input_comes(text: str, built: list[str]) -> None:
     from toolrepair._salvage import _mask
 
+    for name in built:  # unbuilt first, whatever this process read before (else it proves nothing)
+        getattr(_mask, name).cache_clear()
+    assert all(getattr(_mask, name).cache_info().currsize == 0 for name in built)
     mask = _mask.CodeMask(1_000_000)
     for s in range(len(text)):  # asked at each offset (the text holds code: the mask reads it)
         mask.covers(text, 0, s, True)

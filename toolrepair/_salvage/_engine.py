@@ -812,7 +812,8 @@ class SalvagePass:
                 if hit is not None:
                     end = max(marker_end, hit.start() + base)
             # A refusal may name the call it refused (its text was cut short): never run.
-            self._reject(s, end, dialect, found.error, found.calls[0].name or None if found.calls else None)
+            named = (found.calls[0].name or None) if found.calls else None
+            self._reject(s, end, dialect, found.error, named)
             if markup:
                 self._cut(s, end, ())
             else:
