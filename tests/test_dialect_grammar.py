@@ -367,7 +367,7 @@ EDGES: list[Row] = [
         ["w"],
         [("w", {"a": "x"})],
         "<tool_call>" * 10,
-        [],
+        ["truncated"],  # the reply ends right after the last opener: cut off in a call
     ),
 ]
 

@@ -95,13 +95,15 @@ REACT: list[Row] = [
         "Tool Name: Research",
         [],
     ),
-    # crewAIInc/crewAI#4186: `Action: None` with no input is the model answering: text.
+    # crewAIInc/crewAI#4186: `Action: None` with no input is no call; the reply ends where the
+    # protocol's `Action Input:` must follow, so it is reported (as the frameworks' own parsers
+    # fail it), its text kept.
     (
         "Thought: The user only greeted me.\nAction: None (direct response required)",
         ["search"],
         [],
         None,
-        [],
+        ["truncated"],
     ),
     # The fenced input the JSON-agent prompts ask for, on the next line.
     (
@@ -252,7 +254,8 @@ CLINE: list[Row] = [
     # Tags match in any case; the name resolves to the offered one, a key stays as written.
     ("<Read_File><PATH>a</PATH></Read_File>", ["read_file"], [("read_file", {"PATH": "a"})], "", []),
     ("<list_files></list_files>", ["list_files"], [("list_files", {})], "", []),
-    ("Use <read_file> to read a file.", ["read_file"], [], None, []),
+    # An offered tool's tag never closed: the reply ended inside it (Cline reads a partial tool use).
+    ("Use <read_file> to read a file.", ["read_file"], [], None, ["truncated"]),
     (
         "Use <read_file> to read, e.g. <read_file><path>a</path></read_file>",
         ["read_file"],

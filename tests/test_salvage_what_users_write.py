@@ -257,8 +257,8 @@ DAMAGED: list[Row] = [
     ('<tool_call id="c1">{"city": "Paris"}</tool_call>', W, [], [], []),  # no name: not this shape
     ('<tool_call name="rm">{}</tool_call>', W, [], ["not-offered"], []),
     ('<tool_call name="get_weather">Paris</tool_call>', W, [], [], []),  # a body that is no object
-    ('<tool_call name="get_weather">', W, [], [], []),
-    ('<tool_call name="get_weather"', W, [], [], []),
+    ('<tool_call name="get_weather">', W, [], ["truncated"], []),  # the reply ends in the call
+    ('<tool_call name="get_weather"', W, [], ["truncated"], []),
     (
         '<tool_call name="get_weather" ' + " ".join(f'a{i}="{i}"' for i in range(8)) + '>{"city": "Oslo"}</tool_call>',
         W,
@@ -478,3 +478,43 @@ def test_a_lost_end_marker_at_the_end_of_the_reply(text: str) -> None:
     # Cut inside the payload instead, it is truncated: never completed.
     cut = text[: text.index("Oslo") + 2]
     assert tr.salvage_text(cut, W).calls == ()
+
+
+# A reply that stops right after (or inside) a call's opener: the model hit its stop token or
+# token limit there (vLLM, SGLang and llama.cpp runs show each). (text, dialects, reasons):
+# the region the opener began is one `truncated` rejection, to the reply's end; an opener in
+# code, a message's end and prose stay text.
+CUT_OFF: list[tuple[str, list[str] | None, list[str]]] = [
+    ("Sure.<tool_call>", None, ["truncated"]),
+    ("Sure. <tool_call>\n", None, ["truncated"]),
+    ("<tool_call>\n<", None, ["truncated"]),
+    ("Checking. <|tool_call>call:", None, ["truncated"]),
+    ("<|python_tag|>", None, ["truncated"]),
+    ("Let me check that for you.[TOOL_CALLS]", None, ["truncated"]),
+    ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", None, ["truncated"]),
+    ("<|tool_calls_section_begin|>", None, ["truncated"]),
+    ("<function_calls>\n<invoke name=", None, ["truncated"]),
+    ("<seed:tool_call>", None, ["truncated"]),
+    ("```\n<tool_call>", None, []),  # in an open fence: code
+    ("Use `<tool_call>`", None, []),
+    ("```\n<tool_call>\n```\nThen: <tool_call>", None, ["truncated"]),  # the one outside code
+    ("Done.<|end|>", ["harmony"], []),  # a message's end opens no call
+    ("The set {", None, []),
+    ("No call here.", None, []),
+    ('<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call><tool_call>', None, ["truncated"]),
+]
+
+
+@pytest.mark.parametrize(("text", "dialects", "reasons"), CUT_OFF, ids=[t[:40] for t, _, _ in CUT_OFF])
+def test_a_reply_cut_off_at_an_opener_is_reported(text: str, dialects: list[str] | None, reasons: list[str]) -> None:
+    result = tr.salvage_text(text, W, dialects=dialects)
+    assert [r.reason for r in result.rejected] == reasons
+    if reasons:
+        (r,) = result.rejected
+        assert r.span[1] == len(text)
+    # One character at a time, events as they are certain: the same outcome at close().
+    stream = tr.StreamSalvager(W, dialects=dialects, mask_reasoning=False)
+    events = [e for ch in text for e in stream.feed(ch)] + stream.close()
+    expected = tr.salvage_text(text, W, dialects=dialects, mask_reasoning=False)
+    assert [e.call for e in events if isinstance(e, tr.ToolCallReady)] == list(expected.calls)
+    assert stream._pass.result().rejected == expected.rejected

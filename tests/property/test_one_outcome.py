@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolrepair as tr
+from toolrepair._salvage._engine import _resolve_dialects
 
 from .test_builtin_dialects import RENDER
 
@@ -72,5 +73,39 @@ def test_cut_forms_give_one_outcome_each(form: str) -> None:
         result = tr.salvage_text(text[:cut], ["get_weather", "search"])
         spans = sorted([r.span for r in result.rejected] + [c.span for c in result.calls if c.span is not None])
         assert all(a[1] <= b[0] or a == b for a, b in itertools.pairwise(spans)), (text[:cut], result)
+
+    run()
+
+
+def _opened(dialect: str, text: str) -> int | None:
+    """Where the first of ``dialect``'s markers in ``text`` ends, or None (markers are lower case)."""
+    (d,) = _resolve_dialects([dialect])
+    folded = text.lower()
+    ends = [folded.find(m) + len(m) for m in d.markers if folded.find(m) != -1]
+    return min(ends) if ends else None
+
+
+# Markerless JSON has no call marker: a `{` opens any object, and one cut short stays text.
+@pytest.mark.parametrize("dialect", sorted(set(RENDER) - {"json"}))
+def test_a_reply_cut_off_in_a_call_gives_an_outcome(dialect: str) -> None:
+    """No silent miss: a reply that ends anywhere after a call's opening marker (the model
+    stopped, or hit its token limit, inside the call) gives a call or a rejection, whole and
+    streamed alike."""
+    text = RENDER[dialect](CALLS[0])
+    opened = _opened(dialect, text)
+    assert opened is not None, text
+
+    @settings(max_examples=MAX_EXAMPLES, deadline=None)
+    @given(cut=st.integers(min_value=opened, max_value=len(text)))
+    def run(cut: int) -> None:
+        piece = text[:cut]
+        result = tr.salvage_text(piece, ["get_weather", "search"], dialects=[dialect], mask_reasoning=False)
+        assert result.calls or result.rejected, piece
+        # Streamed in 3-character deltas (events as they are certain): the same outcome.
+        streamed = tr.StreamSalvager(["get_weather", "search"], dialects=[dialect], mask_reasoning=False)
+        for k in range(0, len(piece), 3):
+            streamed.feed(piece[k : k + 3])
+        streamed.close()
+        assert streamed._pass.result() == result, piece
 
     run()

@@ -328,6 +328,7 @@ class SalvagePass:
         "seen",
         "settling",
         "skip_until",
+        "unread",
     )
 
     def __init__(
@@ -374,6 +375,8 @@ class SalvagePass:
         self.blocked: int | None = None  # start of a marker waiting for more text
         self._retry: Hit | None = None
         self._pending: Pending = None  # see `_marker`
+        # Per marker role, the last marker read as no call since the last outcome (see `_cut_off`).
+        self.unread: dict[int, Hit] = {}
         self.settling = False  # blocked on a decided candidate that reaches the text's end
         self.resets = 0  # forced-open reasoning closes taken (each cleared calls and cuts)
         # Cost counters for linear-time tests (see ``work``): plain ints, one add each.
@@ -439,6 +442,8 @@ class SalvagePass:
             if item is None:
                 item = scan.pop(self.pos, final, self.skip_until)
                 if item is None:
+                    if final and self.unread:
+                        self._cut_off()
                     if final and self.mode is not None:
                         self._unterminated()
                     return
@@ -718,7 +723,38 @@ class SalvagePass:
             assert isinstance(found, Found)
             self._take(dialect, s, marker_end, found)
             return True
+        if final:
+            self.unread[id(role)] = item
         return True
+
+    def _cut_off(self) -> None:
+        """The reply ended inside a call: of the markers read as no call since the last outcome
+        (the last of each marker role), the first, in text order, that a reader of its, told
+        more text may come, would wait for (a stream held it) opened a call the reply was cut
+        off in. Its region, to the reply's end, is one ``truncated`` rejection (unless it lies
+        in code or in a region an earlier rejection reported), never text in silence; a marker
+        no reader waits on (prose, a message's end) stays text. A reader waits only where it
+        reads to the text's end, so this costs at most one more read per marker role, each
+        bounded by ``max_call_chars``, and the mask's answer at the start found."""
+        items = sorted(self.unread.values(), key=lambda hit: hit[0])
+        self.unread.clear()
+        scan = self.scan
+        text, base = scan.text, scan.base
+        end = base + len(text)
+        told = self.rejected if self.mode is None else self.inside
+        ctx = self._ctx(False, base)
+        for s, marker, role in items:
+            marker_end = s + len(marker)
+            if (told and told[-1].span[1] >= marker_end) or s < base or end - s > self.limits[1]:
+                continue  # reported already; or past what is kept, or the size limit (`_read`)
+            for dialect in role.dialects:
+                self.reads += 1
+                self.handed += end - s
+                if dialect.read(text, s - base, marker_end - base, ctx) is NEED_MORE:
+                    if self._covers(s, True) is True:
+                        break  # in code: no call, nor a rejection; a later marker may be one
+                    self._take(dialect, s, marker_end, Found(end, error="truncated"))
+                    return
 
     def _read(self, dialect: Dialect, s: int, marker_end: int, final: bool, retried: bool) -> Found | NeedMore | None:
         """The dialect's answer at marker ``s``, within the size limit, in whole-text offsets.
@@ -801,6 +837,8 @@ class SalvagePass:
         self._pending = pending
 
     def _take(self, dialect: Dialect, s: int, marker_end: int, found: Found) -> None:
+        if self.unread:
+            self.unread.clear()  # an outcome: no marker before it opened a call cut off at the end
         end = max(found.end, marker_end)
         if found.error is not None:
             markup = found.markup and self.mode is None
