@@ -204,6 +204,8 @@ class Dialect(Protocol):
 
 
 _WS = re.compile(r"\s*")
+# What ``str.splitlines`` breaks on: a whitespace run holding one ends a line.
+_LINE_BREAK = re.compile(r"[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 # ``skip_ws`` without the Python frame, for hot readers: ``skip_ws_match(text, i).end()``.
 skip_ws_match: Final[Callable[[str, int], re.Match[str]]] = _WS.match  # type: ignore[assignment]  # always matches
 
@@ -250,14 +252,24 @@ class ContentBuilder:
     reasoning regions, chat-channel markup). The one implementation of the rule, for the
     whole text (``build_fields``) and a stream (``_stream``) alike.
 
-    Whitespace just before a cut goes; whitespace just after one goes when nothing was kept
-    before it or nothing follows it. With no cut the text comes back unchanged. ``text``
-    returns what is certain at once (all but a trailing whitespace run, which waits for what
-    follows), ``finish`` the rest. O(len(piece)) per piece.
+    A cut removes its own text and no more of the model's, except where the removal would
+    leave a line or the content's edge ragged:
+
+    - whitespace just before a cut goes when it holds a line break (the cut stood on its own
+      line) or nothing was kept since the last cut (it would lead the content or stand between
+      two cuts); a run within a line stays, as the engines leave it (``"Sure. "``);
+    - whitespace just after a cut goes when nothing was kept before it or nothing follows it.
+
+    With no cut the text comes back unchanged. ``text`` returns what is certain at once (all
+    but a trailing whitespace run, which waits for what follows), ``cut`` the run it keeps,
+    ``finish`` the rest. O(len(piece)) per piece.
 
     >>> b = ContentBuilder()
     >>> b.text("Sure. "), b.cut(), b.text("  "), b.finish()
-    ('Sure.', None, '', '')
+    ('Sure.', ' ', '', '')
+    >>> b = ContentBuilder()
+    >>> b.text("Sure.\\n"), b.cut(), b.text(" Done."), b.finish()
+    ('Sure.', '', ' Done.', '')
     """
 
     __slots__ = ("_any_cut", "_kept", "_kept_since_cut", "_ws")
@@ -300,10 +312,15 @@ class ContentBuilder:
         self._kept = self._kept_since_cut = True
         return out + body
 
-    def cut(self) -> None:
-        self._ws.clear()  # whitespace before a cut goes
+    def cut(self) -> str:
+        ws = self._ws
+        out = "".join(ws) if ws and self._kept_since_cut else ""
+        if out and _LINE_BREAK.search(out):
+            out = ""
+        ws.clear()
         self._any_cut = True
         self._kept_since_cut = False
+        return out
 
     def finish(self) -> str:
         out = "".join(self._ws) if not self._any_cut or self._kept_since_cut else ""
@@ -380,7 +397,7 @@ def build_fields(text: str, cuts: Sequence[tuple[int, int, int, int]]) -> tuple[
     prev = 0
     for s, e, inner_s, inner_e in cuts:
         out.append(content.text(text[prev:s]))
-        content.cut()
+        out.append(content.cut())
         if inner_e > inner_s:
             thought.append(reasoning.text(text[inner_s:inner_e]))
             if inner_e == e == len(text):  # reasoning to the reply's end: no close marker

@@ -741,7 +741,7 @@ class StreamSalvager:
             if out:
                 events.append(ReasoningDelta(out))
         elif kind == "cut":
-            self._content.cut()
+            _text_event(self._content.cut(), events)
             events.extend(ToolCallReady(c) for c in item.calls)
         elif kind == "cut-off":
             out = self._thought.cut_off()

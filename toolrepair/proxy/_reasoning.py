@@ -100,7 +100,9 @@ class ContentEvents:
             if isinstance(event, ToolCallReady):
                 start, end = event.call.span or (self._at, self._at)
                 self._text(self._take(start), out)
-                self._content.cut()
+                kept = self._content.cut()
+                if kept:
+                    out.append(TextDelta(kept))
                 self._take(end)  # the call's own text: never content
                 out.append(event)
         self._text(self._take(settled), out)
