@@ -80,7 +80,7 @@ CONVENTIONS: list[tuple[str, dict[str, Any], str, str, list[str]]] = [
     ("<|open|>response<|sep|>Hi", {}, "Hi", "", []),
     ("<|channel|>final<|message|>Hi<|return|>", {"model": OPENED_HARMONY}, "Hi", "", []),
     ("p <|channel|>final<|message|>Hi", {"model": OPENED_HARMONY}, "", "p <|channel|>final<|message|>Hi", []),
-    ("<think>a</think> mid <think>b</think> end", {}, "mid end", "a\n\nb", []),
+    ("<think>a</think> mid <think>b</think> end", {}, "mid  end", "a\n\nb", []),
     # The reply began inside reasoning (the template opened it): to the first close.
     ("plan</think>\n\nok", {}, "ok", "plan", []),
     ("plan " + CALL + "</think>ok", {}, "ok", "plan " + CALL, []),
@@ -88,7 +88,7 @@ CONVENTIONS: list[tuple[str, dict[str, Any], str, str, list[str]]] = [
     ("still thinking", {"model": "qwen3-thinking"}, "", "still thinking", []),
     ("<think>plan</think>ok", {"model": "qwen3-thinking"}, "ok", "plan", []),  # opened again at once
     # With a profile whose template does not open reasoning, a lone close is markup.
-    ("Hi " + CALL + " </think> done", {"model": "qwen3"}, "Hi done", "", ["a"]),
+    ("Hi " + CALL + " </think> done", {"model": "qwen3"}, "Hi  done", "", ["a"]),
     # Reasoning in code is no reasoning.
     ("```\n<think>p</think>\n```", {}, "```\n<think>p</think>\n```", "", []),
     ("no reasoning at all", {}, "no reasoning at all", "", []),
@@ -171,7 +171,7 @@ IN_REASONING: list[tuple[str, dict[str, Any], list[str], list[str], str, str]] =
         "",
         CALL,
     ),
-    ("Hi <|tool_calls_section_begin|> <think>plan</think>" + CALL, {}, ["a"], ["not-a-call"], "Hi", "plan"),
+    ("Hi <|tool_calls_section_begin|> <think>plan</think>" + CALL, {}, ["a"], ["not-a-call"], "Hi ", "plan"),
 ]
 
 
@@ -232,7 +232,7 @@ def test_profiles_are_frozen_slotted_values_a_user_can_build() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         mine.name = "x"  # type: ignore[misc]
     result = tr.salvage_text("<reflect>r</reflect>ok " + CALL, ["a"], model=mine)
-    assert (result.content, result.reasoning, names(result)) == ("ok", "r", ["a"])
+    assert (result.content, result.reasoning, names(result)) == ("ok ", "r", ["a"])
     # Its dialects only: a Mistral call is text to a Hermes profile.
     text = '[TOOL_CALLS]a[ARGS]{"x": 1}'
     assert tr.salvage_text(text, ["a"], model=mine).content == text
@@ -279,7 +279,7 @@ def test_registry_takes_a_model_profile() -> None:
     registry = tr.ToolRegistry([a], model="qwen3")
     assert registry.model is tr.model_profile("qwen3")
     result = registry.salvage("<think>p</think>ok " + CALL)
-    assert (result.content, result.reasoning, names(result)) == ("ok", "p", ["a"])
+    assert (result.content, result.reasoning, names(result)) == ("ok ", "p", ["a"])
     s = registry.stream()
     events = s.feed("<think>p</think>ok " + CALL) + s.close()
     assert [e.call.name for e in events if isinstance(e, tr.ToolCallReady)] == ["a"]
@@ -289,8 +289,9 @@ def test_registry_takes_a_model_profile() -> None:
 # -- the builders -------------------------------------------------------------------------------
 
 
-def old_build_content(text: str, cuts: list[tuple[int, int]]) -> str:
-    """The content rule as it was written before the builders: the reference they keep."""
+def reference_content(text: str, cuts: list[tuple[int, int]]) -> str:
+    """The content rule written out piece by piece, without the builders: the reference they
+    keep. A line break is what ``str.splitlines`` breaks on."""
     if not cuts:
         return text
     out: list[str] = []
@@ -299,9 +300,11 @@ def old_build_content(text: str, cuts: list[tuple[int, int]]) -> str:
         piece = text[prev:s]
         if prev > 0 and empty:
             piece = piece.lstrip()
-        piece = piece.rstrip()
-        empty = empty and not piece
-        out.append(piece)
+        body = piece.rstrip()
+        trail = piece[len(body) :]
+        within_a_line = "".join(trail.splitlines()) == trail
+        out.append(body + trail if body and within_a_line else body)
+        empty = empty and not body
         prev = e
     tail = text[prev:]
     if empty:
@@ -313,14 +316,14 @@ def old_build_content(text: str, cuts: list[tuple[int, int]]) -> str:
 
 
 SPANS = st.lists(st.integers(0, 40), max_size=8).map(sorted)
-TEXT = st.text(alphabet=" \nab", max_size=40)
+TEXT = st.text(alphabet=" \nab\t\r\x0b\x1c\x1f\x85\u2028", max_size=40)
 
 
 @given(TEXT, SPANS)
 def test_content_builder_keeps_the_content_rule(text: str, points: list[int]) -> None:
     points = [min(p, len(text)) for p in points]
     cuts = list(zip(points[::2], points[1::2], strict=False))
-    assert build_content(text, cuts) == old_build_content(text, cuts)
+    assert build_content(text, cuts) == reference_content(text, cuts)
 
 
 @given(TEXT, SPANS, st.lists(st.integers(1, 5), min_size=1, max_size=4))
@@ -345,9 +348,12 @@ def test_builders_give_the_same_fed_in_any_pieces(text: str, points: list[int], 
 
     for s, e, inner_s, inner_e in cuts:
         out += [c.text(p) for p in pieces(prev, s)]
-        c.cut()
+        out.append(c.cut())
         thought += [r.text(p) for p in pieces(inner_s, inner_e)]
-        r.close()
+        if inner_e > inner_s and inner_e == e == len(text):  # reasoning to the reply's end
+            thought.append(r.cut_off())
+        else:
+            r.close()
         prev = e
     out += [c.text(p) for p in pieces(prev, len(text))]
     out.append(c.finish())
@@ -355,7 +361,8 @@ def test_builders_give_the_same_fed_in_any_pieces(text: str, points: list[int], 
 
 
 def test_builder_examples() -> None:
-    assert build_fields("Hi <t>x</t> there", [(3, 11, 6, 7)]) == ("Hi there", "x")
+    assert build_fields("Hi <t>x</t> there", [(3, 11, 6, 7)]) == ("Hi  there", "x")
+    assert build_fields("Hi\n<t>x</t> there", [(3, 11, 6, 7)]) == ("Hi there", "x")
     assert build_fields("  ", []) == ("  ", "")
     assert json.dumps(build_fields("a\n\n", [(0, 1, 0, 1)])) == json.dumps(("", "a"))
 
