@@ -45,7 +45,7 @@ MISTRAL: list[Row] = [
         [WS, CALC],
         "",
     ),
-    ('Hi [TOOL_CALLS]web_search[CALL_ID]a1B2c3D4e[ARGS]{"query": "cats"}', ALLOWED, [WS], "Hi"),
+    ('Hi [TOOL_CALLS]web_search[CALL_ID]a1B2c3D4e[ARGS]{"query": "cats"}', ALLOWED, [WS], "Hi "),
     ("[TOOL_CALLS]web_search" + j(NESTED), ALLOWED, [("web_search", NESTED)], ""),
     (
         '[TOOL_CALLS]web_search{"query": "[TOOL_CALLS]x{}"} and then',
@@ -61,9 +61,9 @@ MISTRAL: list[Row] = [
         '[tool_calls] x [TOOL_CALLS]web_search[ARGS]{"query": [{}]} ',
         ALLOWED,
         [("web_search", {"query": [{}]})],
-        "[tool_calls] x",
+        "[tool_calls] x ",
     ),
-    ("[TOOL_CALLS] junk [TOOL_CALLS] [" + WS_CALL + "]", ALLOWED, [WS], "[TOOL_CALLS] junk"),
+    ("[TOOL_CALLS] junk [TOOL_CALLS] [" + WS_CALL + "]", ALLOWED, [WS], "[TOOL_CALLS] junk "),
     ('```\n[TOOL_CALLS]web_search{"query": "cats"}\n```', ALLOWED, [], None),
     ('[THINK]maybe [TOOL_CALLS]web_search{"query": "cats"}[/THINK]No call.', ALLOWED, [], "No call."),
     ('[THINK]plan[/THINK][TOOL_CALLS]web_search{"query": "cats"}', ALLOWED, [WS], ""),
@@ -79,7 +79,7 @@ PYTHON_TAG: list[Row] = [
         "Let me look. <|python_tag|>" + call("web_search", {"query": "cats"}, "parameters"),
         ALLOWED,
         [WS],
-        "Let me look.",
+        "Let me look. ",
     ),
     (
         "<|python_tag|>"
@@ -137,7 +137,7 @@ GRANITE: list[Row] = [
 
 GRANITE_20B: list[Row] = [
     ("<function_call> " + WS_CALL + "\n<function_call> " + CALC_CALL, ALLOWED, [WS, CALC], ""),
-    ("I'll search. <function_call> " + WS_CALL + "</function_call> done", ALLOWED, [WS], "I'll search. done"),
+    ("I'll search. <function_call> " + WS_CALL + "</function_call> done", ALLOWED, [WS], "I'll search.  done"),
     (
         "<function_call> " + call("web_search", {"query": "</function_call>"}),
         ALLOWED,
@@ -157,7 +157,7 @@ INTERNLM2: list[Row] = [
         + "<|action_end|>",
         ALLOWED,
         [WS],
-        "Let me check.",
+        "Let me check. ",
     ),
     (
         "<|action_start|><|plugin|>\n"
@@ -185,7 +185,7 @@ TOOL_CALLS: list[Row] = [
         "I will call it. <tool_calls>[" + WS_CALL + ", " + CALC_CALL + "]</tool_calls>",
         ALLOWED,
         [WS, CALC],
-        "I will call it.",
+        "I will call it. ",
     ),
     (" <tool_calls>[\n    " + WS_CALL + "\n]</tool_calls>\nThanks!", ALLOWED, [WS], "Thanks!"),
     ("<tool_calls>\n" + WS_CALL + "\n" + CALC_CALL + "\n</tool_calls>", ALLOWED, [WS, CALC], ""),
@@ -317,7 +317,7 @@ APERTUS: list[Row] = [
         + "]<|tools_suffix|>",
         ALLOWED,
         [WS, CALC],
-        "Sure.",
+        "Sure. ",
     ),
     ("<|tools_prefix|>[" + j({"web_search": NESTED}) + "]", ALLOWED, [("web_search", NESTED)], ""),
     (
@@ -352,7 +352,7 @@ LFM2_JSON: list[Row] = [
         "Checking. <|tool_call_start|>[" + WS_CALL + ", " + CALC_CALL + "]<|tool_call_end|> ok",
         ALLOWED,
         [WS, CALC],
-        "Checking. ok",
+        "Checking.  ok",
     ),
     (
         "<|tool_call_start|>[" + call("web_search", {"query": "<|tool_call_end|>"}) + "]",

@@ -241,7 +241,7 @@ CLINE: list[Row] = [
         "<p>Reading <read_file><path>a</path></read_file> now.</p>",
         ["read_file"],
         [("read_file", {"path": "a"})],
-        "<p>Reading now.</p>",
+        "<p>Reading  now.</p>",
         [],
     ),
     # A tag of no offered tool in the shape of a call: the offered tags inside it may be its
@@ -260,7 +260,7 @@ CLINE: list[Row] = [
         "Use <read_file> to read, e.g. <read_file><path>a</path></read_file>",
         ["read_file"],
         [("read_file", {"path": "a"})],
-        "Use <read_file> to read, e.g.",
+        "Use <read_file> to read, e.g. ",
         [],
     ),
     # cline/cline#4839 (Devstral Medium): the value with no parameter tag. Which parameter it

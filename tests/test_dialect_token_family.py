@@ -64,7 +64,7 @@ DEEPSEEK_V3_ROWS: list[Row] = [
         "",
         [],
     ),
-    ("Sure. " + DB + ds3("get_weather", PARIS, end=False), ALLOWED, [GW], "Sure.", []),  # EOS ate the ends
+    ("Sure. " + DB + ds3("get_weather", PARIS, end=False), ALLOWED, [GW], "Sure. ", []),  # EOS ate the ends
     (DB + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n" + PARIS, ALLOWED, [GW], "", []),
     (DB + ds3("get_weather", '{"city": "Paris"}```'.replace("```", "")) + DE, ALLOWED, [GW], "", []),
     ("<｜tool calls begin｜>" + ds3("get_weather", PARIS) + DE, ALLOWED, [GW], "", []),
@@ -81,7 +81,7 @@ DEEPSEEK_V3_ROWS: list[Row] = [
         "",
         [],
     ),
-    ("Lone: " + ds3("get_weather", PARIS), ALLOWED, [GW], "Lone:", []),  # no section token
+    ("Lone: " + ds3("get_weather", PARIS), ALLOWED, [GW], "Lone: ", []),  # no section token
     (
         "</think>"
         + DB
@@ -120,7 +120,7 @@ DEEPSEEK_V31_ROWS: list[Row] = [
         "pre " + DB + ds31("get_weather", PARIS) + ds31("search", CATS) + DE + " post",
         ALLOWED,
         [GW, SEARCH],
-        "pre post",
+        "pre  post",
         [],
     ),
     (DB + ds31("search", TRICKY) + DE, ALLOWED, [("search", TRICKY_VALUE)], "", []),
@@ -152,7 +152,7 @@ def kimi(ident: str, args: str, *, end: bool = True) -> str:
 
 
 KIMI_ROWS: list[Row] = [
-    ("I'll check. " + KB + kimi("functions.get_weather:0", PARIS) + KE + " Ok.", ALLOWED, [GW], "I'll check. Ok.", []),
+    ("I'll check. " + KB + kimi("functions.get_weather:0", PARIS) + KE + " Ok.", ALLOWED, [GW], "I'll check.  Ok.", []),
     (
         KB + kimi("functions.get_weather:0", PARIS) + kimi("functions.search:1", CATS) + KE,
         ALLOWED,
@@ -179,7 +179,7 @@ KIMI_ROWS: list[Row] = [
         "",
         [],
     ),
-    ("Go " + kimi("functions.get_weather:0", PARIS, end=False), ALLOWED, [GW], "Go", []),
+    ("Go " + kimi("functions.get_weather:0", PARIS, end=False), ALLOWED, [GW], "Go ", []),
     (kimi("functions.get_weather:0", PARIS) + kimi("functions.search:1", CATS), ALLOWED, [GW, SEARCH], "", []),
     ("<|tool_call_section_begin|>" + kimi("get_weather:3", PARIS) + "<|tool_call_section_end|>", ALLOWED, [GW], "", []),
     (
@@ -194,17 +194,17 @@ KIMI_ROWS: list[Row] = [
         "A " + KB + kimi("functions.get_weather:0", '{"city": "Paris"') + kimi("functions.search:1", CATS) + KE + " b",
         ALLOWED,
         [],
-        "A b",
+        "A  b",
         ["undecodable"],
     ),
     (KB + kimi("functions.get_weather:0", '{"city": ', end=False), ALLOWED, [], "", ["truncated"]),
     # A section that holds no call of Kimi's: a JSON call object in it is read, anything else
     # refuses it whole; its opener never leaks into the content.
-    ("Hi " + KB, ALLOWED, [], "Hi", ["truncated"]),
-    ("Hi " + KB + " nothing here " + KE + " bye", ALLOWED, [], "Hi bye", ["not-a-call"]),
-    ("Hi " + KB + KE + " bye", ALLOWED, [], "Hi bye", ["not-a-call"]),
-    ("Hi " + KB + ' {"a": 1} ' + KE + " bye", ALLOWED, [], "Hi bye", ["not-a-call"]),
-    ("Hi " + KB + ' {"name": "get_weather", "arguments": ' + PARIS + "} " + KE + " bye", ALLOWED, [GW], "Hi bye", []),
+    ("Hi " + KB, ALLOWED, [], "Hi ", ["truncated"]),
+    ("Hi " + KB + " nothing here " + KE + " bye", ALLOWED, [], "Hi  bye", ["not-a-call"]),
+    ("Hi " + KB + KE + " bye", ALLOWED, [], "Hi  bye", ["not-a-call"]),
+    ("Hi " + KB + ' {"a": 1} ' + KE + " bye", ALLOWED, [], "Hi  bye", ["not-a-call"]),
+    ("Hi " + KB + ' {"name": "get_weather", "arguments": ' + PARIS + "} " + KE + " bye", ALLOWED, [GW], "Hi  bye", []),
     (
         KB + '<|tool_call_begin|> functions.get_weather:0 {"city": "Paris"} <|tool_call_end|>' + KE,
         ALLOWED,
@@ -214,10 +214,10 @@ KIMI_ROWS: list[Row] = [
     ),  # the argument token missing: the id and the payload cannot be told apart
     ("```\n" + KB + "\n```", ALLOWED, [], None, []),  # in code: text, no region opened
     # Noise between the section token and its first call: the section's, cut out with it.
-    ("Ok. " + KB + " noise " + kimi("functions.get_weather:0", PARIS) + KE, ALLOWED, [GW], "Ok.", []),
+    ("Ok. " + KB + " noise " + kimi("functions.get_weather:0", PARIS) + KE, ALLOWED, [GW], "Ok. ", []),
     # A stray section token does not swallow the section written after it.
     (KB + " " + KB + kimi("functions.get_weather:0", PARIS) + KE + " x", ALLOWED, [GW], "x", ["not-a-call"]),
-    ("a " + KB + " so " + KB + kimi("functions.get_weather:0", PARIS) + KE, ALLOWED, [GW], "a", ["not-a-call"]),
+    ("a " + KB + " so " + KB + kimi("functions.get_weather:0", PARIS) + KE, ALLOWED, [GW], "a ", ["not-a-call"]),
     ("```\n" + KB + kimi("functions.get_weather:0", PARIS) + KE + "\n```", ALLOWED, [], None, []),
     ("<think>" + kimi("functions.get_weather:0", PARIS) + "</think>", ALLOWED, [], "", []),
     (KB + kimi("functions.drop_db:0", "{}") + KE, ALLOWED, [], None, ["not-offered"]),
@@ -332,7 +332,7 @@ GEMMA4_ROWS: list[Row] = [
         "Checking. " + g4("get_weather", "{city:" + Q + "Paris" + Q + "}") + " Done.",
         ALLOWED,
         [GW],
-        "Checking. Done.",
+        "Checking.  Done.",
         [],
     ),
     (
@@ -367,7 +367,7 @@ GEMMA4_ROWS: list[Row] = [
         "",
         [],
     ),
-    ("Sure " + g4("get_weather", "{city:" + Q + "Paris" + Q + "}", end=False), ALLOWED, [GW], "Sure", []),
+    ("Sure " + g4("get_weather", "{city:" + Q + "Paris" + Q + "}", end=False), ALLOWED, [GW], "Sure ", []),
     (g4("search", '{q:"cats", "n": 2,}'), ALLOWED, [("search", {"q": "cats", "n": 2})], "", []),
     (
         "<|tool_call>" + json.dumps({"name": "get_weather", "arguments": {"city": "Paris"}}) + "<tool_call|>",

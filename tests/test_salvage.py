@@ -68,7 +68,7 @@ WS = ("web_search", {"query": "cats"})
         ("<tool_call>\n" + json.dumps({"name": "get_time"}) + "\n</tool_call>", [], None),  # not offered
         # function_tag
         ('<function=web_search>{"query": "cats"}</function>', [WS], ""),
-        ('Use it: <FUNCTION=web_search>{"query": "cats"}</FUNCTION> ok', [WS], "Use it: ok"),
+        ('Use it: <FUNCTION=web_search>{"query": "cats"}</FUNCTION> ok', [WS], "Use it:  ok"),
         ('<function=web_search>{"query": "cats"}', [WS], ""),
         (
             '<function=web_search>\n{"query": "</function>"}\n</function>',
@@ -82,7 +82,7 @@ WS = ("web_search", {"query": "cats"})
         (
             "I will call " + json.dumps({"name": "web_search", "arguments": {"query": "cats"}}) + " now",
             [WS],
-            "I will call now",
+            "I will call  now",
         ),
         (json.dumps({"name": "Alice", "age": 30}), [], None),
         (json.dumps({"name": "web_search"}), [], None),  # a bare object needs arguments
@@ -276,7 +276,7 @@ def test_interleaved_dialects_come_back_in_text_order() -> None:
     spans = [c.span for c in result.calls]
     assert spans == sorted(spans)
     assert all(s is not None and text[s[0] : s[1]].strip() for s in spans)
-    assert result.content == "First then and and"
+    assert result.content == "First  then  and  and "
 
 
 def test_spans_and_openai_shape() -> None:
@@ -355,7 +355,7 @@ def test_tag_dialect() -> None:
     text = 'pre <<call>>{"name": "web_search", "arguments": {"query": "cats"}}<</call>> post'
     result = tr.salvage_text(text, ALLOWED, dialects=[mine])
     assert [(c.name, c.dialect) for c in result.calls] == [("web_search", "mine")]
-    assert result.content == "pre post"
+    assert result.content == "pre  post"
     assert tr.salvage_text(text, ALLOWED, dialects=["hermes"]).calls == ()
     with pytest.raises(ValueError):
         tr.TagDialect("bad", open="", close="x")

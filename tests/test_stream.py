@@ -132,16 +132,16 @@ def test_without_a_profile_everything_waits_while_reasoning_may_be_forced_open()
     assert s.feed('<tool_call>{"name": "a", "arguments": {}}') == []
     assert s.feed("</tool_call> next") == []
     call = ToolCallReady(tr.ToolCall("a", {}, None, "hermes", (22, 75)))
-    assert s.close() == [ReasoningDelta("x"), TextDelta("Sure."), call, TextDelta(" next")]
+    assert s.close() == [ReasoningDelta("x"), TextDelta("Sure. "), call, TextDelta(" next")]
     # Without reasoning masks, or with the model's profile, each piece comes once certain.
     s = StreamSalvager(["a"], dialects=["hermes"], mask_reasoning=False)
     assert s.feed("<think>x</think>Sure. ") == [TextDelta("<think>x</think>Sure.")]
     events = s.feed('<tool_call>{"name": "a", "arguments": {}}</tool_call> next')
-    assert events == [call, TextDelta(" next")]
+    assert events == [TextDelta(" "), call, TextDelta(" next")]
     s = StreamSalvager(["a"], model="qwen3")
     assert s.feed("<think>x</think>Sure. ") == [ReasoningDelta("x"), TextDelta("Sure.")]
     assert s.feed('<tool_call>{"name": "a", "arguments": {}}') == []
-    assert s.feed("</tool_call> next") == [call, TextDelta(" next")]
+    assert s.feed("</tool_call> next") == [TextDelta(" "), call, TextDelta(" next")]
 
 
 def test_a_lone_close_makes_the_held_reply_reasoning() -> None:
@@ -182,7 +182,7 @@ def test_async_generator_stream() -> None:
 
     events = asyncio.run(consume())
     expected = tr.salvage_text(reply, ["web_search"])
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == expected.content == "Let me look. Done."
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == expected.content == "Let me look.  Done."
     assert tuple(e.call for e in events if isinstance(e, ToolCallReady)) == expected.calls
 
 

@@ -250,7 +250,7 @@ def test_past_max_input_chars_plain_text_passes_through(reasoning: bool) -> None
     if reasoning:
         assert (calls, text) == ([], "Some text " + call + rest)
     else:
-        assert (calls, text) == (["a"], "Some text" + rest)
+        assert (calls, text) == (["a"], "Some text " + rest)
     assert s.close() == []
 
 

@@ -224,7 +224,7 @@ def test_readme_streaming_snippet_runs_its_tool_before_close(registry_stream: bo
     exec(compile(f"async def _main():\n{body}", str(README), "exec"), namespace)  # the snippet, as written
     asyncio.run(namespace["_main"]())
     assert log == ["ran cats", "stream ended"]  # the tool ran before the reply ended
-    assert "".join(shown) == "The user wants cats." + "Let me look." + "\nDone."
+    assert "".join(shown) == "The user wants cats." + "Let me look. " + "\nDone."
 
 
 # -- the readers that need no settling character -------------------------------------------------

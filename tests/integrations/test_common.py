@@ -77,7 +77,7 @@ def test_vet_text_and_the_stream_agree_on_calls_and_refusals() -> None:
         + HERMES.format(name="nope", arguments="{}")
     )
     whole = vet_text(registry, text, "call_")
-    assert whole.content == 'Sure.<tool_call>{"name": "nope", "arguments": {}}</tool_call>'  # refused: stays text
+    assert whole.content == 'Sure. <tool_call>{"name": "nope", "arguments": {}}</tool_call>'  # refused: stays text
     assert [v.ok for v in whole.calls] == [True, False]
     assert whole.calls[0].call.id == vet_text(registry, text, "call_").calls[0].call.id  # stable
     assert [r.reason for r in whole.rejected] == ["not-offered"]
@@ -117,7 +117,7 @@ def test_a_screen_hides_calls_without_counting_them(screen_only: bool, calls: in
     registry = tr.ToolRegistry([web_search])
     screen = VettedStream(registry, "call_", screen_only=screen_only)
     out = screen.feed("Now " + HERMES.format(name="web_search", arguments='{"query": "x"}') + " done.") + screen.close()
-    assert "".join(i for i in out if isinstance(i, str)) == "Now done."
+    assert "".join(i for i in out if isinstance(i, str)) == "Now  done."
     # Hidden only, not vetted: the finished reply, vetted on its own, is the one count.
     assert len(out) - sum(isinstance(i, str) for i in out) == calls
     assert registry._conversation.count(call_key("web_search", {"query": "x"})) == calls

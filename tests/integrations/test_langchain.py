@@ -480,5 +480,5 @@ def test_streamed_reasoning_read_from_the_text_goes_to_reasoning_content(lc_regi
     for chunk in chunks[1:]:
         merged += chunk
     assert isinstance(merged, AIMessageChunk)
-    assert (merged.content, merged.additional_kwargs.get("reasoning_content")) == ("Sure.", "Plan.")
+    assert (merged.content, merged.additional_kwargs.get("reasoning_content")) == ("Sure. ", "Plan.")
     assert [c["name"] for c in merged.tool_calls] == ["web_search"]

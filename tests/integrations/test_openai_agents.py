@@ -173,7 +173,7 @@ def test_a_streamed_run_never_shows_the_markup() -> None:
         return "".join(shown), result.final_output
 
     shown, final = asyncio.run(main())
-    assert shown == "Again.Done." and "<tool_call>" not in shown
+    assert shown == "Again. Done." and "<tool_call>" not in shown
     _check(model, final)
 
 

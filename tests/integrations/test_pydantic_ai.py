@@ -198,7 +198,7 @@ def test_streamed_text_never_shows_the_markup() -> None:
         for e in events
     )
     assert "<tool_call>" not in shown and "tool_call" not in shown
-    assert shown == "Let me look. Now.All done."
+    assert shown == "Let me look.  Now.All done."
     ends = [type(e.part).__name__ for e in events if isinstance(e, PartEndEvent)]
     # The calls written as text are ToolCallParts in the stream; the middle reply was only a call.
     assert ends == ["TextPart", "ToolCallPart", "ToolCallPart", "TextPart"]

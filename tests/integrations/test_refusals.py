@@ -37,7 +37,7 @@ def test_the_message_is_the_native_one() -> None:
 
     vetted = vet_text(registry, "Looking. " + UNKNOWN + " and " + UNDECODABLE, "call_", answer_rejected=True)
     # The refused candidates are cut as far as the salvage read them, by the one content rule.
-    assert vetted.content.startswith("Looking. and") and "<tool_call>" not in vetted.content
+    assert vetted.content.startswith("Looking.  and") and "<tool_call>" not in vetted.content
     assert vetted.rejected == ()
     first, second = vetted.calls
     assert first.message == NOT_FOUND and first.call.name == "web_serch_v2"
@@ -54,9 +54,9 @@ LONG = '<tool_call>{"name": "web_serch_v2", "arguments": {"query": "' + "x" * 30
     ("text", "content"),
     [
         # The same words in a code span first: the candidate is cut where it stands.
-        ("Write `" + UNKNOWN + "` like this: " + UNKNOWN + " then.", "Write `" + UNKNOWN + "` like this: then."),
+        ("Write `" + UNKNOWN + "` like this: " + UNKNOWN + " then.", "Write `" + UNKNOWN + "` like this:  then."),
         # Longer than a rejection's excerpt: cut whole, by its span.
-        ("Sure. " + LONG + " Done.", "Sure. Done."),
+        ("Sure. " + LONG + " Done.", "Sure.  Done."),
         (LONG, ""),
     ],
 )

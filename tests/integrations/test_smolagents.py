@@ -172,7 +172,7 @@ def test_streamed_text_never_shows_the_markup() -> None:
     model = ScriptedModel([_text("Let me look. " + HERMES.format(name="WebSearch", arguments='{"query": "x"}'))])
     deltas = list(ToolRepairModel(model, tr.ToolRegistry([web_search])).generate_stream([], tools_to_call_from=[]))
     shown = "".join(d.content or "" for d in deltas)
-    assert shown == "Let me look." and "<tool_call>" not in shown
+    assert shown == "Let me look. " and "<tool_call>" not in shown
     [call] = [tc for d in deltas for tc in d.tool_calls or []]
     assert call.function.name == "web_search" and call.id.startswith("call_")
 

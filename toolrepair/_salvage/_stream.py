@@ -10,8 +10,9 @@ What is held back, and why (everything else is released at once):
   the pass is waiting on: a candidate still being written, or a fence line whose kind
   depends on text not yet seen. Text before them is released.
 * a run of whitespace, until what follows it is known: ``ContentBuilder`` (the one content
-  rule, ``_base``) drops whitespace before a cut, after a cut when nothing was kept before
-  it, and at the end after a cut; ``ReasoningBuilder`` strips each reasoning region's ends.
+  rule, ``_base``) drops whitespace before a cut unless it lies within a line after kept
+  text (then it comes out at the cut), after a cut when nothing was kept before it, and at
+  the end after a cut; ``ReasoningBuilder`` strips each reasoning region's ends.
 * forced-open reasoning, without a model profile: a reasoning close with no opener
   (``</think>``, or a close-only marker such as ``[BEGIN FINAL RESPONSE]``) makes everything
   before it reasoning and clears every call before it, whatever pairs came before. While
@@ -220,7 +221,7 @@ class StreamSalvager:
     >>> events = s.feed('<think>Search.</think>Sure. <tool_call>{"name": "web_search", ')
     >>> events += s.feed('"arguments": {"q": "x"}}</tool_call>')
     >>> [type(e).__name__ for e in events], events[0].text
-    (['ReasoningDelta', 'TextDelta', 'ToolCallReady'], 'Search.')
+    (['ReasoningDelta', 'TextDelta', 'TextDelta', 'ToolCallReady'], 'Search.')
 
     With an async model stream::
 
