@@ -66,7 +66,7 @@ CASES: dict[str, tuple[Reply, Expected]] = {
             'Let me look. <tool_call>{"name": "WebSearch", "arguments": {"query": "cats", "limit": "3"}}</tool_call>'
         ),
         Expected(
-            "Let me look.", [("web_search", {"query": "cats", "limit": 3})], header="repaired=1, salvaged=1, refused=0"
+            "Let me look. ", [("web_search", {"query": "cats", "limit": 3})], header="repaired=1, salvaged=1, refused=0"
         ),
     ),
     "qwen3_xml": (

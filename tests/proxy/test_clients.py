@@ -104,7 +104,7 @@ def test_litellm_sdk(proxy: str, litellm: Any) -> None:
     )
     built = litellm.stream_chunk_builder(chunks, messages=MESSAGES)
     assert _calls(built.choices[0].message.tool_calls) == WANT
-    assert built.choices[0].message.content in (None, "", "Let me look.")
+    assert built.choices[0].message.content in (None, "", "Let me look. ")
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -59,7 +59,7 @@ def test_anthropic_sdk(proxy: str, chunking: str) -> None:
         reply = client.messages.create(model=model, max_tokens=100, messages=MESSAGES, tools=MESSAGE_TOOLS)
         assert _tool_uses(reply) == WANT
         assert reply.stop_reason == "tool_use"
-        assert reply.content[1].id.startswith("toolu_") and _text(reply) == "Let me look."
+        assert reply.content[1].id.startswith("toolu_") and _text(reply) == "Let me look. "
         with client.messages.stream(model=model, max_tokens=100, messages=MESSAGES, tools=MESSAGE_TOOLS) as stream:
             final = stream.get_final_message()
         assert final.model_dump() == reply.model_dump()
@@ -146,7 +146,7 @@ def test_openai_responses(proxy: str, chunking: str) -> None:
         model = f"{chunking}/hermes"
         reply = client.responses.create(model=model, input="find cats", tools=RESPONSE_TOOLS)
         calls = [(i.name, json.loads(i.arguments)) for i in reply.output if i.type == "function_call"]
-        assert calls == WANT and reply.output_text == "Let me look."
+        assert calls == WANT and reply.output_text == "Let me look. "
         assert reply.output[1].call_id.startswith("call_")
         with client.responses.stream(model=model, input="find cats", tools=RESPONSE_TOOLS) as stream:
             final = stream.get_final_response()

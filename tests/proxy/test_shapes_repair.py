@@ -192,9 +192,9 @@ _TEXT_AROUND = Reply(
 def test_messages_calls_stand_where_they_were_written() -> None:
     body = repair_message_body(message(_TEXT_AROUND), _registry("messages"), Tally())
     assert [(b["type"], b.get("text"), b.get("name")) for b in body["content"]] == [
-        ("text", "Checking.", None),
+        ("text", "Checking. ", None),
         ("tool_use", None, "get_weather"),
-        ("text", " Then", None),
+        ("text", " Then ", None),
         ("tool_use", None, "web_search"),
     ]
     ids = [b["id"] for b in body["content"] if b["type"] == "tool_use"]
@@ -544,12 +544,15 @@ MESSAGE_REASONING = [
     (("<think>Plan.</think>Hi", "separate"), [("thinking", "Plan."), ("text", "Hi")]),
     (
         ("<think>a</think>Hi " + _CALLED + " bye <think>b</think>", "separate"),
-        [("thinking", "a"), ("text", "Hi"), ("tool_use", "web_search"), ("text", " bye"), ("thinking", "b")],
+        [("thinking", "a"), ("text", "Hi "), ("tool_use", "web_search"), ("text", " bye "), ("thinking", "b")],
     ),
     (("x</think>" + _CALLED, "separate"), [("thinking", "x"), ("tool_use", "web_search")]),
     (("<think>" + _CALLED + "</think>ok", "separate"), [("thinking", _CALLED), ("text", "ok")]),
-    (("<think>Plan.</think>Hi " + _CALLED, "inline"), [("text", "<think>Plan.</think>Hi"), ("tool_use", "web_search")]),
-    (("<think>Plan.</think>Hi " + _CALLED, "drop"), [("text", "Hi"), ("tool_use", "web_search")]),
+    (
+        ("<think>Plan.</think>Hi " + _CALLED, "inline"),
+        [("text", "<think>Plan.</think>Hi "), ("tool_use", "web_search")],
+    ),
+    (("<think>Plan.</think>Hi " + _CALLED, "drop"), [("text", "Hi "), ("tool_use", "web_search")]),
 ]
 
 
@@ -573,15 +576,15 @@ def test_messages_reasoning_in_a_text_block(given: tuple[str, str], expected: li
 RESPONSE_REASONING = [
     (
         ("<think>Plan.</think>Hi " + _CALLED, "separate"),
-        [("reasoning", "Plan."), ("message", "Hi"), ("function_call", "web_search")],
+        [("reasoning", "Plan."), ("message", "Hi "), ("function_call", "web_search")],
     ),
-    (("Hi <think>a</think> there", "separate"), [("message", "Hi"), ("reasoning", "a"), ("message", " there")]),
+    (("Hi <think>a</think> there", "separate"), [("message", "Hi "), ("reasoning", "a"), ("message", " there")]),
     (("<think>a</think><think>b</think>", "separate"), [("reasoning", "a\n\nb")]),
     (
         ("<think>Plan.</think>Hi " + _CALLED, "inline"),
-        [("message", "<think>Plan.</think>Hi"), ("function_call", "web_search")],
+        [("message", "<think>Plan.</think>Hi "), ("function_call", "web_search")],
     ),
-    (("<think>Plan.</think>Hi " + _CALLED, "drop"), [("message", "Hi"), ("function_call", "web_search")]),
+    (("<think>Plan.</think>Hi " + _CALLED, "drop"), [("message", "Hi "), ("function_call", "web_search")]),
 ]
 
 

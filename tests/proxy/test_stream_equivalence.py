@@ -115,16 +115,16 @@ _IN = "<think>" + _CALL + "</think>"  # a call inside reasoning: never a call, i
 REASONING_IN_CONTENT = [
     (("<think>a</think>Hi", None, "separate"), ("Hi", "a", [])),
     (("<think>a</think>Hi", "UP", "separate"), ("Hi", "UP\n\na", [])),
-    (("x</think>Hi " + _CALL, None, "separate"), ("Hi", "x", ["web_search"])),
+    (("x</think>Hi " + _CALL, None, "separate"), ("Hi ", "x", ["web_search"])),
     (("<think>a</think>" + _CALL + " after", "UP", "separate"), ("after", "UP\n\na", ["web_search"])),
     (("Plain text.", None, "separate"), ("Plain text.", None, [])),
     (("<think>a</think>Hi", None, "inline"), ("<think>a</think>Hi", None, [])),
     (("<think>a</think>Hi", "UP", "inline"), ("<think>a</think>Hi", "UP", [])),
-    (("x</think>Hi " + _CALL, None, "inline"), ("x</think>Hi", None, ["web_search"])),
+    (("x</think>Hi " + _CALL, None, "inline"), ("x</think>Hi ", None, ["web_search"])),
     (("<think>a</think>" + _CALL + " after", "UP", "inline"), ("<think>a</think> after", "UP", ["web_search"])),
     ((_IN + " ok", None, "inline"), (_IN + " ok", None, [])),
     (("<think>a</think>Hi", "UP", "drop"), ("Hi", "UP", [])),
-    (("x</think>Hi " + _CALL, None, "drop"), ("Hi", None, ["web_search"])),
+    (("x</think>Hi " + _CALL, None, "drop"), ("Hi ", None, ["web_search"])),
     ((_IN + " ok", None, "drop"), ("ok", None, [])),
 ]
 

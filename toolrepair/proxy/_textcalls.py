@@ -40,7 +40,7 @@ class TextCalls:
     >>> text = TextCalls(tr.ToolRegistry([tr.ToolSpec("f")]), Tally(), "toolu_", salvage=True)
     >>> pieces = text.feed('Sure. <tool_call>{"name": "f", "arguments": {}}</tool_call>') + text.close()
     >>> pieces[0], pieces[1].name, pieces[1].id.startswith("toolu_")
-    ('Sure.', 'f', True)
+    ('Sure. ', 'f', True)
     """
 
     __slots__ = ("_prefix", "_registry", "_salvager", "_tally")
