@@ -495,6 +495,10 @@ CUT_OFF: list[tuple[str, list[str] | None, list[str]]] = [
     ("<|tool_calls_section_begin|>", None, ["truncated"]),
     ("<function_calls>\n<invoke name=", None, ["truncated"]),
     ("<seed:tool_call>", None, ["truncated"]),
+    # Gemma 4 with its `<|tool_call>` eaten: the bare `call:` after the channel close.
+    ('<|channel>thought\nx<channel|>call:get_weather(city="Oslo"', None, ["truncated"]),
+    ('<channel|>call:get_weather{city:<|"|>Os', None, ["truncated"]),
+    ('Try call:get_weather(city="Oslo"', None, []),  # `call:` in prose opens nothing
     ("```\n<tool_call>", None, []),  # in an open fence: code
     ("Use `<tool_call>`", None, []),
     ("```\n<tool_call>\n```\nThen: <tool_call>", None, ["truncated"]),  # the one outside code
