@@ -31,6 +31,7 @@ not hide the proxies' cost. Streams are 40 chunks.
 
     python benchmarks/bench_proxy.py [--quick] [--rounds N] [--levels 1,50,200]
                                      [--routes chat,messages,responses] [--no-litellm] [--profile-proxy FILE]
+                                     [--model-profile NAME]
 
 `--quick` is a short sanity run (a few rounds per level, a minute or two); the default plan
 gives 2,000 samples per path and metric at one client, so that the p99 judged there rests on
@@ -777,6 +778,12 @@ def main() -> None:
         help="routes measured, one after another in the run: " + ", ".join(ROUTES),
     )
     parser.add_argument("--profile-proxy", metavar="FILE", help="run toolrepair serve under cProfile, stats to FILE")
+    parser.add_argument(
+        "--model-profile",
+        metavar="NAME",
+        help="serve with --model-profile NAME (e.g. hermes): streamed text and calls are released as they "
+        "are certain; without one (the default, the model name `bench` picks none) a stream is held to its end",
+    )
     parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
@@ -791,6 +798,9 @@ def main() -> None:
     upstream = f"http://127.0.0.1:{up_port}"
     env = {"PYTHONPATH": str(ROOT)}
     serve = ["serve", "--upstream", f"{upstream}/v1", "--port", str(tr_port)]
+    if args.model_profile:
+        serve += ["--model-profile", args.model_profile]
+    print(f"toolrepair serve, model profile: {args.model_profile or 'none (a stream is held to its end)'}")
     serve_cmd = (
         [sys.executable, "-c", PROFILED_SERVE, str(Path(args.profile_proxy).resolve()), *serve]
         if args.profile_proxy
