@@ -24,7 +24,12 @@ LAZY = (
     "toolrepair.proxy",
     "argparse",
     "gzip",
-    # The table of built-in dialects imports every dialect module: on first salvage.
+    # The salvage engine: on the first reply salvaged or streamed, or the first of its names
+    # looked up (a registry that repairs native calls only never imports it).
+    "toolrepair._salvage",
+    "toolrepair._trusted_stream",
+    # Once it is imported, the table of built-in dialects, which imports every dialect
+    # module, still waits for the first salvage.
     "toolrepair._salvage._registry",
     "toolrepair._salvage.xml_family",
     "toolrepair._salvage.token_family",
@@ -34,6 +39,12 @@ LAZY = (
     "toolrepair._salvage.json_blocks",
     "toolrepair._salvage.attr_call",
     "toolrepair._salvage._xml_text",
+    # The third-party pattern module (``\p{...}`` classes): on the first name normalised or
+    # argument name matched, and on the first line of a reply that may hold inline HTML or a link.
+    "regex",
+    # A history's repair and the log tools' counts: on first use.
+    "toolrepair._history",
+    "toolrepair._report",
     # Standard modules only some calls need: results, schemas from hints, ids, suggestions, logs.
     "logging",
     "datetime",
@@ -44,6 +55,9 @@ LAZY = (
     "difflib",
     "base64",
 )
+
+#: A registry with one tool, as the probes build it.
+REGISTRY = "import toolrepair\ndef web_search(query: str) -> str: return query\nregistry = toolrepair.ToolRegistry([web_search])"
 
 PROBE = """
 import json, sys
@@ -68,7 +82,7 @@ def lazy_in(modules: list[str]) -> list[str]:
 
 def test_import_toolrepair_imports_none_of_the_lazy_modules() -> None:
     modules = imported_by("import toolrepair")
-    assert "toolrepair._salvage" in modules  # the probe sees what the import brings in
+    assert "toolrepair._registry" in modules  # the probe sees what the import brings in
     assert lazy_in(modules) == []
 
 
@@ -90,6 +104,15 @@ def test_import_toolrepair_imports_none_of_the_lazy_modules() -> None:
         ),
         ("import toolrepair; toolrepair.serialize_result(object())", ["datetime", "decimal", "uuid"]),
         ("import toolrepair; toolrepair.serialize_result(bytes([255]))", ["base64"]),
+        ("import toolrepair; toolrepair.normalize_name('Web-Search')", ["regex"]),
+        ("import toolrepair; toolrepair.model_profile('qwen3')", ["regex"]),
+        ("import toolrepair; toolrepair.repair_history([])", ["toolrepair._history"]),
+        ("from toolrepair import HistoryReport", ["toolrepair._history"]),
+        ("from toolrepair import AuditReport", ["toolrepair._report"]),
+        ("from toolrepair import StreamSalvager", ["toolrepair._salvage._stream"]),
+        ("import toolrepair; toolrepair.ToolRegistry([], model='qwen3')", ["toolrepair._salvage._profiles"]),
+        (f"{REGISTRY}; registry.salvage('Sure.')", ["toolrepair._salvage._engine"]),
+        (f"{REGISTRY}; registry.stream()", ["toolrepair._trusted_stream"]),
     ],
 )
 def test_each_is_imported_when_first_used(statement: str, expected: list[str]) -> None:
@@ -97,11 +120,24 @@ def test_each_is_imported_when_first_used(statement: str, expected: list[str]) -
     assert all(m in modules for m in expected), (expected, lazy_in(modules))
 
 
+def test_a_registry_that_repairs_native_calls_never_imports_the_salvage_engine() -> None:
+    # Name drift and a misnamed key, repaired and run (the probe fails if the outcome differs).
+    run = REGISTRY + "\noutcome = registry.run({'name': 'WebSearch', 'arguments': '{\"Query\": \"x\"}'})"
+    modules = imported_by(run + "\nassert outcome.ok and outcome.content == 'x', outcome")
+    assert "jsonschema" in modules  # the arguments were checked against the tool's schema
+    assert [m for m in modules if m.startswith("toolrepair._salvage")] == []
+
+
 def test_the_lazy_names_are_the_functions() -> None:
-    from toolrepair import _audit
+    from toolrepair import _audit, _history, _report, _salvage
 
     assert tr.audit_records is _audit.audit_records and tr.fix_record is _audit.fix_record
-    assert {"audit_records", "fix_record"} <= set(tr.__all__)
+    assert tr.repair_history is _history.repair_history and tr.HistoryReport is _history.HistoryReport
+    assert tr.AuditReport is _report.AuditReport
+    assert tr.salvage_text is _salvage.salvage_text and tr.StreamSalvager is _salvage.StreamSalvager
+    assert all(getattr(tr, name) is not None for name in tr.__all__)
+    assert set(tr.__all__) <= set(dir(tr))
+    assert {"audit_records", "fix_record", "repair_history", "HistoryReport", "AuditReport"} <= set(tr.__all__)
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         getattr(tr, "nope")
 
@@ -123,9 +159,14 @@ LAZY_PATTERNS = (
     "toolrepair._salvage._mask:_FENCE_BODY",
     "toolrepair._salvage._mask:_WIDE",
     "toolrepair._salvage._mask:_RUN_CODE",
+    "toolrepair._salvage._mask:_PLAIN",
+    "toolrepair._salvage._mask:_ITEM_KEPT",
+    "toolrepair._salvage._mask:_BLANKS",
     "toolrepair._args._decode:_CHAR_NAME",
     "toolrepair._args._schema:_KEY_NOISE",
     "toolrepair._names:_WORDS",
+    "toolrepair._names:_DROP",
+    "toolrepair._salvage._profiles:_BY_KEY",
     "toolrepair._salvage.tag:_ATTRIBUTE",
 )
 
@@ -146,6 +187,8 @@ def test_import_toolrepair_compiles_none_of_the_lazy_patterns() -> None:
         ("[a](b `c`) <b>`d`</b>\n", ["_LINK_TAIL", "_INLINE_HTML"]),
         ("```\ncode\n```\n", ["_FENCE_BODY"]),
         ("<div>\n`html`\n</div>\n", ["_HTML"]),
+        ("a\nb\n`c`\n", ["_PLAIN", "_WIDE"]),
+        ("- a\n- b\n\n`c`\n", ["_ITEM_KEPT"]),
     ],
 )
 def test_a_lazy_pattern_is_built_once_its_input_comes(text: str, built: list[str]) -> None:

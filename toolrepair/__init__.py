@@ -7,37 +7,16 @@ the model exactly what to fix. Sans-I/O: it never calls a model.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import importlib
+from typing import TYPE_CHECKING, Any, Final
 
 from ._bind import bind_check
 from ._errors import ArgumentError, InputTooLargeError, ToolExecutionError, ToolRepairError, ToolResolutionError
-from ._history import HistoryReport, repair_history
 from ._limits import Limits
 from ._names import normalize_name, resolve_tool_names, suggest_names
 from ._registry import ToolRegistry
 from ._repair import repair_call
-from ._report import AuditReport
 from ._result import serialize_result
-from ._salvage import (
-    ANY_TOOL,
-    MODEL_PROFILES,
-    NEED_MORE,
-    AnyTool,
-    Dialect,
-    Found,
-    Gate,
-    ModelProfile,
-    NeedMore,
-    RawCall,
-    ReadContext,
-    ReasoningDelta,
-    StreamSalvager,
-    TagDialect,
-    TextDelta,
-    ToolCallReady,
-    model_profile,
-    salvage_text,
-)
 from ._types import (
     BindFailure,
     Rejection,
@@ -52,23 +31,78 @@ from ._types import (
 
 if TYPE_CHECKING:
     from ._audit import audit_records, fix_record
-    from ._salvage import DIALECTS
+    from ._history import HistoryReport, repair_history
+    from ._report import AuditReport
+    from ._salvage import (
+        ANY_TOOL,
+        DIALECTS,
+        MODEL_PROFILES,
+        NEED_MORE,
+        AnyTool,
+        Dialect,
+        Found,
+        Gate,
+        ModelProfile,
+        NeedMore,
+        RawCall,
+        ReadContext,
+        ReasoningDelta,
+        StreamSalvager,
+        TagDialect,
+        TextDelta,
+        ToolCallReady,
+        model_profile,
+        salvage_text,
+    )
 
 __version__ = "0.1.0"
 
 
+# Names imported on first use, by the module that defines them: most programs never call the
+# log tools or repair a history, and one that repairs only native calls never salvages a text;
+# importing each is not free (the salvage engine alone is about half of `import toolrepair`).
+_LAZY: Final[dict[str, str]] = {
+    **dict.fromkeys(("audit_records", "fix_record"), "_audit"),
+    **dict.fromkeys(("HistoryReport", "repair_history"), "_history"),
+    "AuditReport": "_report",
+    **dict.fromkeys(
+        (
+            "DIALECTS",
+            "ANY_TOOL",
+            "MODEL_PROFILES",
+            "NEED_MORE",
+            "AnyTool",
+            "Dialect",
+            "Found",
+            "Gate",
+            "ModelProfile",
+            "NeedMore",
+            "RawCall",
+            "ReadContext",
+            "ReasoningDelta",
+            "StreamSalvager",
+            "TagDialect",
+            "TextDelta",
+            "ToolCallReady",
+            "model_profile",
+            "salvage_text",
+        ),
+        "_salvage",
+    ),
+}
+
+
 def __getattr__(name: str) -> Any:
-    # The log and dataset functions (and the record walker, log I/O and splicing behind them)
-    # are imported on first use: most programs never call them, and importing them is not free.
-    if name in ("audit_records", "fix_record"):
-        from . import _audit
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # the next look-up is a plain attribute
+    return value
 
-        return getattr(_audit, name)
-    if name == "DIALECTS":  # the table of built-in dialects imports every dialect module
-        from . import _salvage
 
-        return _salvage.DIALECTS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 __all__ = (

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
-
-import regex
+from typing import TYPE_CHECKING, Any, Final
 
 from ._errors import ToolResolutionError
 from ._lazy import lazy
 from ._log import logger
+
+if TYPE_CHECKING:
+    import regex
 
 __all__ = [
     "MODEL_NAMESPACES",
@@ -27,12 +29,19 @@ __all__ = [
 
 
 # Separators a model swaps freely: snake, kebab, spaces. Dots, slashes and colons are kept:
-# they mark namespaces, which are resolved separately (NameTable).
-_DROP = regex.compile(r"[\s_\-]+|\p{Cf}+")
+# they mark namespaces, which are resolved separately (NameTable). `regex` (for ``\p{Cf}``) is
+# imported on the first name normalised, not by ``import toolrepair``: importing it is not free.
+@lazy
+def _DROP() -> regex.Pattern[str]:
+    import regex
+
+    return regex.compile(r"[\s_\-]+|\p{Cf}+")
+
+
 NAMESPACE_SEPARATORS: Final = (".", "/", ":", "__")
 """What ends a namespace: ``functions.x``, ``server/x``, ``server:x``, MCP ``server__x``."""
 _SEPARATORS = NAMESPACE_SEPARATORS
-_SPLIT = regex.compile(r"\.|/|:|__")
+_SPLIT = re.compile(r"\.|/|:|__")
 
 MODEL_NAMESPACES: Final = ("functions", "tools", "default_api", "multi_tool_use")
 """The namespaces models write before a tool's name on their own, stripped when resolving:
@@ -55,7 +64,13 @@ a prefix can change what a call means, so it is never dropped on a guess.
 _MCP_KEY: Final = "mcp"
 # No real name has more parts; longer chains are unknown (and the split stays O(len(name))).
 _MAX_SEGMENTS: Final = 4
-_WORDS = lazy(lambda: regex.compile(r"[\p{Lu}]?[\p{Ll}\p{Nd}]+|[\p{Lu}\p{Nd}]+(?![\p{Ll}])"))
+
+
+@lazy
+def _WORDS() -> regex.Pattern[str]:
+    import regex
+
+    return regex.compile(r"[\p{Lu}]?[\p{Ll}\p{Nd}]+|[\p{Lu}\p{Nd}]+(?![\p{Ll}])")
 
 
 def normalize_name(name: str) -> str:
@@ -68,7 +83,7 @@ def normalize_name(name: str) -> str:
     >>> normalize_name("Web-Search")
     'websearch'
     """
-    return _DROP.sub("", unicodedata.normalize("NFKC", name).casefold())
+    return _DROP().sub("", unicodedata.normalize("NFKC", name).casefold())
 
 
 # The keys of MODEL_NAMESPACES (`defaultapi`, `multitooluse`): normalize_name without NFKC,

@@ -16,10 +16,9 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
-import regex
-
 if TYPE_CHECKING:  # jsonschema is imported when the first schema is compiled (most of import time otherwise)
     import jsonschema.exceptions
+    import regex  # imported when the first argument name is matched
     from referencing.exceptions import Unresolvable
 
 from .._errors import ArgumentError
@@ -32,8 +31,15 @@ from ._decode import _MAX_NUMBER_CHARS, _MISSING, _NUMBER, NullText, SpelledFloa
 
 __all__ = ["CompiledSchema", "compile_schema"]
 
+
 # NFKC + casefold, then drop format characters (zero-width, bidi), '_', '-' and whitespace.
-_KEY_NOISE: Final = lazy(lambda: regex.compile(r"[\p{Cf}_\-\s]+"))
+@lazy
+def _KEY_NOISE() -> regex.Pattern[str]:
+    import regex
+
+    return regex.compile(r"[\p{Cf}_\-\s]+")
+
+
 _KEY_SUFFIX: Final = lazy(lambda: re.compile(r"\s*[=:]\s*\Z"))
 _INT_TEXT: Final = lazy(lambda: re.compile(r"(-?[0-9]+)(?:\.0+)?"))
 # The coercion walk takes a step per value level and per schema it composes ($ref, a union's

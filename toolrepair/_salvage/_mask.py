@@ -72,11 +72,13 @@ import bisect
 import re
 from collections import deque
 from collections.abc import Callable
-
-import regex
+from typing import TYPE_CHECKING
 
 from .._lazy import lazy
 from ._base import NEED_MORE, NeedMore
+
+if TYPE_CHECKING:
+    import regex  # imported when the first line that may hold inline HTML or a link is read
 
 __all__ = [
     "ANSWER_OPEN",
@@ -231,8 +233,13 @@ _HTML: Callable[[], tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...]] 
 # Raw inline HTML and autolinks (CommonMark 0.31): where one may start, and the whole of one.
 # Matched with `partial`, so a construct the line's end leaves open is told apart.
 _INLINE_START = re.compile(r"<[A-Za-z/!?]|<[A-Za-z0-9.!#$%&'*+=?^_`{|}~-]+@")
-_INLINE_HTML = lazy(
-    lambda: regex.compile(
+
+
+@lazy
+def _INLINE_HTML() -> regex.Pattern[str]:
+    import regex
+
+    return regex.compile(
         rf"<[A-Za-z][A-Za-z0-9-]*{_ATTR}*+{_S}*+/?>|</[A-Za-z][A-Za-z0-9-]*+{_S}*+>"
         r"|<!--(?:-?>|(?:[^-]|-[^-]|--[^>])*+-->)|<\?.*?\?>|<![A-Za-z][^>]*+>|<!\[CDATA\[.*?\]\]>"
         r"|<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\x00-\x20]*+>"
@@ -240,19 +247,22 @@ _INLINE_HTML = lazy(
         r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*+>",
         regex.DOTALL,
     )
-)
+
 
 # A link's tail from its `(`: destination and title (CommonMark 0.31), matched with `partial`.
 # Looser than the reference (any whitespace, any nesting of parentheses), so where this does
 # not match, no link hides anything.
-_LINK_TAIL = lazy(
-    lambda: regex.compile(
+@lazy
+def _LINK_TAIL() -> regex.Pattern[str]:
+    import regex
+
+    return regex.compile(
         r"""\(\s*+(?:<(?:[^<>\n\\]|\\.)*+>"""
         r"""|(?:[^\x00-\x20\x7f()\\]++|\\.|(\((?:[^\x00-\x20\x7f()\\]++|\\.|(?1))*+\)))*+)"""
         r"""(?:\s++(?:"(?:[^"\\]|\\.)*+"|'(?:[^'\\]|\\.)*+'|\((?:[^()\\]|\\.)*+\)))?\s*+\)""",
         regex.DOTALL,
     )
-)
+
 
 # Lines that can only open or go on with a paragraph when no container is open: at most three
 # spaces, a first character that starts no block (container, fence, break, heading, HTML, list
@@ -271,7 +281,7 @@ _NOT_PLAIN = frozenset("\t>`~*-_+#<=0123456789[].)")
 # (group 2) or nothing, then a character that starts no block and brings no tab or container
 # marker into the prefix (as ``_PLAIN_LINE``'s first). O(1): the match stops at that character.
 _LEAD = re.compile(r" {0,3}(?:([-+*] )|(#{1,6} ))?[^ \t\r\n>`~*\-_+#<=0-9\[\].)]")
-_PLAIN = re.compile(f"((?:{_PLAIN_LINE})*)((?:{_BLANK_LINE}(?:{_PLAIN_LINE}|{_BLANK_LINE})*)?)")
+_PLAIN = lazy(lambda: re.compile(f"((?:{_PLAIN_LINE})*)((?:{_BLANK_LINE}(?:{_PLAIN_LINE}|{_BLANK_LINE})*)?)"))
 
 # The same run, wider, where nothing of the open paragraph waits (no undecided backtick run,
 # nothing in doubt) and at most one list item of width 2 is open: lines at column 0 only,
@@ -327,8 +337,8 @@ _WIDE = lazy(
 )
 # After a run's last bullet line (or from its start, with a paragraph open): does the item
 # stay open? Lazy lines then blank lines keep it; a line after a blank one closes it.
-_ITEM_KEPT = re.compile(f"(?:{_WIDE_LINE})*+(?:{_BLANK_LINE})*+")
-_BLANKS = re.compile(f"(?:{_BLANK_LINE})*+")
+_ITEM_KEPT = lazy(lambda: re.compile(f"(?:{_WIDE_LINE})*+(?:{_BLANK_LINE})*+"))
+_BLANKS = lazy(lambda: re.compile(f"(?:{_BLANK_LINE})*+"))
 # The code a run holds, in order: its spans, and its fences (at a line's start, the character
 # before the first not in the line).
 _RUN_CODE = lazy(lambda: re.compile(_SPAN + "|" + _fence_block(r"(?<![^\r\n].)")))
@@ -924,7 +934,7 @@ class CodeMask:
         if m is None or m.end() == a:
             if self.stack:
                 return False
-            m = (_FENCE_BODY()[self.fch] if leaf == _FENCE else _PLAIN).match(t, a, stop)
+            m = (_FENCE_BODY()[self.fch] if leaf == _FENCE else _PLAIN()).match(t, a, stop)
             wide = False
         if m is None or m.end() == a:
             return False
@@ -981,7 +991,7 @@ class CodeMask:
                 k, para = m.end("bullet"), True
             else:
                 k = a
-            kept = (_ITEM_KEPT if para else _BLANKS).fullmatch(t, k, e) is not None
+            kept = (_ITEM_KEPT() if para else _BLANKS()).fullmatch(t, k, e) is not None
             self.stack[:] = _ITEM_2 if kept else []
 
     def cut(self, s: int, e: int, fences: tuple[tuple[int, int], ...] = ()) -> None:

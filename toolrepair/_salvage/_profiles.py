@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from .._lazy import lazy
 from .._names import normalize_name, suggest_names
 
 __all__ = ["MODEL_PROFILES", "ModelProfile", "model_profile"]
@@ -110,7 +111,8 @@ _TABLE = (
 )
 
 MODEL_PROFILES: Mapping[str, ModelProfile] = MappingProxyType({p.name: p for p in _TABLE})
-_BY_KEY = {normalize_name(p.name): p for p in _TABLE}
+# Built on the first look-up: normalising a name imports `regex`, which `import toolrepair` does not.
+_BY_KEY = lazy(lambda: {normalize_name(p.name): p for p in _TABLE})
 
 
 def model_profile(name: str) -> ModelProfile:
@@ -121,7 +123,7 @@ def model_profile(name: str) -> ModelProfile:
     """
     if not isinstance(name, str):
         raise TypeError(f"a profile name is a str, not {type(name).__name__}")
-    found = _BY_KEY.get(normalize_name(name))
+    found = _BY_KEY().get(normalize_name(name))
     if found is None:
         hint = suggest_names(name, MODEL_PROFILES)
         also = f" Did you mean {hint[0]!r}?" if hint else ""
