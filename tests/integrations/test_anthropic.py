@@ -111,7 +111,7 @@ def test_string_content_with_a_text_call(registry: tr.ToolRegistry, hermes) -> N
         registry,
     )
     text, call = out["content"]
-    assert text == {"type": "text", "text": "On it."}
+    assert text == {"type": "text", "text": "On it. "}
     assert call["type"] == "tool_use" and call["name"] == "web_search" and call["id"].startswith("toolu_")
     assert out["stop_reason"] == "tool_use" and [c.name for c in tool_calls(out)] == ["web_search"]
 

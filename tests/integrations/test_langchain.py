@@ -124,13 +124,13 @@ def test_repair_ai_message_recovers_invalid_tool_calls(lc_registry: tr.ToolRegis
 def test_repair_ai_message_salvages_text_calls(lc_registry: tr.ToolRegistry, hermes) -> None:
     text = "Let me search. " + hermes("web_search", '{"query": "otters"}')
     fixed = repair_ai_message(AIMessage(content=text), lc_registry)
-    assert fixed.content == "Let me search."
+    assert fixed.content == "Let me search. "
     [call] = fixed.tool_calls
     assert call["name"] == "web_search" and call["args"] == {"query": "otters"} and call["id"].startswith("call_")
     assert repair_ai_message(AIMessage(content=text), lc_registry).tool_calls[0]["id"] == call["id"]
     blocks = [{"type": "text", "text": text}]
     assert repair_ai_message(AIMessage(content=blocks), lc_registry).content == [
-        {"type": "text", "text": "Let me search."}
+        {"type": "text", "text": "Let me search. "}
     ]
 
 
@@ -200,7 +200,7 @@ def test_a_tool_node_graph_end_to_end(lc_registry: tr.ToolRegistry, hermes) -> N
     cut = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "c_cut"]
     assert cut[0].status == "error" and "Expected parameters for 'web_search'" in cut[0].content
     salvaged = messages[8]
-    assert isinstance(salvaged, AIMessage) and salvaged.content == "One more."
+    assert isinstance(salvaged, AIMessage) and salvaged.content == "One more. "
     assert salvaged.tool_calls[0]["name"] == "web_search"
     assert messages[9].content == "3 results for dogs" and messages[9].tool_call_id == salvaged.tool_calls[0]["id"]
     assert messages[-1].content == "Cats and dogs, found."
@@ -369,7 +369,7 @@ def test_the_old_wrapper_names_still_work_and_warn(old: str, new: str, lc_regist
                 'Words. <tool_call>{"name": "web_search", "arguments": {"query": "a"}}</tool_call>',
                 {"type": "image_url", "image_url": {"url": "data:,"}},
             ],
-            ["Words.", {"type": "image_url", "image_url": {"url": "data:,"}}],
+            ["Words. ", {"type": "image_url", "image_url": {"url": "data:,"}}],
         ),
         (['<tool_call>{"name": "web_search", "arguments": {"query": "a"}}</tool_call>'], []),
     ],
@@ -465,7 +465,7 @@ def test_reasoning_cut_from_the_content_goes_to_reasoning_content(
     lc_registry: tr.ToolRegistry, upstream: dict[str, Any], expected: str
 ) -> None:
     fixed = repair_ai_message(AIMessage(content=_CALL_TEXT, additional_kwargs=upstream), lc_registry)
-    assert (fixed.content, fixed.additional_kwargs["reasoning_content"]) == ("Sure.", expected)
+    assert (fixed.content, fixed.additional_kwargs["reasoning_content"]) == ("Sure. ", expected)
     assert [c["name"] for c in fixed.tool_calls] == ["web_search"]
 
 

@@ -40,7 +40,7 @@ def test_text_calls_in_blocks_are_salvaged_and_other_blocks_kept() -> None:
         ("web_search", {"query": "dogs"}),
         ("web_search", {"query": "otters"}),
     ]
-    assert repaired.content == ["Looking.", image]
+    assert repaired.content == ["Looking. ", image]
 
 
 def test_content_of_another_type_is_left_alone() -> None:

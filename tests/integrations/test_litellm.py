@@ -152,8 +152,8 @@ def _check_loop(messages: list[dict[str, Any]], *, stream: bool) -> None:
     tool_results = [m["content"] for m in messages if m["role"] == "tool"]
     assert tool_results == ["2 results for cats", "3 results for dogs", "3 results for otters"]
     said = [m["content"] for m in messages if m["role"] == "assistant"]
-    # The text call left the visible text; a stream sends the space before it at the cut.
-    assert said[1] == ("Again. " if stream else "Again.")
+    # The text call left the visible text, the space before it kept, whole or streamed.
+    assert said[1] == "Again. "
     # The tool never offered and the denied one reached the model as text, never an executor.
     assert (
         said[2]
@@ -261,7 +261,7 @@ def proxy_logging() -> Any:
     ("turn", "content", "calls"),
     [
         (SCRIPT[0], "", [("web_search", {"query": "cats", "limit": 2})]),
-        (SCRIPT[1], "Again.", [("web_search", {"query": "dogs"})]),
+        (SCRIPT[1], "Again. ", [("web_search", {"query": "dogs"})]),
         (SCRIPT[4], "Tool 'delete_file' is not allowed.", []),
         ({"mock_response": "Done."}, "Done.", []),
     ],
@@ -344,4 +344,4 @@ def test_whole_reasoning_read_from_the_text_goes_to_reasoning_content() -> None:
     from toolrepair.integrations.litellm import repaired_message
 
     fixed = repaired_message({"role": "assistant", "content": _THOUGHT_CALL, "reasoning_content": "UP"}, _registry())
-    assert (fixed["content"], fixed["reasoning_content"]) == ("Sure.", "UP\n\nPlan.")
+    assert (fixed["content"], fixed["reasoning_content"]) == ("Sure. ", "UP\n\nPlan.")

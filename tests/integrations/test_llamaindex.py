@@ -86,7 +86,7 @@ def test_repair_tool_selections_salvages_text(hermes: Callable[[str, str], str])
     [selection] = repair_tool_selections(response, tr.ToolRegistry(TOOLS))
     assert selection.tool_name == "web_search" and selection.tool_id.startswith("call_")
     text_block, call_block = response.message.blocks
-    assert isinstance(text_block, TextBlock) and text_block.text == "Let me look."
+    assert isinstance(text_block, TextBlock) and text_block.text == "Let me look. "
     assert isinstance(call_block, ToolCallBlock) and call_block.tool_call_id == selection.tool_id
 
 

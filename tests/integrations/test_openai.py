@@ -286,7 +286,7 @@ def test_responses_text_calls_are_salvaged_into_function_call_items(registry: tr
     text = "Searching. " + hermes("WebSearch", '{"query": "dogs", "limit": "2"}')
     result = repair_response_items([_text_item(text)], registry)
     message, call = result["output"]
-    assert message["content"][0]["text"] == "Searching."
+    assert message["content"][0]["text"] == "Searching. "
     assert call["type"] == "function_call" and call["call_id"].startswith("call_")
     assert (call["name"], json.loads(call["arguments"])) == ("web_search", {"query": "dogs", "limit": 2})
     assert repair_response_items([_text_item(text)], registry)["output"][1]["call_id"] == call["call_id"]

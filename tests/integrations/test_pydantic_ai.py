@@ -101,7 +101,7 @@ def test_an_agent_run_through_every_case() -> None:
         "limit": 2,
     }
     assert [type(p).__name__ for p in responses[1].parts] == ["TextPart", "ToolCallPart"]
-    assert responses[1].parts[0].content == "Again."
+    assert responses[1].parts[0].content == "Again. "
 
 
 @pytest.mark.parametrize(
@@ -271,4 +271,4 @@ def test_a_text_call_to_a_tool_never_offered_is_answered_and_the_next_turn_runs(
     first = next(m for m in result.all_messages() if isinstance(m, ModelResponse))
     assert [type(p).__name__ for p in first.parts] == ["TextPart", "ToolCallPart"] and first.parts[
         0
-    ].content == "Looking."
+    ].content == "Looking. "

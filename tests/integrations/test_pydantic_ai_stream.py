@@ -245,7 +245,7 @@ def test_text_beside_a_call_under_run_stream_is_the_output_as_for_a_native_call(
     """pydantic-ai's ``run_stream`` ends at the first text part (a native call after text does
     the same); the call still runs under the default ``end_strategy``. ``run`` goes on."""
     turns: list[list[Piece]] = [["Let me look. ", PARIS], ["Sunny."]]
-    for driver, output in (("run", "Sunny."), ("run_stream", "Let me look."), ("run_stream_events", "Sunny.")):
+    for driver, output in (("run", "Sunny."), ("run_stream", "Let me look. "), ("run_stream_events", "Sunny.")):
         RAN.clear()
         agent = Agent(_model([list(t) for t in turns], []), tools=[web_search], capabilities=[ToolRepair()])
         got, _, _ = asyncio.run(DRIVERS[driver](agent))

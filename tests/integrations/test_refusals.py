@@ -412,7 +412,7 @@ def test_openai_chat_loop() -> None:
             history.append(answer)
     answers = [m["content"] for m in history if m["role"] == "tool"]
     assert answers == [NOT_FOUND, "3 results for cats"] and history[-1]["content"] == "Cats found."
-    assert history[1]["content"] == "Searching." and tr.repair_history(history)[1].changes == ()
+    assert history[1]["content"] == "Searching. " and tr.repair_history(history)[1].changes == ()
 
 
 def test_anthropic_messages_loop() -> None:
@@ -472,7 +472,7 @@ def test_litellm_completion_loop(monkeypatch: pytest.MonkeyPatch) -> None:
             answers.append(outcome.content)
             history.append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
     # LiteLLM's shape for a refused call: no call, the corrective message in the reply's content.
-    assert history[1]["content"] == "Searching.\n" + NOT_FOUND and "tool_calls" not in history[1]
+    assert history[1]["content"] == "Searching. \n" + NOT_FOUND and "tool_calls" not in history[1]
     assert answers == ["3 results for cats"] and history[-1]["content"] == "Cats found."
 
 

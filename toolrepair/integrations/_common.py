@@ -229,7 +229,9 @@ def vet_text(
     id_seed: str = "",
 ) -> VettedText:
     """Salvage ``text`` against the registry and vet each call, with ids ``prefix…`` derived
-    from the text (the same reply always gives the same ids). ``content`` is stripped.
+    from the text (the same reply always gives the same ids). ``content`` is the salvaged
+    content as the core builds it (its whitespace rule), not stripped: the same reply streamed
+    through ``StreamSalvager`` gives the same text, so a framework's whole and streamed answers agree.
 
     ``answer_rejected``: each refused candidate (a tool never offered, arguments that cannot be
     read) is a refused call too, in text order, its text cut from ``content``, so that the
@@ -248,7 +250,7 @@ def vet_text(
         for i, c in enumerate(result.calls)
     ]
     if not (answer_rejected and result.rejected):
-        remainder = result.content.strip()
+        remainder = result.content
         return VettedText(remainder if calls else text, tuple(calls), result.rejected, result.reasoning, remainder)
     for k, rejection in enumerate(result.rejected):
         written = ToolCall(
@@ -260,7 +262,7 @@ def vet_text(
         )
         calls.append(Vetted(written, rejection_error(rejection, registry)))
     calls.sort(key=lambda v: v.call.span[0] if v.call.span is not None else 0)
-    return VettedText(result.content.strip(), tuple(calls), (), result.reasoning, result.content.strip())
+    return VettedText(result.content, tuple(calls), (), result.reasoning, result.content)
 
 
 def lazy_classes(module: str, factories: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:
