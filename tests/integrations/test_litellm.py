@@ -345,3 +345,38 @@ def test_whole_reasoning_read_from_the_text_goes_to_reasoning_content() -> None:
 
     fixed = repaired_message({"role": "assistant", "content": _THOUGHT_CALL, "reasoning_content": "UP"}, _registry())
     assert (fixed["content"], fixed["reasoning_content"]) == ("Sure. ", "UP\n\nPlan.")
+
+
+# -- whole and streamed give the same content -----------------------------------------------------
+_HERMES_CALL = '<tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>'
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("Sure. " + _HERMES_CALL, "Sure. "),
+        ("Sure.\n" + _HERMES_CALL, "Sure."),
+        ("  " + _HERMES_CALL + "  ", ""),
+        (_HERMES_CALL + " Done. ", "Done. "),
+        ("Sure. " + _HERMES_CALL + "\n\nDone.\n", "Sure. \n\nDone.\n"),
+        ("a\t" + _HERMES_CALL + "\tb", "a\t\tb"),
+    ],
+)
+def test_whole_and_streamed_content_agree(text: str, content: str) -> None:
+    from litellm.types.utils import Delta, ModelResponseStream, StreamingChoices
+
+    from toolrepair.integrations.litellm import repaired_message
+
+    def chunk(delta: Delta, finish: str | None = None) -> ModelResponseStream:
+        return ModelResponseStream(
+            id="chatcmpl-w", model="m", choices=[StreamingChoices(index=0, delta=delta, finish_reason=finish)]
+        )
+
+    whole = repaired_message({"role": "assistant", "content": text}, _registry())
+    for size in (1, 3, len(text)):
+        pieces = [chunk(Delta(content=text[i : i + size])) for i in range(0, len(text), size)]
+        out = list(repair_stream([*pieces, chunk(Delta(), "stop")], _registry()))
+        streamed = "".join(c.choices[0].delta.content or "" for c in out)
+        names = [tc.function.name for c in out for tc in c.choices[0].delta.tool_calls or ()]
+        assert (streamed, names) == (content, ["web_search"]), size
+    assert ((whole["content"] or ""), [c["function"]["name"] for c in whole["tool_calls"]]) == (content, ["web_search"])
