@@ -379,7 +379,7 @@ def test_openai_message_gets_reasoning_content() -> None:
     out = repair_chat_message(
         {"role": "assistant", "content": "<think>Need a.</think>Sure. " + CALL}, tr.ToolRegistry([a])
     )
-    assert (out["content"], out["reasoning_content"]) == ("Sure.", "Need a.")
+    assert (out["content"], out["reasoning_content"]) == ("Sure. ", "Need a.")
     assert [c["function"]["name"] for c in out["tool_calls"]] == ["a"]
 
 
@@ -392,6 +392,6 @@ def test_langchain_message_gets_reasoning_content() -> None:
 
     message = messages.AIMessage(content="<think>Need a.</think>Sure. " + CALL, additional_kwargs={"k": 1})
     out = repair_ai_message(message, tr.ToolRegistry([a]))
-    assert out.content == "Sure."
+    assert out.content == "Sure. "
     assert out.additional_kwargs == {"k": 1, "reasoning_content": "Need a."}
     assert [c["name"] for c in out.tool_calls] == ["a"]
