@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from hypothesis import strategies as st
 from toolrepair import ArgumentError
 from toolrepair._args import decode_arguments
 from toolrepair._args._decode import decode_json_value
+from toolrepair._salvage._base import ReadContext
+from toolrepair._salvage._json import JsonFailure, decode_payload
 
 _SPEC = importlib.util.spec_from_file_location(
     "json_test_suite", Path(__file__).resolve().parents[2] / "fuzz" / "json_test_suite.py"
@@ -168,3 +171,24 @@ def test_whitespace_json_does_not_allow_is_a_reported_repair() -> None:
     assert decode_json_value("[]\u00a0")[1][0].message.startswith("Removed whitespace JSON does not allow")
     assert decode_json_value("\u2028{}")[1][0].message.startswith("Removed whitespace JSON does not allow")
     assert decode_json_value(" \n[]\r\n\t") == ([], ())
+
+
+@SETTINGS
+@given(
+    st.lists(VALUES, max_size=4) | st.dictionaries(st.text(max_size=6), VALUES, max_size=4),
+    FORMATS,
+    st.data(),
+    st.sampled_from(["", "{", " x"]),
+)
+def test_a_payload_cut_before_the_next_opener_is_truncated(
+    value: Any, fmt: dict[str, Any], data: st.DataObject, after: str
+) -> None:
+    """Salvage reads a payload up to the next opener of its dialect: one cut anywhere before it
+    (a run of openers, a reply cut and resumed) is `truncated`, never a value and never
+    `undecodable`; cut after a bracket, comma or colon, at the cut itself."""
+    doc = json.dumps(value, **fmt)
+    cut = data.draw(st.integers(1, len(doc) - 1))
+    got = decode_payload(doc[:cut] + "<tool_call>" + after, 0, ReadContext(), "<tool_call>")
+    assert isinstance(got, JsonFailure) and got.reason == "truncated", (doc[:cut], got)
+    if doc[cut - 1] in "[{,:" and re.sub(r"\\.", "", doc[:cut]).count('"') % 2 == 0:  # not in a string
+        assert got.pos == cut

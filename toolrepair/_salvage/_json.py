@@ -55,6 +55,8 @@ def _is_partial_tail(rest: str) -> bool:
     rest = rest.strip()
     if not rest:
         return True
+    if len(rest) > _PARTIAL_TAIL:  # longer than any literal or number cut short (most failures)
+        return False
     if any(lit.startswith(rest) for lit in _LITERALS):
         return True
     return len(rest) <= _PARTIAL_TAIL and all(c in "0123456789+-.eE" for c in rest)
@@ -156,6 +158,14 @@ def decode_payload(
     n = len(text)
     stop = text.find(bound, i + 1)
     stop = min(n if stop < 0 else stop, i + ctx.max_call_chars)
+    if decoded.pos == stop < n and text.count("{", i, stop) + text.count("[", i, stop) <= ctx.max_depth:
+        # The strict scanner read all the text before the next candidate and failed on its
+        # first character: a JSON prefix, ending where a token may start (in a string or a
+        # number the scanner reads on), and too few brackets in it to pass the depth limit
+        # (a prefix needs one per level). The lenient reading accepts all JSON and reads it
+        # alike, so it would run out there too: `truncated`, without reading it again (what a
+        # run of openers, `<tool_call>{<tool_call>{...`, costs per candidate). O(stop - i) in C.
+        return JsonFailure("truncated", decoded.pos)
     try:
         value, end, events = decode_value_at(text[i:stop], max_depth=ctx.max_depth)
     except ArgumentError as exc:
