@@ -13,7 +13,13 @@ the deltas; the same on any machine): 2.8x / 4.8x (before: 12.9x / 13.7x). What 
 plain path itself (~3.4x: the anchor search, the marker-prefix check, the call), the pass
 around each call (~6 entries while it is written) and the code mask reading every line.
 
-    python benchmarks/bench_stream.py
+``--instructions`` (issue 31, item 2) counts CPU instructions under callgrind instead, on
+200 KB of ordinary Markdown (``corpus_markdown.py``) with no call and with one call at its end:
+the stream in 16-character deltas, without a model profile and with ``hermes`` (the stream that
+releases as it goes), against ``salvage_text`` of the same text under the same profile (target
+<= 3x) and against the floor. Each run less one that only builds its inputs.
+
+    python benchmarks/bench_stream.py [--instructions]
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import best_together, machine
+from _common import best_together, instructions, machine
 
 import toolrepair as tr
 
@@ -69,7 +75,47 @@ def floor_feeds(deltas: list[str]) -> list[object]:
     return events
 
 
+CALL = '<tool_call>{"name": "web_search", "arguments": {"query": "x"}}</tool_call>'
+
+
+def counted() -> None:
+    """Markdown streamed against its whole reply, in instructions (``--instructions``)."""
+    here = Path(__file__).resolve().parent
+    paths = [str(here.parent), str(here), *(p for p in sys.path if p.endswith("site-packages"))]
+    print(f"stream — {machine()}; {DELTA}-character deltas; instructions under callgrind")
+    for model in (None, "hermes"):
+        for label, tail in (("200 KB Markdown, no call", ""), ("200 KB Markdown, one call at its end", CALL)):
+            setup = (
+                "import toolrepair as tr, bench_stream as b, corpus_markdown as c\n"
+                f"t = c.markdown(200_000) + {tail!r}\nd = [t[i : i + b.DELTA] for i in range(0, len(t), b.DELTA)]\n"
+                f"m = {model!r}\ntr.salvage_text(b.CALL + '\\n```\\n`x`\\n> - a\\n', b.ALLOWED, model=m)\n"
+            )
+            base = instructions(setup, path=paths)
+            if base is None:
+                print("valgrind is not installed: no instruction counts")
+                return
+            cost = {
+                name: (instructions(setup + code, path=paths) or 0) - base
+                for name, code in (
+                    ("floor", "b.floor_feeds(d)\n"),
+                    ("whole", "tr.salvage_text(t, b.ALLOWED, model=m)\n"),
+                    ("stream", "b.streamed(d, model=m)\n"),
+                )
+            }
+            ratio = cost["stream"] / max(cost["whole"], 1)
+            verdict = "met" if ratio <= 3 else "NOT MET"
+            print(
+                f"  profile {model!s:<7} {label:<38} whole {cost['whole']:>12,}  stream {cost['stream']:>12,}"
+                f"  floor {cost['floor']:>10,}  stream/whole {ratio:7.2f}x  target <= 3x: {verdict}"
+                f"  stream/floor {cost['stream'] / max(cost['floor'], 1):6.2f}x",
+                flush=True,
+            )
+
+
 def main() -> None:
+    if "--instructions" in sys.argv[1:]:
+        counted()
+        return
     print(f"stream — {machine()}; {DELTA}-character deltas")
     for name, words, target in (("plain prose", PLAIN, 3.0), ("marker-dense prose", DENSE, None)):
         text = reply(words)

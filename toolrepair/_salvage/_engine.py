@@ -62,6 +62,10 @@ from ._mask import (
 from ._profiles import ModelProfile, model_profile
 from ._scan import MarkerFinder
 
+# A reason's member by its value: a look-up in C (calling the enum runs two Python frames,
+# `EnumType.__call__` and `__new__`, per rejection).
+_REASONS: Final = {reason.value: reason for reason in RejectReason}
+
 __all__ = [
     "DEFAULT_MAX_CALL_CHARS",
     "DEFAULT_MAX_DEPTH",
@@ -912,7 +916,7 @@ class SalvagePass:
         quoted = scan.text[s - scan.base : min(end, s + REJECTION_TEXT_CHARS) - scan.base]
         # Inside open reasoning a rejection waits: reported only if the reasoning never closes.
         (self.rejected if self.mode is None else self.inside).append(
-            Rejection(quoted, (s, end), dialect.name, RejectReason(reason), name)
+            Rejection(quoted, (s, end), dialect.name, _REASONS[reason], name)
         )
 
     def _refused(self, after: int, resume: int | None) -> None:
