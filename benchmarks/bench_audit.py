@@ -9,6 +9,10 @@ Peak RSS is measured in child processes on the log and on a log four times its s
 memory means the two peaks are about equal.
 
     python benchmarks/bench_audit.py [--lines 100000] [--repeat 3] [--ray] [--stages]
+    python benchmarks/bench_audit.py --kinds [--instructions]
+
+``--kinds`` prints issue 31's per-kind ratios (CPU time; with ``--instructions``, instructions
+under callgrind on logs of at most 2,000 lines, the same on a busy machine).
 
 With ``--stages`` it splits ``audit --tools-file`` into the floor, salvage, call repair (and
 jsonschema within it) and the record walk, each timed alone in turn.
@@ -167,6 +171,42 @@ def bench_kinds(tmp: str, lines: int, repeat: int, tools_file: Path) -> None:
             print(f"{label:<34} {cpu[1] / cpu[0]:6.2f}x   target <= {target}x")
 
 
+def count_kinds(tmp: str, lines: int) -> None:
+    """issue 31's per-kind targets in instructions (``--kinds --instructions``): each log's audit
+    against its own floor, each a callgrind run less one that only builds the fixer and warms it."""
+    from benchmarks._common import instructions
+
+    root = Path(__file__).resolve().parents[1]
+    paths = [str(root), *(p for p in sys.path if p.endswith("site-packages"))]
+    print(f"# audit per kind of log ({lines:,} lines each; instructions under callgrind; x its floor)")
+    for label, kinds, tools, target in KIND_LOGS:
+        path = Path(tmp, f"kind-{kinds[0]}.jsonl")
+        write_log(path, lines, kinds=kinds)
+        warm = Path(tmp, f"warm-{kinds[0]}.jsonl")
+        write_log(warm, 20, seed=1, kinds=kinds)
+        setup = (
+            "from pathlib import Path\nfrom benchmarks import bench_audit as b\n"
+            "from toolrepair._audit import process_lines\nfrom toolrepair._records import RecordFixer\n"
+            f"fixer = RecordFixer({'b.TOOLS' if tools == 'schemas' else repr(['web_search', 'calculator'])})\n"
+            f"process_lines(Path({str(warm)!r}).open('rb'), fixer)\np = Path({str(path)!r})\n"
+        )
+        runs = ["b.floor(p)\n", "process_lines(p.open('rb'), fixer)\n"]
+        if target is None:
+            runs.append("run = b.jsonschema_cost(p)\nrun()\n")
+        base = instructions(setup, path=paths)
+        if base is None:
+            print("valgrind is not installed: no instruction counts")
+            return
+        cost = [(instructions(setup + code, path=paths) or 0) - base for code in runs]
+        if target is None:
+            # jsonschema's own cost less building its validators and reading the log for it.
+            own = cost[2] - ((instructions(setup + "run = b.jsonschema_cost(p)\n", path=paths) or 0) - base)
+            bound = (cost[0] + own) / cost[0]
+            print(f"{label:<34} {cost[1] / cost[0]:6.2f}x   target <= floor + jsonschema = {bound:.2f}x", flush=True)
+        else:
+            print(f"{label:<34} {cost[1] / cost[0]:6.2f}x   target <= {target}x", flush=True)
+
+
 def floor(path: Path) -> None:
     loads = json.loads
     with path.open("rb") as handle:
@@ -322,10 +362,16 @@ def main_bench() -> None:
         action="store_true",
         help="only the per-kind ratios (no call, clean native, real schema, text calls, mixed)",
     )
+    parser.add_argument(
+        "--instructions", action="store_true", help="with --kinds: count instructions under callgrind (valgrind)"
+    )
     opts = parser.parse_args()
     if opts.kinds:
         with tempfile.TemporaryDirectory() as tmp:
-            bench_kinds(tmp, opts.lines, opts.repeat, Path(tmp, "tools.json"))
+            if opts.instructions:
+                count_kinds(tmp, min(opts.lines, 2_000))
+            else:
+                bench_kinds(tmp, opts.lines, opts.repeat, Path(tmp, "tools.json"))
         return
     with tempfile.TemporaryDirectory() as tmp:
         log, big, out = Path(tmp, "log.jsonl"), Path(tmp, "big.jsonl"), Path(tmp, "out.jsonl")
