@@ -28,7 +28,7 @@ import copy
 import itertools
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeGuard
+from typing import Any, Final, TypeGuard
 
 from ._args import check_nesting, decode_arguments
 from ._callshape import CALL_KEYS, WRAPPER_KEY, call_parts, read_call_shape
@@ -52,9 +52,15 @@ _ASSISTANT = frozenset(("assistant", "model"))
 _SHAREGPT_ASSISTANT = frozenset(("gpt", "assistant", "model"))
 
 
+# Decoded JSON's other types: never a Mapping, answered without the ABC check.
+_NOT_MAPS: Final = frozenset((list, str, int, float, bool, type(None)))
+
+
 def _is_map(obj: Any) -> TypeGuard[Mapping[str, Any]]:
-    """``isinstance(obj, Mapping)``, with decoded JSON's dict answered first (ABC checks are slow)."""
-    return type(obj) is dict or isinstance(obj, Mapping)
+    """``isinstance(obj, Mapping)``, with decoded JSON's types answered first (an ABC check
+    runs a Python frame, ``ABCMeta.__instancecheck__``)."""
+    kind = type(obj)
+    return kind is dict or (kind not in _NOT_MAPS and isinstance(obj, Mapping))
 
 
 class BadRecord(ValueError):

@@ -110,14 +110,15 @@ class AttributeTagDialect(TagDialect):
         return (self.open.lower(), self.open.lower()[:-1] + " ")
 
     def read(self, text: str, start: int, marker_end: int, ctx: ReadContext) -> Found | NeedMore | None:
-        from .json_blocks import arguments_at, read_after_payload
-
+        # Each import where its branch needs it: an import statement costs Python frames per
+        # run even once the module is loaded, and a refused JSON block needs none.
         if text[marker_end - 1] != " ":
             close = self.close.lower()
             found = read_json_block(text, start, marker_end, close, ctx)
             if found is not None:
                 return found
             from .attr_call import read_attribute_call
+            from .json_blocks import read_after_payload
 
             got = read_attribute_call(text, marker_end, ctx)
             if not isinstance(got, tuple):
@@ -131,6 +132,8 @@ class AttributeTagDialect(TagDialect):
         if not isinstance(head, tuple):
             return head
         name, ident, i = head
+        from .json_blocks import arguments_at, read_after_payload
+
         got = arguments_at(text, name, i, ctx, ident, bound=self.open.lower()[:-1])
         if not isinstance(got, Found) or got.error is not None:
             return got
