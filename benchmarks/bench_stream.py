@@ -88,7 +88,9 @@ def counted() -> None:
             setup = (
                 "import toolrepair as tr, bench_stream as b, corpus_markdown as c\n"
                 f"t = c.markdown(200_000) + {tail!r}\nd = [t[i : i + b.DELTA] for i in range(0, len(t), b.DELTA)]\n"
-                f"m = {model!r}\ntr.salvage_text(b.CALL + '\\n```\\n`x`\\n> - a\\n', b.ALLOWED, model=m)\n"
+                f"m = {model!r}\nw = c.markdown(20_000) + b.CALL\n"
+                # What is built on first use (the mask's patterns, `regex`), out of the counts.
+                "tr.salvage_text(w, b.ALLOWED, model=m)\nb.streamed([w[i : i + 16] for i in range(0, len(w), 16)], model=m)\n"
             )
             base = instructions(setup, path=paths)
             if base is None:

@@ -54,7 +54,7 @@ EXTRA: dict[str, Callable[[int], str]] = {
 ALL = {**FAMILIES, **EXTRA}
 
 # Every kind of code and reasoning the mask reads, so that none is first met inside a count.
-WARM = f"`x` {CALL}\n> - ```\n{CALL}\n```\n<pre>{CALL}</pre> <!-- {CALL} -->\n    {CALL}\n<think>{CALL}</think>"
+WARM = f"`x` {CALL}\n> - ```\n{CALL}\n```\n<pre>{CALL}</pre> <!-- {CALL} -->\n    {CALL}\n<think>{CALL}</think>\n[l](u `d`) <b>`c`</b> {CALL}"
 
 
 def warm(make: Callable[[int], str]) -> None:

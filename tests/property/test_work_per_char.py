@@ -44,7 +44,7 @@ EXTRA: dict[str, Callable[[int], str]] = {
 }
 ALL = {**FAMILIES, **EXTRA}
 # Every kind of code and reasoning the mask reads, so that none is first met inside a count.
-WARM = f"`x` {CALL}\n> - ```\n{CALL}\n```\n<pre>{CALL}</pre> <!-- {CALL} -->\n    {CALL}\n<think>{CALL}</think>"
+WARM = f"`x` {CALL}\n> - ```\n{CALL}\n```\n<pre>{CALL}</pre> <!-- {CALL} -->\n    {CALL}\n<think>{CALL}</think>\n[l](u `d`) <b>`c`</b> {CALL}"
 # What one call of an entry point costs whatever its text (setting up the pass, the result).
 FIXED_WHOLE, FIXED_STREAM = 2_000, 3_000
 
