@@ -71,7 +71,7 @@ def importtime() -> int:
 
 def counted() -> None:
     paths = [str(ROOT), *SITE]
-    for module in ("json", "toolrepair"):  # byte code written first, as in an installed package
+    for module in FULL:  # byte code written first, as in an installed package
         import_seconds(module)
     base = instructions("pass", path=paths)
     if base is None:
