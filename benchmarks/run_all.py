@@ -34,7 +34,7 @@ COUNTED: dict[str, tuple[str, ...]] = {
     "import": ("--instructions",),
     "salvage": ("--instructions",),
     "stream": ("--instructions",),
-    "work": ("--instructions", "--chars", "8000"),
+    "work": ("--instructions",),
     "audit": ("--kinds", "--instructions"),
 }
 TIMEOUT_SECONDS = 1800
