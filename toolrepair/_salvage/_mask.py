@@ -759,8 +759,8 @@ class CodeMask:
         """Read the lines that decide offset ``s``: True, False or NEED_MORE when that decides
         it (no code can start before ``s``, all is code from ``dead`` on, undecided), None when
         the regions do."""
-        if self.trigger == -1:
-            self.see(t, base)
+        if self.trigger == -1 and not self.streaming and self.looked < base + len(t):
+            self.see(t, base)  # the text not looked at yet (a stream's mask looks as it is fed)
         if self.trigger == -1 or self.trigger >= s:
             return False  # nothing before `s` can start code
         # The answer is a function of the text up to `head` past `s`, read as not final when
