@@ -142,6 +142,25 @@ def test_the_lazy_names_are_the_functions() -> None:
         getattr(tr, "nope")
 
 
+def test_every_public_name_is_bound_at_import_or_in_the_lazy_table() -> None:
+    # The package names each lazy export three times (for type checkers, the table, `__all__`):
+    # in a fresh interpreter, what `import toolrepair` leaves unbound is exactly the table.
+    unbound = json.loads(
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                f"import sys; sys.path[:0] = {sys.path!r}\n"
+                "import json, toolrepair as t; print(json.dumps(sorted(set(t.__all__) - set(vars(t)))))",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    assert unbound == sorted(tr._LAZY)
+
+
 def test_the_built_in_profiles_name_built_in_dialects() -> None:
     # The table is taken as written at import (checking it would import every dialect), so the
     # check is here: each built-in profile is the one the checking constructor builds.

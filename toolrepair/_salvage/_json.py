@@ -59,7 +59,7 @@ def _is_partial_tail(rest: str) -> bool:
         return False
     if any(lit.startswith(rest) for lit in _LITERALS):
         return True
-    return len(rest) <= _PARTIAL_TAIL and all(c in "0123456789+-.eE" for c in rest)
+    return all(c in "0123456789+-.eE" for c in rest)
 
 
 # The decoder sees a window of the text that grows fourfold while the value may run past it.
