@@ -1,10 +1,17 @@
 """salvage_text against baselines measured in the same run, each pair timed in turn.
 
-    python benchmarks/bench_salvage.py [--instructions]
+    python benchmarks/bench_salvage.py [--instructions | --scan]
 
 ``--instructions`` counts the two Markdown rows in CPU instructions under callgrind instead
 (valgrind must be installed): each run less one that only builds the corpus and warms the
-package, so the ratios are the same on a busy machine as on a quiet one.
+package, so the ratios are the same on a busy machine as on a quiet one. It also counts the
+marker search alone (``search_all``): every subgroup's search crossing the text once, the
+least any pass of this design costs, whatever else it does.
+
+``--scan`` times that search subgroup by subgroup against ``text.lower()``, and beside it the
+one-pass alternatives: one search of every subgroup's pattern joined in one alternation, and
+one character class of every anchor (a floor under any one-pass regex scan, which then still
+has to verify each marker).
 
 Targets (issue 17, "Speed after the change"), every ratio from one ``best_together`` loop in
 which the baseline and the subject take turns, so a busy spell slows both alike:
@@ -29,10 +36,16 @@ headings, whole fences, code spans, one-word tags and link tails too, one call a
 641 M (99-102x): the mask 404 M, about 12,400 a line; 500 lines are still read one by one. Of
 that, the run matches are 112 M and finding the spans and fences in them 75 M (regex engine),
 the rest Python: a region per fence line and span (17,198), a ``_plain`` call per run.
-Of the no-call cost, about 43 % is the regex engine: each marker subgroup's search crosses the text once at one to two ns a
-character, and nine subgroups (``<`` twice, ``:`` twice, ``[`` three times, ``>``, ``{``) do;
-the rest is Python work for the 1,317 data braces of the fenced JSON blocks (a pop, one reader
-call, one JSON decode, one call-shape reading each). The 2 KB reply: 0.69 M instructions
+Of the no-call cost, about 38 % is the marker search alone: each of the 13 marker subgroups'
+searches crosses the text once at one to two ns a character, and nine of them (``<`` twice,
+``:`` twice, ``[`` three times, ``>``, ``{``) do: 89 M instructions counted by itself
+(``search_all``, 15x ``text.lower()``), much of it the ``{`` and ``[`` subgroups' gated hits (a
+Python frame each) that the markerless ``json`` dialect's gates let through; one search of
+their union is dearer still in ``re`` (``--scan``). Without the markerless ``json``
+dialect the no-call row is 79 M (13x); with it 237 M (36-40x: ``lower()`` itself counts
+6.0-6.6 M from run to run): two thirds of it are that dialect's, its ``{`` and ``[`` gated hits
+and the 1,317 data braces of the fenced JSON blocks it reads (a pop, one reader call, one JSON
+decode, one call-shape reading each). The 2 KB reply: 0.69 M instructions
 against 0.053-0.058 M (by hash seed) for ``json.loads`` of its payloads (12-13x; 6x would be
 about 0.33 M): the marker scan 0.22 M (0.10 M building it, of which 0.04 M regex searches;
 0.12 M for its four pops, mostly Python), the Hermes reader 0.20 M for its three reads, the
@@ -44,8 +57,10 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -53,6 +68,7 @@ from _common import best_together, instructions, machine, row
 from corpus_markdown import markdown
 
 import toolrepair as tr
+from toolrepair._salvage._engine import config_for
 
 WORDS = [
     "the",
@@ -89,6 +105,8 @@ WORDS = [
 ]
 ALLOWED = ["web_search", "get_weather", "calculator"]
 REFUSED_N = 2000
+# Every built-in dialect but the markerless `json`, which reads every brace that may open an object.
+MARKED = [name for name in tr.DIALECTS if name != "json"]
 LAST_CALL = '<tool_call>\n{"name": "web_search", "arguments": {"query": "x"}}\n</tool_call>\n'
 
 
@@ -176,6 +194,7 @@ def count_markdown() -> None:
     # Every pattern the mask builds on first use (and `regex` with them), out of the counts: a
     # slice of the same corpus read to a call at its end.
     setup += "tr.salvage_text(md[:20_000] + b.LAST_CALL, b.ALLOWED)\n"
+    setup += "tr.salvage_text(md[:20_000] + b.LAST_CALL, b.ALLOWED, dialects=b.MARKED)\n"
     base = instructions(setup, path=paths)
     if base is None:
         print("valgrind is not installed")
@@ -189,11 +208,79 @@ def count_markdown() -> None:
     ):
         got = (instructions(setup + code, path=paths) or 0) - base
         print(f"{label:<52} {got:14,} {got / lower:8.2f}x  {verdict(got / lower, limit)}", flush=True)
+    # The floor under the no-call row: the marker search alone, every subgroup crossing the text;
+    # and the no-call row without the one dialect that reads data braces.
+    for label, code in (
+        ("  no call: the marker search alone (--scan)", "b.search_all(md)\n"),
+        ("  no call, every dialect but the markerless json", "tr.salvage_text(md, b.ALLOWED, dialects=b.MARKED)\n"),
+    ):
+        got = (instructions(setup + code, path=paths) or 0) - base
+        print(f"{label:<52} {got:14,} {got / lower:8.2f}x", flush=True)
+
+
+def search_all(text: str) -> int:
+    """What every pass over ``text`` costs at least: each marker subgroup's search crossing it
+    once, from each possible start found to the next (the scan's own ``next_start``), as the
+    default configuration (every built-in dialect, both masks) compiles them. The hits found."""
+    hits = 0
+    for sub in config_for(None).finder.subgroups:
+        q = sub.next_start(text, 0)
+        while q != -1:
+            hits += 1
+            q = sub.next_start(text, q + 1)
+    return hits
+
+
+def union_search(text: str) -> int:
+    """The same possible starts found by one search of every subgroup's pattern joined in one
+    alternation (``MarkerFinder.possible``), from each match to the next: the one-pass design."""
+    possible, hits = config_for(None).finder.possible, 0
+    m = possible(text, 0)
+    while m is not None:
+        hits += 1
+        m = possible(text, m.start() + 1)
+    return hits
+
+
+def anchor_class(text: str) -> int:
+    """A floor under any one-pass regex scan: every anchor character found by one character
+    class, no marker verified."""
+    anchors = config_for(None).finder.anchors
+    return len(re.findall("[" + "".join(map(re.escape, anchors)) + "]", text))
+
+
+def scan() -> None:
+    """``--scan``: where the Markdown floor lies (issue 31, item 2). The marker search alone,
+    subgroup by subgroup, and the one-pass alternatives, against ``text.lower()`` in one run."""
+    md = markdown(1_000_000)
+    finder = config_for(None).finder
+    print(f"marker search — {machine()}; {len(finder.subgroups)} subgroups; 1 MB Markdown")
+    fns = [md.lower, lambda: search_all(md), lambda: union_search(md), lambda: anchor_class(md)]
+    fns += [lambda: tr.salvage_text(md, ALLOWED), lambda: tr.salvage_text(md, ALLOWED, dialects=MARKED)]
+    lower, alone, union, charset, whole, others = best_together(*fns, repeat=5)
+    print(row("text.lower() (baseline)", lower, lower))
+    print(row(f"every subgroup's search ({search_all(md):,} starts)", alone, lower))
+    print(row(f"one search of their union ({union_search(md):,} starts)", union, lower))
+    print(row(f"one character class of the anchors ({anchor_class(md):,})", charset, lower))
+    print(row("salvage_text, no call (target <= 10x)", whole, lower))
+    print(row("  the same without the markerless `json` dialect", others, lower))
+    for k, sub in enumerate(finder.subgroups):
+
+        def one(sub: Any = sub) -> None:
+            q = sub.next_start(md, 0)
+            while q != -1:
+                q = sub.next_start(md, q + 1)
+
+        base, got = best_together(md.lower, one, repeat=3)
+        print(row(f"  subgroup {k}: {sub.anchor!r} at {sub.offset}, {len(sub.entries)} markers", got, base))
 
 
 def main() -> None:
     if "--instructions" in sys.argv[1:]:
         count_markdown()
+        return
+    if "--scan" in sys.argv[1:]:
+        scan()
         return
     clean = prose(1_000_000)
     md = markdown(1_000_000)
